@@ -1,0 +1,332 @@
+/*
+ * sim/sim.h: run control and measurement, the contract every workload plugs into.
+ *
+ * sim/ knows neither SQL nor trace formats nor devices. It offers:
+ *   - commands registered by name (appsim <command> ...);
+ *   - declarative options: parsing, --help text, and the result's "config" section
+ *     come from one table per command, so every parameter is recorded with its default;
+ *   - a clock, per-thread random numbers and the think-time distribution;
+ *   - log-linear latency histograms (1 ns resolution below 2 us, <= 0.1 % relative
+ *     error above, up to 2^42 ns = 73 min), mergeable exactly across threads, instances
+ *     and result files;
+ *   - a run: warm-up and measured phases, per-thread meters (lock-free recording),
+ *     interval reports, probes (device counters and the like) sampled at phase
+ *     boundaries and per interval;
+ *   - the virtual-user engine: many thousands of users as timers on one scheduler
+ *     thread, served by a pool of worker threads, each with its own connection;
+ *   - the result document (JSON, written atomically) and its text summary.
+ *
+ * Units: every time inside appsim is in nanoseconds (uint64_t); the result file
+ * reports latencies in microseconds (keys ending in _us) as the schema says
+ * (docs/result-schema.md).
+ *
+ * Threading rule for meters and histograms: one writer thread per meter; any thread
+ * may read concurrently (counters are relaxed atomics, written without read-modify-
+ * write, so recording costs plain loads and stores).
+ */
+#ifndef APPSIM_SIM_H
+#define APPSIM_SIM_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ exit status */
+
+enum {
+    SIM_EXIT_OK = 0,    /* success */
+    SIM_EXIT_FAIL = 1,  /* the run failed (I/O error, database error, check failed) */
+    SIM_EXIT_USAGE = 2, /* bad options or a target that cannot be used */
+};
+
+/* Print "appsim: <message>\n" on stderr. Messages say what was wrong and what to do. */
+void sim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Informational line on stderr unless --quiet was given to the command. */
+void sim_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sim_set_quiet(bool quiet);
+
+/* ------------------------------------------------------------------ commands */
+
+typedef struct sim_command {
+    const char *name;    /* "tpcc", "sysbench", "replay", ... */
+    const char *summary; /* one line for `appsim --help` */
+    /* argv[0] is the command name; returns an exit status (SIM_EXIT_*). */
+    int (*main)(int argc, char **argv);
+} sim_command;
+
+void sim_register_command(const sim_command *cmd);
+const sim_command *sim_find_command(const char *name);
+/* Commands in registration-independent (alphabetical) order; NULL-terminated. */
+const sim_command *const *sim_commands(void);
+
+/* Registers a command when the program starts (the object must be linked whole). */
+#define SIM_REGISTER_COMMAND(var)                                                          \
+    __attribute__((constructor)) static void sim_register_##var(void)                      \
+    {                                                                                      \
+        sim_register_command(&(var));                                                      \
+    }
+
+/* ------------------------------------------------------------------ options */
+
+typedef enum sim_opt_kind {
+    SIM_OPT_FLAG,     /* bool *dst; no argument */
+    SIM_OPT_U64,      /* uint64_t *dst; decimal integer, range [min,max] */
+    SIM_OPT_DOUBLE,   /* double *dst; range [min,max] */
+    SIM_OPT_SIZE,     /* uint64_t *dst; bytes, suffixes k M G T (binary), e.g. 24G */
+    SIM_OPT_DURATION, /* uint64_t *dst; ns, units ms s m h (bare number = seconds) */
+    SIM_OPT_STRING,   /* const char **dst */
+    SIM_OPT_CHOICE,   /* const char **dst; one of `choices` ("a|b|c") */
+} sim_opt_kind;
+
+typedef struct sim_opt {
+    const char *name; /* long option without "--" */
+    sim_opt_kind kind;
+    void *dst; /* holds the default before parsing */
+    const char *help;
+    const char *choices; /* SIM_OPT_CHOICE only */
+    double min, max;     /* numeric kinds; max == 0 means no upper bound */
+    bool set;            /* out: given on the command line */
+} sim_opt;
+/* Terminates an option table. */
+#define SIM_OPT_END {0}
+
+/*
+ * Parse argv[1..] against opts (terminated by SIM_OPT_END). Non-option arguments are
+ * collected in order into positional[0..*npositional) (at most max_positional; more is
+ * a usage error). "--help" prints sim_opts_help and returns -1 (caller exits 0).
+ * Returns 0, -1 (help shown) or SIM_EXIT_USAGE after printing a message that names
+ * the option, the bad value and what is accepted.
+ */
+int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv,
+                   char **positional, int max_positional, int *npositional,
+                   const char *usage);
+void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_opt *opts);
+/* {"name": value, ...} for every option, defaults included (sizes in bytes, durations
+ * in seconds as numbers). */
+json_t *sim_opts_to_json(const sim_opt *opts);
+const sim_opt *sim_opts_find(const sim_opt *opts, const char *name);
+
+/* Single-value parsers used by the table parser, public for workloads with
+ * structured arguments (e.g. --region OFFSET:LENGTH). Return 0 or -1. */
+int sim_parse_size(const char *s, uint64_t *bytes);
+int sim_parse_duration(const char *s, uint64_t *ns);
+int sim_parse_u64(const char *s, uint64_t *v);
+int sim_parse_double(const char *s, double *v);
+/* "24 GiB", "512 KiB" into buf. */
+const char *sim_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ clock */
+
+uint64_t sim_now_ns(void); /* CLOCK_MONOTONIC */
+/* Sleep until the monotonic clock reaches t (returns early on a signal). */
+void sim_sleep_until_ns(uint64_t t);
+
+/* ------------------------------------------------------------------ random numbers */
+
+/* xoshiro256**: fast, 2^256 period; one per thread or per virtual user. */
+typedef struct sim_rng {
+    uint64_t s[4];
+} sim_rng;
+
+void sim_rng_seed(sim_rng *rng, uint64_t seed, uint64_t stream);
+uint64_t sim_rng_u64(sim_rng *rng);
+double sim_rng_double(sim_rng *rng);                       /* [0, 1) */
+uint64_t sim_rng_range(sim_rng *rng, uint64_t lo, uint64_t hi); /* [lo, hi], unbiased */
+/* Negative exponential with the given mean, truncated at 10 x mean (TPC-C 5.2.5.4). */
+uint64_t sim_rng_think_ns(sim_rng *rng, uint64_t mean_ns);
+/* Untruncated exponential inter-arrival time for a Poisson process of `rate` per s. */
+uint64_t sim_rng_exp_ns(sim_rng *rng, double rate_per_s);
+
+/* ------------------------------------------------------------------ histograms */
+
+typedef struct sim_hist sim_hist;
+
+sim_hist *sim_hist_new(void);
+void sim_hist_free(sim_hist *h);
+void sim_hist_reset(sim_hist *h); /* not safe against a concurrent writer */
+/* O(1); single writer. Values above the top (2^42 ns) are clamped and counted in
+ * sim_hist_clamped(). */
+void sim_hist_record(sim_hist *h, uint64_t ns);
+void sim_hist_record_n(sim_hist *h, uint64_t ns, uint64_t n);
+void sim_hist_merge(sim_hist *dst, const sim_hist *src);
+/* dst += a - b (bucket-wise); used for interval deltas of cumulative histograms. */
+void sim_hist_add_delta(sim_hist *dst, const sim_hist *a, const sim_hist *b);
+uint64_t sim_hist_count(const sim_hist *h);
+uint64_t sim_hist_clamped(const sim_hist *h);
+uint64_t sim_hist_min(const sim_hist *h); /* exact */
+uint64_t sim_hist_max(const sim_hist *h); /* exact */
+double sim_hist_mean(const sim_hist *h);  /* exact: kept as a running sum */
+double sim_hist_stddev(const sim_hist *h);
+/* Value at percentile p (0..100]: the representative value of the bucket holding
+ * the ceil(p/100 * count)-th smallest sample. 0 when empty. */
+uint64_t sim_hist_percentile(const sim_hist *h, double p);
+/* Serialized form for the result file: {"layout":..., "count":..., "sum_ns":...,
+ * "min_ns":..., "max_ns":..., "buckets":[[index,count],...]}; exact round trip. */
+json_t *sim_hist_to_json(const sim_hist *h);
+/* Returns NULL and fills err on malformed input or an incompatible layout. */
+sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen);
+/* {"count","mean_us","stddev_us","min_us","p50_us","p90_us","p95_us","p99_us",
+ *  "p999_us","p9999_us","max_us"} */
+json_t *sim_hist_summary_json(const sim_hist *h);
+
+/* ------------------------------------------------------------------ runs */
+
+typedef enum sim_phase {
+    SIM_PHASE_IDLE,    /* before sim_run_start */
+    SIM_PHASE_WARMUP,  /* samples kept apart, never in the summary */
+    SIM_PHASE_MEASURE, /* the summary */
+    SIM_PHASE_DONE,    /* duration reached, interrupted, or sim_run_finish called */
+} sim_phase;
+
+typedef struct sim_run_config {
+    const char *const *type_names; /* operation / transaction types, ntypes >= 1 */
+    int ntypes;
+    const char *const *counter_names; /* extra per-run counters (retries, bytes...) */
+    int ncounters;
+    const char *unit;            /* "tps" for transactions, "iops" for I/Os */
+    uint64_t warmup_ns;          /* 0 = no warm-up */
+    uint64_t duration_ns;        /* measured phase; 0 = until sim_run_finish */
+    uint64_t report_interval_ns; /* 0 = no interval lines or series */
+    int instances;               /* >= 1; per-instance figures when > 1 */
+    bool quiet;                  /* no interval lines on stderr (series still kept) */
+} sim_run_config;
+
+typedef struct sim_run sim_run;
+typedef struct sim_meter sim_meter;
+
+/* A probe is something outside sim/ sampled at the start and end of the measured
+ * phase and at every interval: e.g. storage's block-device counters. */
+typedef struct sim_probe_ops {
+    const char *name; /* key in the result ("device_io") and in each interval */
+    /* Take a snapshot; returns an opaque snapshot or NULL on failure. */
+    void *(*snapshot)(void *ctx);
+    /* Describe what happened between two snapshots over `seconds`, during which
+     * `units` transactions (or I/Os) completed; units may be 0. */
+    json_t *(*delta)(void *ctx, const void *from, const void *to, double seconds,
+                     uint64_t units);
+    void (*free_snapshot)(void *ctx, void *snapshot);
+} sim_probe_ops;
+
+sim_run *sim_run_new(const sim_run_config *cfg);
+void sim_run_free(sim_run *run);
+/* A meter for one thread's recordings in `instance` (0-based). Thread-safe. The run
+ * owns it. Create meters before or after sim_run_start. */
+sim_meter *sim_run_meter(sim_run *run, int instance);
+void sim_run_add_probe(sim_run *run, const sim_probe_ops *ops, void *ctx);
+/* Starts the clock (warm-up first, if any) and the interval reporter thread. */
+void sim_run_start(sim_run *run);
+sim_phase sim_run_phase(const sim_run *run); /* cheap; also turns DONE on SIGINT/TERM */
+static inline bool sim_run_done(const sim_run *run)
+{
+    return sim_run_phase(run) == SIM_PHASE_DONE;
+}
+/* Ends the run now (for runs without a duration, or on error); idempotent. Takes
+ * the final probe snapshots and stops the reporter. */
+void sim_run_finish(sim_run *run);
+bool sim_run_interrupted(const sim_run *run);
+/* Measured seconds (warm-up excluded); valid after sim_run_finish. */
+double sim_run_measured_seconds(const sim_run *run);
+const sim_run_config *sim_run_cfg(const sim_run *run);
+
+/*
+ * Record one completed operation of `type`. Latency = end_ns - intended_ns, where
+ * intended_ns is when the user (or the trace) wanted it to start, so that queueing
+ * counts. The sample goes to the warm-up or measured phase by its end time; samples
+ * ending after the measured phase are dropped.
+ */
+void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns);
+/* A failed operation (counted as an error of `type`, not in latency). */
+void sim_meter_error(sim_meter *m, int type);
+/* Add n to counter `counter` (index into cfg->counter_names), measured phase only. */
+void sim_meter_count(sim_meter *m, int counter, uint64_t n);
+
+/* Merged measured histogram of one type (or of all types when type < 0), over all
+ * instances (instance < 0) or one. Caller frees. Valid after sim_run_finish. */
+sim_hist *sim_run_merged_hist(const sim_run *run, int type, int instance);
+uint64_t sim_run_count(const sim_run *run, int type, int instance); /* type<0: all */
+uint64_t sim_run_errors(const sim_run *run, int type, int instance);
+uint64_t sim_run_counter(const sim_run *run, int counter, int instance);
+
+/* ------------------------------------------------------------------ virtual users */
+
+/*
+ * The engine runs `vusers` virtual users per instance on `workers` worker threads per
+ * instance. Closed loop (rate == 0): a user runs a unit of work, waits next_delay_ns
+ * (its think/keying time), runs again; users whose delay is 0 go straight back to the
+ * queue. Open loop (rate > 0): units arrive as a Poisson process of `rate` per second
+ * per instance, whatever the completions; users are then only a partition of the
+ * work (arrival k goes to user k % vusers) and the worker's rng is passed.
+ * In both, the latency recorded is from the intended start (due time or arrival) to
+ * the end of the unit, so waiting for a free worker (connection) counts.
+ */
+typedef struct sim_vu_ops {
+    /* Open worker `worker` of `instance` (e.g. a database connection); NULL = fail. */
+    void *(*worker_open)(void *wl, int instance, int worker);
+    void (*worker_close)(void *wl, void *conn);
+    /* Run one unit for user `vu` (0-based within the instance). Returns its type
+     * (>= 0) on success, or -(type + 1) if it failed. The engine records it. */
+    int (*run)(void *wl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m);
+    /* Closed loop: delay before the user's next unit, given the type it just ran
+     * (or -1 before its first unit). NULL = no delay. */
+    uint64_t (*next_delay_ns)(void *wl, int instance, uint32_t vu, int last_type,
+                              sim_rng *rng);
+} sim_vu_ops;
+
+typedef struct sim_vu_config {
+    int instances;
+    uint32_t vusers; /* per instance */
+    int workers;     /* per instance */
+    double rate;     /* per instance per second; 0 = closed loop */
+    uint64_t seed;
+} sim_vu_config;
+
+typedef struct sim_vu_stats {
+    uint64_t units;           /* units run */
+    uint64_t max_queue;       /* largest backlog of due users waiting for a worker */
+    uint64_t wake_late_p99_ns; /* scheduler lateness against due times */
+    uint64_t wake_late_max_ns;
+} sim_vu_stats;
+
+/* Runs until the run is done. `run` must be started by the caller (so that it can
+ * prepare in between); returns 0 or SIM_EXIT_FAIL (a worker failed to open). */
+int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, void *wl,
+               sim_vu_stats *stats);
+
+/* ------------------------------------------------------------------ results */
+
+/*
+ * A result document: {"schema", "tool", "command", "config", "host", "started_at",
+ * ...}. Workloads add sections with json_object_set_new(doc, key, value); a run's
+ * measurement goes in with sim_result_put_run.
+ */
+json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt *opts);
+/* Adds summary (tps|iops, latency_us, counts, errors, counters), per_type,
+ * intervals, histograms (serialized), warmup, instances (when > 1), probes, and
+ * "interrupted". Under `key` when non-NULL (e.g. one curve point), else top level. */
+void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
+/* Atomically write (temp file in the same directory, fsync, rename). 0 or -1 with a
+ * message printed. */
+int sim_result_write(const json_t *doc, const char *path);
+/* The text summary printed on stdout at the end of a run. */
+void sim_result_print(FILE *out, const json_t *doc);
+/* Host section: cpu model, cores, memory, kernel, hostname. */
+json_t *sim_host_json(void);
+
+/* ------------------------------------------------------------------ signals */
+
+/* SIGINT/SIGTERM set a flag (a second one exits at once with status 130). */
+void sim_signals_install(void);
+bool sim_interrupted(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,183 @@
+/*
+ * storage/storage.h: the target drive. What may be written, how I/O is issued, which
+ * drive it is, and what the drive did during a run.
+ *
+ * storage/ never knows what a transaction is. It records per-I/O latency into sim/
+ * meters when asked, and offers the block-layer counters as a sim/ probe.
+ *
+ * Safety contract (the worst bug a benchmark can have is destroying a user's data):
+ *   - in a directory target appsim creates, writes and deletes only files listed in
+ *     the target's manifest (".appsim-manifest" in the directory), which it writes
+ *     before creating each file; cleanup removes exactly those;
+ *   - a block device target is opened for writing only with allow_destroy, and never
+ *     while it or one of its partitions is mounted or held (flag or not);
+ *   - space is checked before anything is filled.
+ * Functions that can fail take (char *err, size_t errlen) and return 0 on success or
+ * an exit status (SIM_EXIT_USAGE for a target the user must change, SIM_EXIT_FAIL
+ * for an I/O failure) with a message in err that says what to do.
+ */
+#ifndef APPSIM_STORAGE_H
+#define APPSIM_STORAGE_H
+
+#include "sim/sim.h"
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ targets */
+
+typedef struct st_target st_target;
+
+typedef struct st_target_opts {
+    const char *path;   /* directory on the drive's filesystem, or a block device */
+    bool allow_destroy; /* a block device may be written */
+    bool buffered;      /* no O_DIRECT: the page cache is in play (recorded) */
+    bool create_dir;    /* create the directory (not its parents) if missing */
+    bool read_only;     /* only reading will be done (info, check) */
+} st_target_opts;
+
+int st_target_open(const st_target_opts *opts, st_target **out, char *err, size_t errlen);
+void st_target_close(st_target *t);
+bool st_target_is_device(const st_target *t);
+bool st_target_buffered(const st_target *t);
+const char *st_target_path(const st_target *t);
+/* Logical block size: the alignment for O_DIRECT offsets, lengths and buffers. */
+uint32_t st_target_block_size(const st_target *t);
+/* Bytes available for new data (free space of the filesystem, or device size). */
+uint64_t st_target_capacity(const st_target *t);
+/* Refuses with both numbers when `bytes` more do not fit. */
+int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t errlen);
+
+/* Files inside a directory target (names are relative, no '/'). Creating records the
+ * name in the manifest first. Opened O_RDWR | O_DIRECT unless buffered; extra_flags
+ * may add O_DSYNC and the like. For a device target, name must be NULL: the device. */
+int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd,
+                          char *err, size_t errlen);
+/* Opens an existing file; only files in the manifest may be opened for writing. */
+int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable,
+                        int *fd, char *err, size_t errlen);
+bool st_target_owns(const st_target *t, const char *name);
+/* Full path of a file inside the target (for sqlite3_open and messages). */
+const char *st_target_file_path(const st_target *t, const char *name, char *buf, size_t len);
+int st_target_remove_file(st_target *t, const char *name, char *err, size_t errlen);
+/* Removes every manifest file (and the manifest); reports what it removed. */
+int st_target_cleanup(st_target *t, char *err, size_t errlen);
+
+/* Drive identity for the result's "target" section: path, kind, filesystem, device
+ * chain (partition -> disk), model, serial, firmware, capacity, block sizes,
+ * rotational, scheduler, NVMe identify data when available, "virtual" note. */
+json_t *st_target_json(const st_target *t);
+
+/* Block-layer counters of the whole disk under the target, as a sim/ probe named
+ * "device_io" (reads, writes, bytes, flushes, discards, io time, device latency per
+ * op, and per transaction when units > 0). ctx is the target. */
+extern const sim_probe_ops st_device_io_probe;
+
+/* ------------------------------------------------------------------ I/O engines */
+
+typedef enum st_op {
+    ST_OP_READ,
+    ST_OP_WRITE,
+    ST_OP_FSYNC,
+    ST_OP_FDATASYNC,
+    ST_OP_DISCARD,
+} st_op;
+
+/* One I/O. The caller owns it until it comes back from st_engine_reap. */
+typedef struct st_io {
+    uint8_t op;      /* st_op */
+    int fd;
+    void *buf;       /* aligned to the target's block size under O_DIRECT */
+    uint64_t offset; /* bytes */
+    uint32_t len;    /* bytes */
+    uint64_t tag;    /* caller's */
+    uint64_t intended_ns; /* when it should have started; 0 = at submission */
+    uint64_t submit_ns;   /* set by the engine */
+    uint64_t complete_ns; /* set by the engine */
+    int64_t result;       /* bytes transferred or -errno, set on completion */
+} st_io;
+
+typedef struct st_engine st_engine;
+
+/* An engine's ops table; engines register themselves by name ("io_uring", "psync"). */
+typedef struct st_engine_ops {
+    const char *name;
+    const char *description;
+    int (*open)(st_engine *e, unsigned queue_depth, char *err, size_t errlen);
+    void (*close)(st_engine *e);
+    int (*submit)(st_engine *e, st_io *const *ios, unsigned n);
+    int (*reap)(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+} st_engine_ops;
+void st_register_engine(const st_engine_ops *ops);
+#define ST_REGISTER_ENGINE(var)                                                            \
+    __attribute__((constructor)) static void st_register_##var(void)                       \
+    {                                                                                      \
+        st_register_engine(&(var));                                                        \
+    }
+
+/* Opens an engine for the calling thread (one per submitting thread). name NULL or
+ * "io_uring" tries io_uring and falls back to psync with a warning when the kernel
+ * refuses the ring; an explicit "psync" uses it directly. */
+st_engine *st_engine_open(const char *name, unsigned queue_depth, char *err, size_t errlen);
+void st_engine_close(st_engine *e);
+const char *st_engine_name(const st_engine *e);
+unsigned st_engine_queue_depth(const st_engine *e);
+unsigned st_engine_inflight(const st_engine *e);
+/* Queues up to n I/Os (never more than the free slots); returns how many were taken,
+ * or -errno. */
+int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n);
+/* Waits for at least min_wait completions (0 = poll); returns how many were put in
+ * done[0..max), or -errno. */
+int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+/* Submit one I/O and wait for it: the synchronous path (SQLite VFS). Returns result. */
+int64_t st_engine_do(st_engine *e, st_io *io);
+/* Record each completed I/O's latency in meter m under the given types (read, write,
+ * sync; -1 = don't record that kind). */
+void st_engine_set_meter(st_engine *e, sim_meter *m, int read_type, int write_type,
+                         int sync_type);
+
+/* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). */
+void *st_alloc_aligned(size_t len);
+void st_free_aligned(void *p);
+
+/* ------------------------------------------------------------------ SQLite databases */
+
+/*
+ * One database instance on the target: a file opened through appsim's direct-I/O VFS
+ * with one buffer pool of buffer_bytes shared by all its connections (or SQLite's
+ * default VFS when the target is buffered, and then the result says the page cache was
+ * in play). WAL mode; the WAL index in process memory; checkpoints on a background
+ * thread by the policy below.
+ */
+typedef struct st_db_opts {
+    uint64_t buffer_bytes;          /* the database's memory (--buffer) */
+    const char *sync;               /* "full" (default), "normal", "off" */
+    uint64_t checkpoint_wal_bytes;  /* background checkpoint when the WAL passes this */
+    const char *checkpoint_mode;    /* "passive" (default), "full", "restart", "truncate" */
+    int max_connections;            /* for the buffer's minimum size check */
+    const char *engine;             /* I/O engine name for the VFS (NULL = default) */
+} st_db_opts;
+
+typedef struct st_db st_db;
+
+/* Opens (create = true: creates and records in the manifest) database `name`. */
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create,
+               st_db **out, char *err, size_t errlen);
+/* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
+ * per-connection cache). Use from one thread at a time. */
+int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
+/* Flush the WAL into the database file (after a bulk load, before a copy). */
+int st_db_checkpoint(st_db *db, char *err, size_t errlen);
+/* {"vfs", "buffered", "buffer_bytes", "page_size", "hits", "misses", "evictions",
+ *  "sync", "checkpoint": {...}} */
+json_t *st_db_json(const st_db *db);
+void st_db_close(st_db *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
