@@ -64,6 +64,30 @@ int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *e
 /* Counts kept by a file source: records, skipped bad, reordered, aligned... */
 json_t *tr_source_stats_json(const tr_source *s);
 
+
+/* ------------------------------------------------------------------ subcommands */
+
+/* `appsim trace <sub> ...` dispatches to subcommands registered by name (info,
+ * convert, slice, merge, capture, ...), each in its own file. argv[0] is the
+ * subcommand name; returns an exit status. */
+typedef struct tr_subcommand {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+} tr_subcommand;
+void tr_register_subcommand(const tr_subcommand *sub);
+#define TR_REGISTER_SUBCOMMAND(var)                                                        \
+    __attribute__((constructor)) static void tr_register_##var(void)                       \
+    {                                                                                      \
+        tr_register_subcommand(&(var));                                                    \
+    }
+
+/* ------------------------------------------------------------------ replay */
+
+/* The replay contract (timing, placement, queue depth, rate, curve) is declared here
+ * by trace/replay*.c: a tr_source replayed on an st_target through an st_engine,
+ * measured in a sim_run. Composed sources (VDI storms) use the same entry points. */
+
 #ifdef __cplusplus
 }
 #endif
