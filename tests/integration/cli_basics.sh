@@ -9,7 +9,7 @@ out=$("$APPSIM" no-such-command 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "unknown command exit $rc"
 echo "$out" | grep -q "appsim --help" || fail "unknown command message must say what to do: $out"
 # every registered command answers --help with exit 0 and rejects an unknown option with 2
-for cmd in $("$APPSIM" --help | awk '/^commands:/{f=1;next} f&&NF>1{print $1}'); do
+for cmd in $("$APPSIM" --help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
   "$APPSIM" "$cmd" --help >/dev/null || fail "$cmd --help"
   "$APPSIM" "$cmd" --definitely-not-an-option >/dev/null 2>&1; rc=$?
   [ $rc -eq 2 ] || fail "$cmd with a bad option exited $rc, not 2"
