@@ -235,6 +235,7 @@ static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
             io_uring_get_events(&u->ring);
             continue;
         }
+        flushed = true;
         int r = io_uring_wait_cqe_nr(&u->ring, &cqe, min_wait - got);
         if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME) return got ? (int)got : r;
     }
