@@ -103,6 +103,9 @@ static int teardown(void **state)
     if (!dir[0])
         return 0;
     umount2(mnt, MNT_DETACH);
+    char rdir[320];
+    snprintf(rdir, sizeof rdir, "%s/ramfs", dir);
+    umount2(rdir, MNT_DETACH);
     if (loopdev[0])
         sh("losetup -d %s", loopdev);
     if (loopdev2[0])
@@ -284,6 +287,44 @@ static void test_identity_and_accounting(void **state)
     st_target_close(t);
 }
 
+/* ramfs has no direct I/O: the target must refuse and name --buffered, create nothing,
+ * and work when --buffered is given. */
+static void test_no_direct_io_names_buffered(void **state)
+{
+    NEED_ROOT();
+    char rdir[320];
+    snprintf(rdir, sizeof rdir, "%s/ramfs", dir);
+    mkdir(rdir, 0755);
+    if (mount("appsim-ramfs-test", rdir, "ramfs", 0, NULL) != 0) {
+        fprintf(stderr, "skipped: cannot mount ramfs\n");
+        skip();
+    }
+    char err[2048];
+    st_target *t;
+    st_target_opts o = {.path = rdir};
+    int rc = st_target_open(&o, &t, err, sizeof err);
+    if (rc == 0) {
+        /* O_TMPFILE unsupported: the refusal comes with the first file instead. */
+        int fd;
+        rc = st_target_create_file(t, "x", 0, &fd, err, sizeof err);
+        char p[400];
+        snprintf(p, sizeof p, "%s/x", rdir);
+        assert_int_not_equal(access(p, F_OK), 0);
+        st_target_close(t);
+    }
+    assert_int_equal(rc, SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "O_DIRECT"));
+    assert_non_null(strstr(err, "--buffered"));
+    o.buffered = true;
+    assert_int_equal(st_target_open(&o, &t, err, sizeof err), 0);
+    int fd;
+    assert_int_equal(st_target_create_file(t, "x", 0, &fd, err, sizeof err), 0);
+    close(fd);
+    assert_int_equal(st_target_cleanup(t, err, sizeof err), 0);
+    st_target_close(t);
+    assert_int_equal(umount(rdir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_filesystem_named_and_mounted_refused),
         cmocka_unit_test(test_partitions_named_and_partition_mount_refused),
         cmocka_unit_test(test_identity_and_accounting),
+        cmocka_unit_test(test_no_direct_io_names_buffered),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
