@@ -146,7 +146,7 @@ static int check_mounts(const char *devpath, const devset *s, char *err, size_t 
 static int check_holders(const char *devpath, const devset *s, char *err, size_t errlen)
 {
     for (int i = 0; i < s->n; i++) {
-        char dir[160];
+        char dir[320];
         snprintf(dir, sizeof dir, "/sys/class/block/%s/holders", s->name[i]);
         DIR *d = opendir(dir);
         if (!d) continue;
