@@ -141,7 +141,9 @@ static bool is_blockdev(int fd)
     return fstat(fd, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
+/* Prepares the batch and enters the kernel once; with wait_nr > 0 the same system call
+ * also waits until that many completions are posted. */
+static int ur_submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr)
 {
     uring *u = e->priv;
     uint64_t now = sim_now_ns();
@@ -195,12 +197,24 @@ static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
             io->result = -EINVAL; /* the nop completes it; reap keeps the error */
         queued++;
     }
+    if (u->nnow) wait_nr = 0; /* something is already complete: do not sleep for more */
     while (queued) {
-        int r = io_uring_submit(&u->ring);
+        /* After an interruption the entries already consumed are not resubmitted
+         * (liburing submits only what the kernel has not taken); reap does the wait. */
+        int r = wait_nr ? io_uring_submit_and_wait(&u->ring, wait_nr) : io_uring_submit(&u->ring);
         if (r >= 0) break;
-        if (r != -EINTR && r != -EAGAIN) return r;
+        if (r == -EINTR || r == -ETIME) {
+            wait_nr = 0;
+            continue;
+        }
+        if (r != -EAGAIN) return r;
     }
     return (int)n;
+}
+
+static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
+{
+    return ur_submit_wait(e, ios, n, 0);
 }
 
 static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
@@ -251,5 +265,6 @@ static const st_engine_ops uring_ops = {
     .register_file = ur_register_file,
     .unregister_file = ur_unregister_file,
     .register_buffer = ur_register_buffer,
+    .submit_wait = ur_submit_wait,
 };
 ST_REGISTER_ENGINE(uring_ops)

@@ -1,7 +1,8 @@
 /*
  * Benchmark: 4 KiB random O_DIRECT reads at a fixed queue depth through appsim's engine
  * (the loop a trace replay runs: keep qd I/Os in flight, submit every freed slot in one
- * batch, reap whatever has completed, latency of each I/O into a sim/ meter). Prints
+ * batch and wait for a completion in the same call (st_engine_submit_reap), reap
+ * whatever has completed, latency of each I/O into a sim/ meter). Prints
  * one line of JSON: IOPS, CPU seconds (user+system of the process) and CPU seconds per
  * million I/Os, latency percentiles. tests/bench/storage_randread.sh runs it next to
  * fio's io_uring engine on the same file. Not a test.
@@ -60,7 +61,10 @@ int main(int argc, char **argv)
         st_engine_register_buffer(e, bufs, (size_t)qd * BLK);
     }
     static const char *const types[] = {"read"};
-    sim_run_config cfg = {.type_names = types, .ntypes = 1, .unit = "iops", .quiet = true,
+    sim_run_config cfg = {.type_names = types,
+                          .ntypes = 1,
+                          .unit = "iops",
+                          .quiet = true,
                           .duration_ns = (uint64_t)(secs * 1e9)};
     sim_run *run = sim_run_new(&cfg);
     sim_meter *m = sim_run_meter(run, 0);
@@ -79,18 +83,14 @@ int main(int argc, char **argv)
     while (!sim_run_done(run)) {
         for (unsigned i = 0; i < nfree; i++)
             free_list[i]->offset = sim_rng_range(&rng, 0, nblocks - 1) * BLK;
-        int s = st_engine_submit(e, free_list, nfree);
-        if (s < 0) {
-            fprintf(stderr, "submit: %s\n", strerror(-s));
-            return 1;
-        }
-        memmove(free_list, free_list + s, (nfree - (unsigned)s) * sizeof *free_list);
-        nfree -= (unsigned)s;
-        int r = st_engine_reap(e, done, qd, 1);
+        unsigned s = 0;
+        int r = st_engine_submit_reap(e, free_list, nfree, &s, done, qd, 1);
         if (r < 0) {
-            fprintf(stderr, "reap: %s\n", strerror(-r));
+            fprintf(stderr, "submit/reap: %s\n", strerror(-r));
             return 1;
         }
+        memmove(free_list, free_list + s, (nfree - s) * sizeof *free_list);
+        nfree -= s;
         for (int i = 0; i < r; i++) {
             errors += done[i]->result != BLK;
             free_list[nfree++] = done[i];
@@ -100,8 +100,7 @@ int main(int argc, char **argv)
     double c1 = cpu_s();
     /* Drain what is still in flight (not counted). */
     while (st_engine_inflight(e) > 0)
-        if (st_engine_reap(e, done, qd, 1) < 0)
-            break;
+        if (st_engine_reap(e, done, qd, 1) < 0) break;
     sim_run_finish(run);
     uint64_t n = sim_run_count(run, 0, -1);
     double wall = (double)(t1 - t0) / 1e9;

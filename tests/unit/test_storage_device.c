@@ -46,11 +46,9 @@ static int attach(const char *file, const char *extra, char *dev, size_t len)
     char cmd[512];
     snprintf(cmd, sizeof cmd, "losetup -f --show %s %s 2>/dev/null", extra, file);
     FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
+    if (!p) return -1;
     dev[0] = 0;
-    if (!fgets(dev, (int)len, p))
-        dev[0] = 0;
+    if (!fgets(dev, (int)len, p)) dev[0] = 0;
     pclose(p);
     dev[strcspn(dev, "\n")] = 0;
     return dev[0] ? 0 : -1;
@@ -80,14 +78,12 @@ static int setup(void **state)
         return 0;
     }
     snprintf(dir, sizeof dir, "/tmp/appsim-test-device-XXXXXX");
-    if (!mkdtemp(dir))
-        return -1;
+    if (!mkdtemp(dir)) return -1;
     snprintf(backing, sizeof backing, "%s/disk.img", dir);
     snprintf(backing2, sizeof backing2, "%s/parted.img", dir);
     snprintf(mnt, sizeof mnt, "%s/mnt", dir);
     mkdir(mnt, 0755);
-    if (sh("truncate -s %llu %s %s", DEV_BYTES, backing, backing2) != 0)
-        return -1;
+    if (sh("truncate -s %llu %s %s", DEV_BYTES, backing, backing2) != 0) return -1;
     write_mbr(backing2);
     if (attach(backing, "--direct-io=on", loopdev, sizeof loopdev) != 0 ||
         attach(backing2, "-P", loopdev2, sizeof loopdev2) != 0) {
@@ -100,29 +96,25 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    if (!dir[0])
-        return 0;
+    if (!dir[0]) return 0;
     umount2(mnt, MNT_DETACH);
     char rdir[320];
     snprintf(rdir, sizeof rdir, "%s/ramfs", dir);
     umount2(rdir, MNT_DETACH);
-    if (loopdev[0])
-        sh("losetup -d %s", loopdev);
-    if (loopdev2[0])
-        sh("losetup -d %s", loopdev2);
+    if (loopdev[0]) sh("losetup -d %s", loopdev);
+    if (loopdev2[0]) sh("losetup -d %s", loopdev2);
     return sh("rm -rf %s", dir);
 }
 
-#define NEED_ROOT()                                                                        \
-    do {                                                                                   \
-        if (!can_run) {                                                                    \
-            fprintf(stderr, "skipped: %s\n", skip_reason);                                 \
-            skip();                                                                        \
-        }                                                                                  \
+#define NEED_ROOT()                                                                                \
+    do {                                                                                           \
+        if (!can_run) {                                                                            \
+            fprintf(stderr, "skipped: %s\n", skip_reason);                                         \
+            skip();                                                                                \
+        }                                                                                          \
     } while (0)
 
-static int open_dev(const char *dev, bool allow, bool ro, st_target **t, char *err,
-                    size_t len)
+static int open_dev(const char *dev, bool allow, bool ro, st_target **t, char *err, size_t len)
 {
     st_target_opts o = {.path = dev, .allow_destroy = allow, .read_only = ro};
     *t = NULL;
@@ -214,8 +206,9 @@ static void test_partitions_named_and_partition_mount_refused(void **state)
     snprintf(part, sizeof part, "%sp1", loopdev2);
     struct stat st;
     if (stat(part, &st) != 0) {
-        fprintf(stderr, "note: partition-mount half not run: this kernel made no %s node "
-                        "(no partition table support)\n",
+        fprintf(stderr,
+                "note: partition-mount half not run: this kernel made no %s node "
+                "(no partition table support)\n",
                 part);
         return;
     }
@@ -254,7 +247,10 @@ static void test_identity_and_accounting(void **state)
     void *a = st_device_io_probe.snapshot(t);
     assert_non_null(a);
     for (int i = 0; i < N; i++) {
-        st_io io = {.op = ST_OP_READ, .fd = fd, .buf = buf, .len = 4096,
+        st_io io = {.op = ST_OP_READ,
+                    .fd = fd,
+                    .buf = buf,
+                    .len = 4096,
                     .offset = (uint64_t)((i * 7919) % (DEV_BYTES / 4096)) * 4096};
         assert_int_equal(st_engine_do(e, &io), 4096);
     }

@@ -29,8 +29,7 @@ static st_target *tgt;
 static int setup(void **state)
 {
     snprintf(root, sizeof root, "/tmp/appsim-test-engine-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
+    if (!mkdtemp(root)) return -1;
     char err[1024];
     st_target_opts o = {.path = root};
     if (st_target_open(&o, &tgt, err, sizeof err) != 0) {
@@ -82,8 +81,12 @@ static void write_all(st_engine *e, int fd, uint8_t *bufs, uint32_t salt)
     for (uint32_t i = 0; i < NBLK; i++) {
         uint32_t b = order[i];
         pattern(bufs + (size_t)b * BLK, b, salt);
-        ios[i] = (st_io){.op = ST_OP_WRITE, .fd = fd, .buf = bufs + (size_t)b * BLK,
-                         .offset = (uint64_t)b * BLK, .len = BLK, .tag = b};
+        ios[i] = (st_io){.op = ST_OP_WRITE,
+                         .fd = fd,
+                         .buf = bufs + (size_t)b * BLK,
+                         .offset = (uint64_t)b * BLK,
+                         .len = BLK,
+                         .tag = b};
     }
     unsigned next = 0, done = 0;
     while (done < NBLK) {
@@ -116,8 +119,11 @@ static void read_check(st_engine *e, int fd, uint32_t salt)
     for (uint32_t b = 0; b < NBLK; b += QD) {
         st_io ios[QD], *p[QD];
         for (int i = 0; i < QD; i++) {
-            ios[i] = (st_io){.op = ST_OP_READ, .fd = fd, .buf = rb + (size_t)i * BLK,
-                             .offset = (uint64_t)(b + i) * BLK, .len = BLK};
+            ios[i] = (st_io){.op = ST_OP_READ,
+                             .fd = fd,
+                             .buf = rb + (size_t)i * BLK,
+                             .offset = (uint64_t)(b + i) * BLK,
+                             .len = BLK};
             p[i] = &ios[i];
         }
         assert_int_equal(st_engine_submit(e, p, QD), QD);
@@ -141,8 +147,7 @@ static st_engine *open_engine(const char *name)
 {
     char err[1024];
     st_engine *e = st_engine_open(name, QD, err, sizeof err);
-    if (!e)
-        fprintf(stderr, "engine %s: %s\n", name, err);
+    if (!e) fprintf(stderr, "engine %s: %s\n", name, err);
     assert_non_null(e);
     assert_string_equal(st_engine_name(e), name);
     assert_int_equal(st_engine_queue_depth(e), QD);
@@ -198,8 +203,12 @@ static void test_queue_depth_bound_and_sync_path(void **state)
     st_engine *e = open_engine("io_uring");
     st_io ios[QD + 1], *p[QD + 1];
     for (int i = 0; i <= QD; i++) {
-        ios[i] = (st_io){.op = ST_OP_READ, .fd = fd, .buf = bufs + (size_t)i * BLK,
-                         .offset = (uint64_t)i * BLK, .len = BLK, .tag = (uint64_t)i};
+        ios[i] = (st_io){.op = ST_OP_READ,
+                         .fd = fd,
+                         .buf = bufs + (size_t)i * BLK,
+                         .offset = (uint64_t)i * BLK,
+                         .len = BLK,
+                         .tag = (uint64_t)i};
         p[i] = &ios[i];
     }
     /* More than the depth: only QD are taken. */
@@ -281,7 +290,10 @@ static void test_latency_into_meter(void **state)
         write_all(e, fd, bufs, 5); /* NBLK writes + 1 sync */
         read_check(e, fd, 5);      /* NBLK reads */
         /* intended_ns in the past: the latency includes the wait before submission. */
-        st_io r = {.op = ST_OP_READ, .fd = fd, .buf = bufs, .len = BLK,
+        st_io r = {.op = ST_OP_READ,
+                   .fd = fd,
+                   .buf = bufs,
+                   .len = BLK,
                    .intended_ns = sim_now_ns() - 50000000ull};
         assert_int_equal(st_engine_do(e, &r), BLK);
         st_io bad = {.op = ST_OP_READ, .fd = fd, .buf = bufs, .offset = 1, .len = BLK};
@@ -297,6 +309,49 @@ static void test_latency_into_meter(void **state)
     assert_true(sim_hist_max(h) >= 50000000ull);
     sim_hist_free(h);
     sim_run_free(run);
+    st_free_aligned(bufs);
+    close(fd);
+}
+
+/* The generator loop in one call per step: every block read exactly once, data right. */
+static void test_submit_reap_loop(void **state)
+{
+    int fd = new_file("loop.dat");
+    uint8_t *bufs = st_alloc_aligned((size_t)NBLK * BLK);
+    const char *names[] = {"io_uring", "psync"};
+    for (int n = 0; n < 2; n++) {
+        st_engine *e = open_engine(names[n]);
+        write_all(e, fd, bufs, 11 + (uint32_t)n);
+        memset(bufs, 0, (size_t)NBLK * BLK);
+        st_io ios[NBLK], *pend[NBLK], *done[QD];
+        for (uint32_t b = 0; b < NBLK; b++) {
+            ios[b] = (st_io){.op = ST_OP_READ, .fd = fd, .buf = bufs + (size_t)b * BLK,
+                             .offset = (uint64_t)b * BLK, .len = BLK, .tag = b};
+            pend[b] = &ios[b];
+        }
+        unsigned next = 0, reaped = 0;
+        bool seen[NBLK] = {0};
+        while (reaped < NBLK) {
+            unsigned sub = 0;
+            int r = st_engine_submit_reap(e, pend + next, NBLK - next, &sub, done, QD, 1);
+            assert_true(r >= 1);
+            assert_true(st_engine_inflight(e) <= QD);
+            next += sub;
+            for (int k = 0; k < r; k++) {
+                assert_int_equal(done[k]->result, BLK);
+                assert_false(seen[done[k]->tag]);
+                seen[done[k]->tag] = true;
+            }
+            reaped += (unsigned)r;
+        }
+        assert_int_equal(next, NBLK);
+        uint8_t want[BLK];
+        for (uint32_t b = 0; b < NBLK; b++) {
+            pattern(want, b, 11 + (uint32_t)n);
+            assert_memory_equal(bufs + (size_t)b * BLK, want, BLK);
+        }
+        st_engine_close(e);
+    }
     st_free_aligned(bufs);
     close(fd);
 }
@@ -324,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_queue_depth_bound_and_sync_path),
         cmocka_unit_test(test_sync_discard_and_errors),
         cmocka_unit_test(test_latency_into_meter),
+        cmocka_unit_test(test_submit_reap_loop),
         cmocka_unit_test(test_bad_engine_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -33,22 +33,18 @@ static int block_io_uring(void)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        return -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
 /* Child: 0 when the default engine fell back to psync and did a read, else a code. */
 static int child(const char *name)
 {
-    if (block_io_uring() != 0)
-        return 10;
+    if (block_io_uring() != 0) return 10;
     char err[1024];
     st_engine *e = st_engine_open(name, 8, err, sizeof err);
-    if (!e)
-        return 11;
-    if (strcmp(st_engine_name(e), "psync") != 0)
-        return 12;
+    if (!e) return 11;
+    if (strcmp(st_engine_name(e), "psync") != 0) return 12;
     int fd = open("/proc/self/stat", O_RDONLY);
     char buf[64];
     st_io io = {.op = ST_OP_READ, .fd = fd, .buf = buf, .len = sizeof buf};

@@ -23,8 +23,7 @@ static st_target *tgt;
 static int setup(void **state)
 {
     snprintf(root, sizeof root, "/tmp/appsim-test-ident-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
+    if (!mkdtemp(root)) return -1;
     char err[1024];
     st_target_opts o = {.path = root};
     if (st_target_open(&o, &tgt, err, sizeof err) != 0) {
@@ -97,8 +96,7 @@ static void test_device_io_probe_in_a_run(void **state)
     json_t *j = st_target_json(tgt);
     bool has_disk = json_is_object(json_object_get(j, "device"));
     json_decref(j);
-    if (!has_disk)
-        skip();
+    if (!has_disk) skip();
     char err[1024];
     int fd;
     enum { N = 300, BLK = 4096 };
@@ -117,7 +115,10 @@ static void test_device_io_probe_in_a_run(void **state)
     st_engine_set_meter(e, m, 0, -1, -1);
     sim_run_start(run);
     for (int i = 0; i < N; i++) {
-        st_io io = {.op = ST_OP_READ, .fd = fd, .buf = buf, .len = BLK,
+        st_io io = {.op = ST_OP_READ,
+                    .fd = fd,
+                    .buf = buf,
+                    .len = BLK,
                     .offset = (uint64_t)((i * 37) % N) * BLK};
         assert_int_equal(st_engine_do(e, &io), BLK);
     }
@@ -143,14 +144,13 @@ static void test_device_io_probe_in_a_run(void **state)
 static void test_probe_delta_fields_and_units(void **state)
 {
     void *a = st_device_io_probe.snapshot(tgt);
-    if (!a)
-        skip();
+    if (!a) skip();
     json_t *d = st_device_io_probe.delta(tgt, a, a, 2.0, 0);
     assert_int_equal(json_integer_value(json_object_get(d, "reads")), 0);
     assert_null(json_object_get(d, "per_unit")); /* units 0: no per-transaction figures */
     assert_true(json_is_null(json_object_get(d, "read_latency_avg_us")));
-    const char *keys[] = {"writes", "read_bytes", "write_bytes", "flushes", "discards",
-                          "io_time_ms", "write_latency_avg_us", "flush_latency_avg_us"};
+    const char *keys[] = {"writes",   "read_bytes", "write_bytes",          "flushes",
+                          "discards", "io_time_ms", "write_latency_avg_us", "flush_latency_avg_us"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         assert_non_null(json_object_get(d, keys[i]));
     json_decref(d);
