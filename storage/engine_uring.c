@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAX_FIXED_FILES 64
 
@@ -29,6 +31,7 @@ typedef struct uring {
     int fixed[MAX_FIXED_FILES]; /* fd registered at each slot, -1 when free */
     char *buf_base;
     size_t buf_len;
+    bool disabled;    /* created disabled: enabled by the first submission */
     st_io **now_done; /* completed during submission (block-device discard) */
     unsigned nnow;
 } uring;
@@ -44,17 +47,25 @@ static int ur_open(st_engine *e, unsigned qd, char *err, size_t errlen)
     }
     for (int i = 0; i < MAX_FIXED_FILES; i++)
         u->fixed[i] = -1;
-    /* Single issuer and cooperative task running cut the kernel's interrupts and
-     * locking for a ring used by one thread; submit-all keeps a batch whole even if one
-     * entry fails. Older kernels reject the flags: retry plain. */
-    struct io_uring_params p;
-    memset(&p, 0, sizeof p);
-    p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-              IORING_SETUP_SINGLE_ISSUER;
-    int r = io_uring_queue_init_params(qd, &u->ring, &p);
-    if (r == -EINVAL) {
+    /* The setup fio uses: a single issuer with deferred task running, so completions
+     * are processed in batches when this thread enters the kernel to wait, instead of
+     * interrupting it; submit-all keeps a batch whole even if one entry fails. The ring
+     * starts disabled and is enabled by the first submission, so the thread that
+     * issues becomes its owner even when another thread opened the engine. Older
+     * kernels reject some flags: retry with fewer, then plain. */
+    static const unsigned tries[] = {
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED,
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+        0,
+    };
+    int r = -EINVAL;
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0] && r == -EINVAL; i++) {
+        struct io_uring_params p;
         memset(&p, 0, sizeof p);
+        p.flags = tries[i];
         r = io_uring_queue_init_params(qd, &u->ring, &p);
+        if (r == 0) u->disabled = (tries[i] & IORING_SETUP_R_DISABLED) != 0;
     }
     if (r < 0) {
         snprintf(err, errlen, "io_uring_setup with %u entries failed: %s", qd, strerror(-r));
@@ -146,6 +157,14 @@ static bool is_blockdev(int fd)
 static int ur_submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr)
 {
     uring *u = e->priv;
+    if (u->disabled) {
+        /* Raw system call: Debian's liburing 2.3 declares io_uring_enable_rings but does
+         * not export it. */
+        if (syscall(__NR_io_uring_register, u->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL,
+                    0) < 0)
+            return -errno;
+        u->disabled = false;
+    }
     uint64_t now = sim_now_ns();
     unsigned queued = 0;
     for (unsigned i = 0; i < n; i++) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,8 +326,12 @@ static void test_submit_reap_loop(void **state)
         memset(bufs, 0, (size_t)NBLK * BLK);
         st_io ios[NBLK], *pend[NBLK], *done[QD];
         for (uint32_t b = 0; b < NBLK; b++) {
-            ios[b] = (st_io){.op = ST_OP_READ, .fd = fd, .buf = bufs + (size_t)b * BLK,
-                             .offset = (uint64_t)b * BLK, .len = BLK, .tag = b};
+            ios[b] = (st_io){.op = ST_OP_READ,
+                             .fd = fd,
+                             .buf = bufs + (size_t)b * BLK,
+                             .offset = (uint64_t)b * BLK,
+                             .len = BLK,
+                             .tag = b};
             pend[b] = &ios[b];
         }
         unsigned next = 0, reaped = 0;
@@ -356,6 +361,37 @@ static void test_submit_reap_loop(void **state)
     close(fd);
 }
 
+typedef struct {
+    st_engine *e;
+    int fd;
+    int64_t result;
+} thread_arg;
+
+static void *use_engine(void *p)
+{
+    thread_arg *a = p;
+    uint8_t *b = st_alloc_aligned(BLK);
+    st_io io = {.op = ST_OP_READ, .fd = a->fd, .buf = b, .len = BLK, .offset = BLK};
+    a->result = st_engine_do(a->e, &io);
+    st_free_aligned(b);
+    return NULL;
+}
+
+/* An engine opened by one thread and then used only by another (a worker pool opening
+ * connections up front): the issuing thread becomes the ring's owner. */
+static void test_engine_handed_to_another_thread(void **state)
+{
+    int fd = new_file("thread.dat");
+    thread_arg a = {.e = open_engine("io_uring"), .fd = fd};
+    assert_int_equal(st_engine_register_file(a.e, fd), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, use_engine, &a), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(a.result, BLK);
+    st_engine_close(a.e);
+    close(fd);
+}
+
 static void test_bad_engine_requests(void **state)
 {
     char err[1024];
@@ -380,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_sync_discard_and_errors),
         cmocka_unit_test(test_latency_into_meter),
         cmocka_unit_test(test_submit_reap_loop),
+        cmocka_unit_test(test_engine_handed_to_another_thread),
         cmocka_unit_test(test_bad_engine_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
