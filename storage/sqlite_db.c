@@ -343,6 +343,7 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         } else {
             rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
                                  errlen);
+            if (rc == 0) db->vi->flush_at_commit = si != 0;
         }
     }
     if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);

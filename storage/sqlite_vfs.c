@@ -13,8 +13,12 @@
  *     flusher, so this costs no committing thread anything.
  *   - WAL: write-back into pool frames marked dirty, flushed as contiguous runs of
  *     whole blocks at xSync (every commit under synchronous=FULL), when the writer
- *     releases the WAL write lock (so a process kill never loses a transaction SQLite
- *     reported committed, whatever the sync mode), and when too much is buffered. SQLite
+ *     releases the WAL write lock unless sync is off (so a process kill never loses a
+ *     transaction SQLite reported committed under full or normal), before any write to
+ *     the database file (the write-ahead rule: a checkpoint never puts pages in the
+ *     database file that the WAL on the device does not have), and when too much is
+ *     buffered. With sync=off commits are acknowledged from memory, as a database with
+ *     its log flush at commit turned off does. SQLite
  *     writes each frame as a 24-byte header and a page at unaligned offsets; buffering
  *     turns that into one aligned write per commit, and the partially filled last block
  *     stays in the pool for the next commit (the "aligned tail buffer").
@@ -311,6 +315,13 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     const uint8_t *src = buf;
     load_ctx lc = {f};
     uint64_t done = 0;
+    /* Write-ahead: WAL frames must be on the device before database pages copied from
+     * them (a checkpoint), or a crash could leave newer pages in the database file than
+     * the WAL that recovery replays over them. */
+    if (!wal) {
+        int rc = flush_wal_of(f);
+        if (rc) return rc;
+    }
     while (done < (uint64_t)amt) {
         uint64_t pos = off + done;
         uint64_t blk = pos / unit;
@@ -597,7 +608,8 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
         }
     }
     pthread_mutex_unlock(&shm->mu);
-    if (released_writer && flush_wal_of(f) != SQLITE_OK) return SQLITE_IOERR_WRITE;
+    if (released_writer && f->sf->vi->flush_at_commit && flush_wal_of(f) != SQLITE_OK)
+        return SQLITE_IOERR_WRITE;
     return rc;
 }
 
