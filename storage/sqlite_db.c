@@ -291,6 +291,13 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         snprintf(err, errlen, "database name '%s' must be a plain file name", name ? name : "");
         return SIM_EXIT_USAGE;
     }
+    if (st_target_is_device(t)) {
+        snprintf(err, errlen,
+                 "%s is a block device: SQLite workloads need a directory on a filesystem of "
+                 "the drive (make one, mount it, and pass the directory)",
+                 st_target_path(t));
+        return SIM_EXIT_USAGE;
+    }
     uint32_t ps = page_size_for(t);
     uint64_t min = st_db_min_buffer(opts, ps);
     if (opts->buffer_bytes < min) {
