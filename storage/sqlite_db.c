@@ -28,6 +28,8 @@
 #define MIN_PAGES_PER_CONNECTION 16
 #define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
 #define WAL_FRAME_HEADER 24
+#define CONN_BUSY_MS 10000
+#define CHECKPOINT_BUSY_MS 1000
 
 struct st_db {
     st_target *target;
@@ -131,7 +133,7 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
         sqlite3_close(c);
         return SIM_EXIT_FAIL;
     }
-    sqlite3_busy_timeout(c, 10000);
+    sqlite3_busy_timeout(c, CONN_BUSY_MS);
     if (db->buffered) {
         /* keep the -wal and -shm files the manifest lists */
         int persist = 1;
@@ -176,6 +178,9 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
 static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t errlen)
 {
     int nlog = 0, nckpt = 0;
+    pthread_mutex_lock(&db->mu);
+    uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled;
+    pthread_mutex_unlock(&db->mu);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
     int rc = sqlite3_wal_checkpoint_v2(db->ck_conn, "main", mode, &nlog, &nckpt);
@@ -195,14 +200,17 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
         db->ck_errors++;
         snprintf(db->ck_last_error, sizeof db->ck_last_error, "%s", msg);
     }
-    if (nckpt > 0 && (uint64_t)nckpt > db->ck_backfilled) {
-        db->ck_frames += (uint64_t)nckpt - db->ck_backfilled;
+    if (rc == SQLITE_OK && mode == SQLITE_CHECKPOINT_TRUNCATE && nlog == 0) {
+        /* everything was copied, then the WAL truncated to nothing */
+        db->ck_frames += w0 > b0 ? w0 - b0 : 0;
+        db->ck_backfilled = 0;
+        db->wal_frames = 0;
+    } else if (nlog >= 0 && nckpt >= 0) {
+        /* a smaller WAL than before means a writer restarted it meanwhile */
+        uint64_t base = (uint64_t)nlog < w0 ? 0 : b0;
+        if ((uint64_t)nckpt > base) db->ck_frames += (uint64_t)nckpt - base;
         db->ck_backfilled = (uint64_t)nckpt;
-    }
-    if (nlog >= 0 && (uint64_t)nlog < db->wal_frames) {
-        /* the WAL restarted or was truncated by this checkpoint */
         db->wal_frames = (uint64_t)nlog;
-        db->ck_backfilled = nckpt > 0 ? (uint64_t)nckpt : 0;
     }
     pthread_mutex_unlock(&db->mu);
     if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
@@ -354,6 +362,9 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         }
     }
     if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
+    /* full/restart/truncate checkpoints hold the WAL write lock while they wait for
+     * readers: give up (recorded as busy) well before a waiting writer would. */
+    if (rc == 0) sqlite3_busy_timeout(db->ck_conn, CHECKPOINT_BUSY_MS);
     if (rc == 0) {
         if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
             snprintf(err, errlen, "cannot start the checkpoint thread");

@@ -176,6 +176,106 @@ static void concurrent_and_reopen(void **state)
     st_target_close(t);
 }
 
+typedef struct reader {
+    st_db *db;
+    volatile bool *stop;
+    int txns;
+    int errors;
+} reader;
+
+/* Read transactions that must each see one snapshot: sum(v) twice, equal, and never
+ * smaller than in the previous transaction (updates only add). */
+static void *run_reader(void *arg)
+{
+    reader *r = arg;
+    sqlite3 *c = NULL;
+    char err[512];
+    if (st_db_connect(r->db, &c, err, sizeof err)) {
+        r->errors++;
+        return NULL;
+    }
+    int64_t last = 0;
+    while (!*r->stop) {
+        if (wl_exec(c, "BEGIN")) {
+            r->errors++;
+            break;
+        }
+        int64_t a = wl_query_i64(c, "SELECT sum(v) FROM t");
+        int64_t b = wl_query_i64(c, "SELECT sum(v) FROM t");
+        wl_exec(c, "COMMIT");
+        if (a != b || a < last || a < 0) {
+            fprintf(stderr, "reader saw %lld then %lld (previous %lld)\n", (long long)a,
+                    (long long)b, (long long)last);
+            r->errors++;
+            break;
+        }
+        last = a;
+        r->txns++;
+    }
+    sqlite3_close(c);
+    return NULL;
+}
+
+/* Writers, a snapshot-checking reader and a background checkpointer firing every
+ * 64 KiB of WAL, in each checkpoint mode, over a pool smaller than the database. */
+static void checkpoint_modes(void **state)
+{
+    static const char *const modes[] = {"passive", "full", "restart", "truncate"};
+    for (int m = 0; m < 4; m++) {
+        char sub[64], err[1024];
+        snprintf(sub, sizeof sub, "ck-%s", modes[m]);
+        st_target *t = open_target(sub, false);
+        const uint64_t nrows = 5000;
+        st_db_opts o = {.buffer_bytes = 400 * 1024,
+                        .max_connections = 5,
+                        .checkpoint_wal_bytes = 64 * 1024,
+                        .checkpoint_mode = modes[m],
+                        .sync = "normal"};
+        st_db *db = NULL;
+        assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
+        sqlite3 *c = connect(db);
+        assert_int_equal(wl_load(c, nrows, 200), 0);
+        volatile bool stop = false;
+        reader rd = {.db = db, .stop = &stop};
+        pthread_t rth;
+        assert_int_equal(pthread_create(&rth, NULL, run_reader, &rd), 0);
+        worker w[3];
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++) {
+            w[i] = (worker){.db = db, .nrows = nrows, .txns = 150, .id = i};
+            assert_int_equal(pthread_create(&th[i], NULL, run_worker, &w[i]), 0);
+        }
+        int committed = 0;
+        for (int i = 0; i < 3; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(w[i].errors, 0);
+            committed += w[i].committed;
+        }
+        /* writers wait for each other and for checkpoints; none gives up */
+        assert_int_equal(committed, 3 * 150);
+        stop = true;
+        pthread_join(rth, NULL);
+        assert_int_equal(rd.errors, 0);
+        assert_true(rd.txns > 0);
+        assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
+        assert_integrity(c);
+        json_t *j = st_db_json(db);
+        json_t *ck = json_object_get(j, "checkpoint");
+        fprintf(stderr,
+                "checkpoint %s: %lld checkpoints, %lld busy, %lld frames, %d commits, "
+                "%d reader txns\n",
+                modes[m], (long long)jint(ck, "count"), (long long)jint(ck, "busy"),
+                (long long)jint(ck, "frames_backfilled"), committed, rd.txns);
+        assert_string_equal(json_string_value(json_object_get(ck, "mode")), modes[m]);
+        assert_true(jint(ck, "count") > 0);
+        assert_int_equal(jint(ck, "errors"), 0);
+        json_decref(j);
+        sqlite3_close(c);
+        st_db_close(db);
+        st_target_close(t);
+    }
+}
+
 static void small_buffer_refused(void **state)
 {
     st_target *t = open_target("small", false);
@@ -324,9 +424,10 @@ static void bad_options_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(concurrent_and_reopen), cmocka_unit_test(small_buffer_refused),
-        cmocka_unit_test(sigkill_full),          cmocka_unit_test(sigkill_normal),
-        cmocka_unit_test(buffered_fallback),     cmocka_unit_test(bad_options_refused),
+        cmocka_unit_test(concurrent_and_reopen), cmocka_unit_test(checkpoint_modes),
+        cmocka_unit_test(small_buffer_refused),  cmocka_unit_test(sigkill_full),
+        cmocka_unit_test(sigkill_normal),        cmocka_unit_test(buffered_fallback),
+        cmocka_unit_test(bad_options_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
