@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------------------------ buffer pool */
 
@@ -87,6 +88,11 @@ typedef struct vf_counters {
 } vf_counters;
 
 typedef struct vf_shared vf_shared;
+/* An engine opened by thread `tid` for an instance (io_uring rings are single-issuer). */
+typedef struct vf_engine {
+    pid_t tid;
+    st_engine *e;
+} vf_engine;
 typedef struct vf_shm vf_shm;
 typedef struct vf_instance vf_instance;
 
@@ -111,7 +117,7 @@ struct vf_instance {
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
     pthread_mutex_t engines_mu; /* the engines threads opened for this instance */
-    st_engine **engines;
+    vf_engine *engines;
     size_t nengines;
 };
 

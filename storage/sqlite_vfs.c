@@ -130,23 +130,29 @@ static st_engine *thread_engine(vf_instance *vi)
 {
     for (int i = 0; i < TL_ENGINES; i++)
         if (tl_cache[i].e && tl_cache[i].instance_id == vi->id) return tl_cache[i].e;
-    char err[512];
-    st_engine *e = st_engine_open(vi->engine, 4, err, sizeof err);
-    if (!e) {
-        sqlite3_log(SQLITE_IOERR, "appsim VFS: %s", err);
-        return NULL;
-    }
+    /* Not cached (first use, or pushed out by other instances): the instance's registry
+     * may still hold this thread's engine; never open a second one for the thread. */
+    pid_t tid = gettid();
+    st_engine *e = NULL;
     pthread_mutex_lock(&vi->engines_mu);
-    st_engine **n = realloc(vi->engines, sizeof(st_engine *) * (vi->nengines + 1));
-    if (n) {
-        vi->engines = n;
-        vi->engines[vi->nengines++] = e;
+    for (size_t i = 0; i < vi->nengines && !e; i++)
+        if (vi->engines[i].tid == tid) e = vi->engines[i].e;
+    if (!e) {
+        char err[512];
+        e = st_engine_open(vi->engine, 4, err, sizeof err);
+        vf_engine *n = e ? realloc(vi->engines, sizeof(vf_engine) * (vi->nengines + 1)) : NULL;
+        if (n) {
+            vi->engines = n;
+            vi->engines[vi->nengines++] = (vf_engine){tid, e};
+        } else if (e) {
+            st_engine_close(e);
+            e = NULL;
+        } else {
+            sqlite3_log(SQLITE_IOERR, "appsim VFS: %s", err);
+        }
     }
     pthread_mutex_unlock(&vi->engines_mu);
-    if (!n) {
-        st_engine_close(e);
-        return NULL;
-    }
+    if (!e) return NULL;
     tl_cache[tl_next] = (tl_engine){vi->id, e};
     tl_next = (tl_next + 1) % TL_ENGINES;
     return e;
@@ -962,7 +968,7 @@ void vf_instance_free(vf_instance *vi)
     }
     bp_free(vi->pool);
     for (size_t i = 0; i < vi->nengines; i++)
-        st_engine_close(vi->engines[i]);
+        st_engine_close(vi->engines[i].e);
     free(vi->engines);
     pthread_mutex_destroy(&vi->engines_mu);
     free(vi->main_name);

@@ -331,12 +331,58 @@ static void device_speed_shows(void **state)
     assert_true(disk > 2 * mem);
 }
 
+/* ramfs has no direct I/O: the error names --buffered, and --buffered then works. */
+static void no_direct_io_names_buffered(void **state)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "skipped: needs root to mount ramfs\n");
+        skip();
+    }
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/appsim-test-ramfs-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    if (sh("mount -t ramfs none %s", dir)) {
+        rmdir(dir);
+        fprintf(stderr, "skipped: cannot mount ramfs\n");
+        skip();
+    }
+    char err[1024] = "";
+    st_target_opts o = {.path = dir};
+    st_target *t = NULL;
+    int rc = st_target_open(&o, &t, err, sizeof err);
+    if (rc == 0) {
+        /* a target that let O_DIRECT through: st_db_open must catch it */
+        st_db_opts dopts = {.buffer_bytes = 1 << 20};
+        st_db *db = NULL;
+        rc = st_db_open(t, "test.db", &dopts, true, &db, err, sizeof err);
+        st_db_close(db);
+        st_target_close(t);
+    }
+    fprintf(stderr, "ramfs: %s\n", err);
+    assert_int_equal(rc, SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "--buffered"));
+    o.buffered = true;
+    assert_int_equal(st_target_open(&o, &t, err, sizeof err), 0);
+    st_db_opts dopts = {.buffer_bytes = 1 << 20};
+    st_db *db = NULL;
+    assert_int_equal(st_db_open(t, "test.db", &dopts, true, &db, err, sizeof err), 0);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, 500, 100), 0);
+    assert_integrity(c);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+    sh("umount %s", dir);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_match_misses),
         cmocka_unit_test(warm_pool_only_writes),
         cmocka_unit_test(device_speed_shows),
+        cmocka_unit_test(no_direct_io_names_buffered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
