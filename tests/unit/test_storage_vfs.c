@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -178,7 +179,7 @@ static void concurrent_and_reopen(void **state)
 
 typedef struct reader {
     st_db *db;
-    volatile bool *stop;
+    atomic_bool *stop;
     int txns;
     int errors;
 } reader;
@@ -235,7 +236,7 @@ static void checkpoint_modes(void **state)
         assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
         sqlite3 *c = connect(db);
         assert_int_equal(wl_load(c, nrows, 200), 0);
-        volatile bool stop = false;
+        atomic_bool stop = false;
         reader rd = {.db = db, .stop = &stop};
         pthread_t rth;
         assert_int_equal(pthread_create(&rth, NULL, run_reader, &rd), 0);
