@@ -249,9 +249,19 @@ static void *checkpointer(void *arg)
     return NULL;
 }
 
+/* On demand (after a load, before a copy): whatever --sync says, the result is on the
+ * drive when this returns, so callers may mark a load complete after it. */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen)
 {
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, err, errlen);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", db->sync);
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, sql, NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     return rc == SQLITE_OK ? 0 : SIM_EXIT_FAIL;
 }
 
