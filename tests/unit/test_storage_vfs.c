@@ -155,6 +155,9 @@ static void concurrent_and_reopen(void **state)
     assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
     assert_integrity(c);
     json_t *j = st_db_json(db);
+    char *text = json_dumps(j, JSON_INDENT(1));
+    fprintf(stderr, "st_db_json: %s\n", text);
+    free(text);
     assert_string_equal(json_string_value(json_object_get(j, "vfs")), "appsim-direct");
     assert_true(jint(j, "misses") > 0);
     assert_true(jint(j, "evictions") > 0);
