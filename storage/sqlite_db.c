@@ -337,7 +337,10 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     char pbuf[PATH_MAX];
     db->target = t;
     db->name = strdup(name);
-    db->path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    char abs[PATH_MAX];
+    /* absolute, as the VFS names its files (a target may be given relative) */
+    if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
+        db->path = strdup(abs);
     db->buffered = st_target_buffered(t);
     db->page_size = ps;
     db->buffer_bytes = opts->buffer_bytes;
@@ -352,8 +355,11 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
 
-    int rc;
-    if (db->buffered) {
+    int rc = 0;
+    if (!db->name || !db->path) {
+        snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
+        rc = SIM_EXIT_USAGE;
+    } else if (db->buffered) {
         /* The database's memory is SQLite's own cache, split over its connections;
          * the page cache comes on top of it (the result says so). */
         uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);

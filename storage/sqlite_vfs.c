@@ -785,17 +785,24 @@ static int vf_access(sqlite3_vfs *vfs, const char *name, int flags, int *res)
     return SQLITE_OK;
 }
 
-static int vf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+int vf_abs_path(const char *name, char *out, size_t n)
 {
     if (name[0] == '/') {
-        if ((int)strlen(name) >= n) return SQLITE_CANTOPEN;
+        if (strlen(name) >= n) return -1;
         strcpy(out, name);
-        return SQLITE_OK;
+        return 0;
     }
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return SQLITE_CANTOPEN;
-    if (snprintf(out, (size_t)n, "%s/%s", cwd, name) >= n) return SQLITE_CANTOPEN;
-    return SQLITE_OK;
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    const char *rel = strncmp(name, "./", 2) == 0 ? name + 2 : name;
+    if ((size_t)snprintf(out, n, "%s/%s", cwd, rel) >= n) return -1;
+    return 0;
+}
+
+/* The same rule as vf_abs_path, so that the names SQLite opens match the instance's. */
+static int vf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+    return vf_abs_path(name, out, (size_t)n) ? SQLITE_CANTOPEN : SQLITE_OK;
 }
 
 static int vf_randomness(sqlite3_vfs *vfs, int n, char *out)
@@ -882,7 +889,9 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     vi->unit = unit;
     vi->engine = engine;
     vi->main_name = strdup(name);
-    vi->main_path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    char abs[PATH_MAX];
+    if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
+        vi->main_path = strdup(abs);
     /* Buffered WAL bytes stay pinned in the pool: bound them to a quarter of it. */
     vi->wal_flush_bytes = buffer_bytes / 4 < (1u << 20) ? buffer_bytes / 4 : (1u << 20);
     if (vi->wal_flush_bytes < unit) vi->wal_flush_bytes = unit;

@@ -409,6 +409,27 @@ static void buffered_fallback(void **state)
     st_target_close(t);
 }
 
+/* A target given relative to the working directory: SQLite names files by their full
+ * path, the instance must recognize them. */
+static void relative_target_path(void **state)
+{
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(root), 0);
+    char err[1024];
+    st_target_opts o = {.path = "./rel", .create_dir = true};
+    st_target *t = NULL;
+    assert_int_equal(st_target_open(&o, &t, err, sizeof err), 0);
+    st_db *db = open_db(t, 1 << 20, 1, true);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, 500, 100), 0);
+    assert_integrity(c);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 static void bad_options_refused(void **state)
 {
     st_target *t = open_target("bad", false);
@@ -431,7 +452,7 @@ int main(void)
         cmocka_unit_test(concurrent_and_reopen), cmocka_unit_test(checkpoint_modes),
         cmocka_unit_test(small_buffer_refused),  cmocka_unit_test(sigkill_full),
         cmocka_unit_test(sigkill_normal),        cmocka_unit_test(buffered_fallback),
-        cmocka_unit_test(bad_options_refused),
+        cmocka_unit_test(bad_options_refused),   cmocka_unit_test(relative_target_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
