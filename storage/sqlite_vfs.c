@@ -182,6 +182,8 @@ static int64_t load_block(void *ctx, uint64_t blk, void *buf)
     vf_file *f = ((load_ctx *)ctx)->f;
     uint32_t unit = f->sf->vi->unit;
     int64_t n = dev_io(f, ST_OP_READ, buf, blk * unit, unit);
+    /* every load is a miss, whether a read or a partial write needed the block */
+    ctr_add(&f->sf->vi->ctr[f->sf->kind].misses, 1);
     if (n >= 0) {
         vf_counters *c = &f->sf->vi->ctr[f->sf->kind];
         ctr_add(&c->dev_reads, 1);
@@ -297,7 +299,7 @@ static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
         bool hit;
         if (bp_read(vi->pool, sf->file_id, blk, in, dst + done, n, load_block, &lc, &hit))
             return SQLITE_IOERR_READ;
-        ctr_add(hit ? &vi->ctr[sf->kind].hits : &vi->ctr[sf->kind].misses, 1);
+        if (hit) ctr_add(&vi->ctr[sf->kind].hits, 1);
         done += n;
     }
     if (avail < (uint64_t)amt) {
