@@ -470,7 +470,12 @@ json_t *st_db_json(const st_db *cdb)
     db_snap s;
     take_snap(db, &s);
     if (db->vi) {
-        json_object_set_new(j, "engine", json_string(db->engine ? db->engine : "io_uring"));
+        /* the engine actually in use (io_uring may have fallen back to psync) */
+        const char *eng = db->engine ? db->engine : "io_uring";
+        pthread_mutex_lock(&db->vi->engines_mu);
+        if (db->vi->nengines) eng = st_engine_name(db->vi->engines[0].e);
+        json_object_set_new(j, "engine", json_string(eng));
+        pthread_mutex_unlock(&db->vi->engines_mu);
         json_object_set_new(j, "pool_pages", json_integer((json_int_t)s.pool.frames));
         json_object_set_new(j, "replacement", json_string("clock"));
         json_object_set_new(j, "hits", json_integer((json_int_t)s.pool.hits));

@@ -409,6 +409,33 @@ static void buffered_fallback(void **state)
     st_target_close(t);
 }
 
+/* The VFS's I/O through the psync engine instead of io_uring. */
+static void psync_engine(void **state)
+{
+    st_target *t = open_target("psync", false);
+    char err[1024];
+    st_db_opts o = {.buffer_bytes = 1 << 20, .max_connections = 1, .engine = "psync"};
+    st_db *db = NULL;
+    assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, 3000, 200), 0);
+    wl_conn w;
+    assert_int_equal(wl_prepare(&w, c), 0);
+    sim_rng rng;
+    sim_rng_seed(&rng, 5, 0);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(wl_txn(&w, &rng, 3000, 4, 0), SQLITE_OK);
+    wl_finish(&w);
+    assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), 50);
+    assert_integrity(c);
+    json_t *j = st_db_json(db);
+    assert_string_equal(json_string_value(json_object_get(j, "engine")), "psync");
+    json_decref(j);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+}
+
 /* A target given relative to the working directory: SQLite names files by their full
  * path, the instance must recognize them. */
 static void relative_target_path(void **state)
@@ -453,6 +480,7 @@ int main(void)
         cmocka_unit_test(small_buffer_refused),  cmocka_unit_test(sigkill_full),
         cmocka_unit_test(sigkill_normal),        cmocka_unit_test(buffered_fallback),
         cmocka_unit_test(bad_options_refused),   cmocka_unit_test(relative_target_path),
+        cmocka_unit_test(psync_engine),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
