@@ -7,21 +7,23 @@
  * in practice.
  *
  * Write policies, and why:
- *   - database file and journal: write-through. Each xWrite updates the pool frame and
- *     goes to the device before returning; checkpoints (the only writer of the
- *     database file in WAL mode) run on a background thread, like a database's page
- *     flusher, so this costs no committing thread anything.
  *   - WAL: write-back into pool frames marked dirty, flushed as contiguous runs of
  *     whole blocks at xSync (every commit under synchronous=FULL), when the writer
  *     releases the WAL write lock unless sync is off (so a process kill never loses a
- *     transaction SQLite reported committed under full or normal), before any write to
- *     the database file (the write-ahead rule: a checkpoint never puts pages in the
- *     database file that the WAL on the device does not have), and when too much is
- *     buffered. With sync=off commits are acknowledged from memory, as a database with
- *     its log flush at commit turned off does. SQLite
- *     writes each frame as a 24-byte header and a page at unaligned offsets; buffering
- *     turns that into one aligned write per commit, and the partially filled last block
- *     stays in the pool for the next commit (the "aligned tail buffer").
+ *     transaction SQLite reported committed under full or normal), before database
+ *     blocks go to the device (the write-ahead rule: the database file never gets pages
+ *     the WAL on the device does not have), and when too much is buffered. With
+ *     sync=off commits are acknowledged from memory, as a database with its log flush
+ *     at commit turned off does. SQLite writes each frame as a 24-byte header and a page
+ *     at unaligned offsets; buffering turns that into one aligned write per commit, and
+ *     the partially filled last block stays in the pool for the next commit (the
+ *     "aligned tail buffer").
+ *   - database file: write-back too (only checkpoints write it in WAL mode, on a
+ *     background thread, like a database's page flusher). Dirty blocks go out as one
+ *     batch of concurrent writes when the batch is full, at SQLITE_FCNTL_CKPT_DONE
+ *     (before SQLite publishes how far the checkpoint got, so a reader never skips a WAL
+ *     frame whose page is not on the device), at xSync, truncate and close.
+ *   - rollback journal (only before WAL mode is set): write-through.
  * Nothing goes through the page cache: the files are O_DIRECT, and file sizes on the
  * device are rounded up to whole blocks while SQLite sees the logical size kept here.
  *
