@@ -85,15 +85,20 @@ static char *distinguisher(const cmp_result *r)
 
 static void disambiguate_labels(cmp_set *set)
 {
-    for (int i = 0; i < set->nresults; i++) {
+    int n = set->nresults;
+    bool clash[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++) {
         cmp_result *a = &set->results[i];
-        bool clash = false;
-        for (int j = 0; j < set->nresults; j++) {
+        clash[i] = false;
+        for (int j = 0; j < n; j++) {
             cmp_result *b = &set->results[j];
             if (j != i && !strcmp(a->label, b->label) && strcmp(a->drive_key, b->drive_key))
-                clash = true;
+                clash[i] = true;
         }
-        if (!clash || !strncmp(a->drive_key, "label:", 6))
+    }
+    for (int i = 0; i < n; i++) {
+        cmp_result *a = &set->results[i];
+        if (!clash[i] || !strncmp(a->drive_key, "label:", 6))
             continue;
         char *d = distinguisher(a);
         char *l = xstrdup_printf("%s [%s]", a->label, d);

@@ -190,12 +190,12 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
     }
     int version = atoi(schema + strlen(SCHEMA_PREFIX));
     if (version != SCHEMA_VERSION) {
-        json_decref(doc);
         char msg[200];
         snprintf(msg, sizeof msg,
                  "result schema \"%.40s\" is not the one this appsim reads (appsim-result/%d); "
                  "use the appsim version that wrote it",
                  schema, SCHEMA_VERSION);
+        json_decref(doc);
         return fail(err, errlen, path, msg);
     }
     const char *wl = cmp_str(doc, "workload");

@@ -258,23 +258,31 @@ static void type_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     }
 }
 
+/* Block-layer figures normalized per transaction (device_io.per_unit): raw totals
+ * depend on the run length and are not compared. */
+static const json_t *per_unit(const json_t *doc)
+{
+    const json_t *pu = json_object_get(json_object_get(doc, "device_io"), "per_unit");
+    return json_is_object(pu) ? pu : NULL;
+}
+
 static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
 {
-    const json_t *dev = json_object_get(runs[0]->doc, "device_io");
-    if (!json_is_object(dev))
+    const json_t *dev = per_unit(runs[0]->doc);
+    if (!dev)
         return;
+    const char *unit = unit_of(runs[0]->doc);
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)dev, key, v)
     {
-        /* Only normalized figures compare across runs of different lengths. */
-        if (!json_is_number(v) || !strstr(key, "per_"))
+        if (!json_is_number(v))
             continue;
         double sum = 0, w = 0;
         bool have = true;
         for (int i = 0; i < n; i++) {
             double x, c;
-            if (!cmp_num(json_object_get(runs[i]->doc, "device_io"), key, &x)) {
+            if (!cmp_num(per_unit(runs[i]->doc), key, &x)) {
                 have = false;
                 break;
             }
@@ -285,7 +293,8 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
         }
         char id[256], name[256];
         snprintf(id, sizeof id, "dev.%s", key);
-        snprintf(name, sizeof name, "device %s", key);
+        snprintf(name, sizeof name, "device %s per %s", key,
+                 !strcmp(unit, "iops") ? "I/O" : "transaction");
         for (char *p = name; *p; p++)
             if (*p == '_')
                 *p = ' ';
