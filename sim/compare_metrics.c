@@ -293,12 +293,16 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
         }
         char id[256], name[256];
         snprintf(id, sizeof id, "dev.%s", key);
-        snprintf(name, sizeof name, "device %s per %s", key,
-                 !strcmp(unit, "iops") ? "I/O" : "transaction");
+        /* Latencies are per device operation already; counts are per unit of work. */
+        bool lat = strstr(key, "latency") || strstr(key, "_us") || strstr(key, "_ms");
+        if (lat)
+            snprintf(name, sizeof name, "device %s", key);
+        else
+            snprintf(name, sizeof name, "device %s per %s", key,
+                     !strcmp(unit, "iops") ? "I/O" : "transaction");
         for (char *p = name; *p; p++)
             if (*p == '_')
                 *p = ' ';
-        bool lat = strstr(key, "latency") || strstr(key, "_us") || strstr(key, "_ms");
         add_metric(out, id, name, "", lat ? CMP_LOWER : CMP_NONE, have && w > 0, sum / w);
     }
 }

@@ -71,7 +71,7 @@ static void fit_axis(axis *a, double mn, double mx, bool from_zero)
             a->hi = a->lo + 1;
         return;
     case SVG_NINES:
-        a->lo = fmin(tf(SVG_NINES, 50), floor(tf(SVG_NINES, mn)));
+        a->lo = fmin(tf(SVG_NINES, 50), tf(SVG_NINES, mn));
         a->hi = fmax(ceil(tf(SVG_NINES, mx) - 1e-9), a->lo + 1);
         return;
     case SVG_LINEAR:
@@ -160,7 +160,7 @@ static void y_ticks(cmp_buf *b, const axis *a, const char *label)
 static void x_ticks(cmp_buf *b, const axis *a, const char *label)
 {
     if (a->scale == SVG_NINES) {
-        for (double e = ceil(a->lo); e <= a->hi + 1e-9; e++) {
+        for (double e = fmax(1, ceil(a->lo)); e <= a->hi + 1e-9; e++) {
             double p = 100.0 * (1 - pow(10, -e));
             double x = PX0 + (e - a->lo) / (a->hi - a->lo) * (PX1 - PX0);
             cmp_buf_printf(b,
