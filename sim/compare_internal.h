@@ -112,13 +112,18 @@ sim_hist *cmp_hist_of(const json_t *doc, const char *key);
 /* Numeric helpers over JSON (NULL-safe; missing or non-numeric gives false). */
 bool cmp_num(const json_t *obj, const char *key, double *v);
 const char *cmp_str(const json_t *obj, const char *key);
-/* Every array named "curve" in doc (depth-first, object keys in document order), with
- * a dotted name of where it was found ("curve", "vdi.boot.curve"). Returns count. */
+/* Every rate curve in doc: a "curve" key holding an array of points or an object with a
+ * "points" array, found depth-first (into objects and arrays of objects). curves[i] is
+ * the points array; names[i] (malloc'ed) says where: "curve" at the top level, else the
+ * path of the object holding it, array elements named by their identifying fields
+ * (e.g. "full/boot" for a VDI storm). Returns the count. */
 int cmp_find_curves(const json_t *doc, const json_t **curves, char **names, int max);
 /* IOPS (or rate) of a curve point; false when absent. */
 bool cmp_point_rate(const json_t *pt, double *v);
 /* Latency summary of a curve point (object with mean_us, p99_us, ...), or NULL. */
 const json_t *cmp_point_latency(const json_t *pt);
+/* Serialized histograms of a curve point ({"all": H, ...}), or NULL. */
+const json_t *cmp_point_histograms(const json_t *pt);
 
 /* Output (compare_format.c). */
 typedef enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON } cmp_format;

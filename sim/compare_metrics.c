@@ -362,11 +362,11 @@ static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
             sum += v;
             lats[i] = cmp_point_latency(peaks[i]);
             double cnt = 0;
-            if (!cmp_num(peaks[i], "count", &cnt))
-                cmp_num(lats[i], "count", &cnt);
+            if (!cmp_num(peaks[i], "count", &cnt) && !cmp_num(lats[i], "count", &cnt))
+                cmp_num(json_object_get(json_object_get(peaks[i], "run"), "summary"), "count",
+                        &cnt);
             counts[i] = cnt;
-            sim_hist *h = hist_ok ? hist_from(json_object_get(peaks[i], "histograms"), "all")
-                                  : NULL;
+            sim_hist *h = hist_ok ? hist_from(cmp_point_histograms(peaks[i]), "all") : NULL;
             if (!h) {
                 hist_ok = false;
                 sim_hist_free(merged);

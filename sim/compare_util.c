@@ -107,6 +107,32 @@ const char *cmp_str(const json_t *obj, const char *key)
     return json_is_string(x) ? json_string_value(x) : NULL;
 }
 
+/* The points of a curve: the value itself when it is an array (points directly), or
+ * its "points" array (replay --curve, vdi storms). */
+static const json_t *curve_points(const json_t *v)
+{
+    if (json_is_array(v))
+        return json_array_size(v) ? v : NULL;
+    const json_t *p = json_object_get(v, "points");
+    return json_is_array(p) && json_array_size(p) ? p : NULL;
+}
+
+/* A readable name for an array element: its identifying string fields ("full/boot" for
+ * a VDI storm), else its index. */
+static void element_name(const json_t *el, const char *key, size_t i, char *buf, size_t len)
+{
+    static const char *const fields[] = {"name", "profile", "clones", "phase", NULL};
+    size_t k = 0;
+    buf[0] = 0;
+    for (int f = 0; fields[f] && k < len; f++) {
+        const char *s = cmp_str(el, fields[f]);
+        if (s && *s)
+            k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "/" : "", s);
+    }
+    if (!buf[0])
+        snprintf(buf, len, "%s[%zu]", key, i);
+}
+
 static int find_curves(const json_t *node, const char *prefix, const json_t **curves,
                        char **names, int n, int max, int depth)
 {
@@ -118,18 +144,34 @@ static int find_curves(const json_t *node, const char *prefix, const json_t **cu
     {
         if (n >= max)
             break;
+        if (!strcmp(key, "histograms") || !strcmp(key, "config") || !strcmp(key, "host") ||
+            !strcmp(key, "target") || !strcmp(key, "intervals"))
+            continue;
+        const json_t *pts = !strcmp(key, "curve") ? curve_points(val) : NULL;
         char name[256];
+        if (pts) {
+            curves[n] = pts;
+            names[n] = strdup(prefix[0] ? prefix : "curve");
+            n++;
+            continue;
+        }
         if (prefix[0])
             snprintf(name, sizeof name, "%s.%s", prefix, key);
         else
             snprintf(name, sizeof name, "%s", key);
-        if (!strcmp(key, "curve") && json_is_array(val) && json_array_size(val) > 0) {
-            curves[n] = val;
-            names[n] = strdup(name);
-            n++;
-        } else if (json_is_object(val) && strcmp(key, "histograms") && strcmp(key, "config") &&
-                   strcmp(key, "host") && strcmp(key, "target")) {
+        if (json_is_object(val)) {
             n = find_curves(val, name, curves, names, n, max, depth + 1);
+        } else if (json_is_array(val) && json_array_size(val) <= 64) {
+            size_t i;
+            json_t *el;
+            json_array_foreach(val, i, el)
+            {
+                if (n >= max || !json_is_object(el))
+                    break;
+                char en[256];
+                element_name(el, key, i, en, sizeof en);
+                n = find_curves(el, en, curves, names, n, max, depth + 1);
+            }
         }
     }
     return n;
@@ -150,11 +192,26 @@ bool cmp_point_rate(const json_t *pt, double *v)
 
 const json_t *cmp_point_latency(const json_t *pt)
 {
+    double v;
+    if (cmp_num(pt, "mean_us", &v))
+        return pt; /* mean_us, p99_us... on the point itself (replay, vdi) */
     const json_t *l = json_object_get(pt, "latency_us");
     if (json_is_object(l))
         return l;
     l = json_object_get(json_object_get(pt, "summary"), "latency_us");
+    if (json_is_object(l))
+        return l;
+    l = json_object_get(json_object_get(json_object_get(pt, "run"), "summary"), "latency_us");
     return json_is_object(l) ? l : NULL;
+}
+
+const json_t *cmp_point_histograms(const json_t *pt)
+{
+    const json_t *h = json_object_get(pt, "histograms");
+    if (json_is_object(h))
+        return h;
+    h = json_object_get(json_object_get(pt, "run"), "histograms");
+    return json_is_object(h) ? h : NULL;
 }
 
 char **cmp_argv_short_o(int argc, char **argv)

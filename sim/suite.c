@@ -117,10 +117,11 @@ static void move_aside(const char *path)
 
 /* Planned seconds of a step: its estimate, or warm-up plus measured duration found in
  * its arguments (--warmup, --duration, --time). 0 when unknown. */
-static double planned_seconds(const suite_step *st, char **words, int nwords)
+static double planned_seconds(const suite_step *st, int size, char **words, int nwords)
 {
     uint64_t ns;
-    if (st->estimate && !sim_parse_duration(st->estimate, &ns))
+    const char *est = st->size_estimate[size] ? st->size_estimate[size] : st->estimate;
+    if (est && !sim_parse_duration(est, &ns))
         return (double)ns / 1e9;
     double total = 0;
     for (int i = 0; i < nwords; i++) {
@@ -565,11 +566,11 @@ static int suite_main(int argc, char **argv)
                 free(x);
                 has_result = has_result || suite_uses(words[k], "result");
             }
-            planned[i] += planned_seconds(st, words, n);
+            planned[i] += planned_seconds(st, c.size_index, words, n);
             suite_free_words(words, n);
         }
-        if (st->estimate)
-            planned[i] = planned_seconds(st, NULL, 0);
+        if (st->estimate || st->size_estimate[c.size_index])
+            planned[i] = planned_seconds(st, c.size_index, NULL, 0);
         if (!rc && !has_result) {
             sim_error("suite: %s: step %s: its arguments must contain {result} (where the "
                       "command writes its result, e.g. --json {result})",

@@ -1,13 +1,13 @@
 /*
  * sim/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
- * wherever the binary is copied. The text of each is the file of the same name under
- * suites/ (a unit test, test_compare_suite, checks they are identical).
+ * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit
+ * test, test_compare_suite, checks the two are identical): edit the .ini, then run it.
  */
 #include "sim/suite_internal.h"
 
 #include <string.h>
 
-static const char review_ini[] =
+static const char suite_review[] =
     "# The storage review labs' battery (docs/compare.md; ../shared/docs/reference-methodology.md).\n"
     "# `appsim suite review --target PATH -o DIR --size small|medium|full`.\n"
     "# full is the published configuration; small and medium keep the shape at a scale that\n"
@@ -42,23 +42,39 @@ static const char review_ini[] =
     "args.full = --tables 100 --table-size 10000000 --threads 32 --buffer 24G --warmup 2h --time 1h\n"
     "\n"
     "[replay]\n"
-    "description = a captured block trace replayed as a vdbench-style rate curve (needs --trace)\n"
+    "description = a captured block trace replayed as a vdbench-style rate curve: the maximum rate, then 10 % to 120 % of it (needs --trace)\n"
     "command = replay\n"
     "args = {trace} --target {target} --json {result} --curve\n"
-    "estimate = 20m\n"
+    "args.small = --point-warmup 2s --point-duration 5s\n"
+    "args.medium = --point-warmup 5s --point-duration 20s\n"
+    "args.full = --point-warmup 1m --point-duration 5m\n"
+    "estimate.small = 2m\n"
+    "estimate.medium = 6m\n"
+    "estimate.full = 80m\n"
     "\n"
     "[vdi]\n"
-    "description = full- and linked-clone boot and login storms, each as a rate curve\n"
+    "description = full- and linked-clone boot, initial-login and Monday-login storms, each as a rate curve\n"
     "command = vdi\n"
-    "args = --all --target {target} --json {result}\n"
-    "estimate = 1h\n";
+    "args = --all --target {target} -o {result}\n"
+    "args.small = --desktops 8 --point-warmup 2s --point-duration 5s\n"
+    "args.medium = --desktops 100 --point-warmup 5s --point-duration 20s\n"
+    "args.full = --desktops 1000 --point-warmup 30s --point-duration 2m\n"
+    "estimate.small = 10m\n"
+    "estimate.medium = 35m\n"
+    "estimate.full = 210m\n"
+    ;
 
 static const struct {
     const char *name;
     const char *text;
-} builtins[] = {{"review", review_ini}};
+} builtins[] = {
+    {"review", suite_review},
+};
 
-static const char *const names[] = {"review", NULL};
+static const char *const names[] = {
+    "review",
+    NULL,
+};
 
 const char *suite_builtin(const char *name)
 {

@@ -30,6 +30,8 @@ void suite_def_free(suite_def *d)
         for (int k = 0; k < 3; k++)
             free(s->size_args[k]);
         free(s->estimate);
+        for (int k = 0; k < 3; k++)
+            free(s->size_estimate[k]);
     }
     free(d->steps);
     free(d->name);
@@ -91,6 +93,17 @@ static int step_key(suite_step *s, const char *key, const char *value, char *err
                         "estimate is not a duration (e.g. 90s, 20m, 3h)", value);
         return set_once(&s->estimate, value, err, errlen, origin, line, key);
     }
+    if (!strncmp(key, "estimate.", 9)) {
+        int k = suite_size_index(key + 9);
+        uint64_t ns;
+        if (k < 0)
+            return perr(err, errlen, origin, line,
+                        "unknown size (estimate.small, estimate.medium or estimate.full)", key);
+        if (sim_parse_duration(value, &ns))
+            return perr(err, errlen, origin, line,
+                        "estimate is not a duration (e.g. 90s, 20m, 3h)", value);
+        return set_once(&s->size_estimate[k], value, err, errlen, origin, line, key);
+    }
     if (!strncmp(key, "args.", 5)) {
         int k = suite_size_index(key + 5);
         if (k < 0)
@@ -100,7 +113,7 @@ static int step_key(suite_step *s, const char *key, const char *value, char *err
     }
     return perr(err, errlen, origin, line,
                 "unknown key in a step (command, args, args.small|medium|full, description, "
-                "estimate)",
+                "estimate, estimate.small|medium|full)",
                 key);
 }
 

@@ -10,6 +10,7 @@
  *   args.small = --scale 2 --duration 60s   ; appended for --size small
  *   args.full = --scale 1500 --vusers 15000
  *   estimate = 3h                       ; optional: planned time when args do not say
+ *   estimate.small = 10m                ; the same for one size
  *
  * Arguments are split like a shell would (quotes, backslash) and each word then has its
  * placeholders replaced: {target}, {result} (DIR/<step>.json), {dir}, {size}, {trace}.
@@ -30,6 +31,7 @@ typedef struct suite_step {
     char *args;        /* common arguments (may be NULL) */
     char *size_args[3]; /* small, medium, full (may be NULL) */
     char *estimate;    /* duration text or NULL */
+    char *size_estimate[3]; /* estimate.small|medium|full, or NULL */
 } suite_step;
 
 typedef struct suite_def {

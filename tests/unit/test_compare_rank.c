@@ -288,6 +288,82 @@ static void test_curves_peak(void **state)
     cmp_set_free(&set);
 }
 
+/* The curve shapes the workloads write: replay --curve ({"curve": {"points": [...]}} with
+ * each point's run and histograms) and vdi (an array of storms, each with a curve). */
+static json_t *point(double iops, double mean, double p99, const sim_hist *h)
+{
+    json_t *p = json_pack("{s:f,s:f,s:f,s:f}", "fraction", iops / 1000, "iops", iops, "mean_us",
+                          mean, "p99_us", p99);
+    if (h)
+        json_object_set_new(p, "run",
+                            json_pack("{s:{s:I},s:{s:o}}", "summary", "count",
+                                      (json_int_t)sim_hist_count(h), "histograms", "all",
+                                      sim_hist_to_json(h)));
+    return p;
+}
+
+static void write_curve_doc(const char *path, const char *wl, const char *model, json_t *body)
+{
+    json_t *doc = json_pack("{s:s,s:s,s:{s:i},s:{s:s,s:s}}", "schema", "appsim-result/1",
+                            "workload", wl, "config", "qd", 32, "target", "model", model,
+                            "path", "/dev/x");
+    json_object_update(doc, body);
+    json_decref(body);
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+}
+
+static void test_workload_curve_shapes(void **state)
+{
+    fx_run s1 = base("x", 500, 1, 20000), s2 = base("x", 700, 1, 60000);
+    sim_hist *h1 = fx_hist(&s1), *h2 = fx_hist(&s2);
+    write_curve_doc(file("r1.json"), "replay", "Fast",
+                    json_pack("{s:{s:[o,o]}}", "curve", "points", point(1000, 40, 90, h1),
+                              point(500, 30, 50, NULL)));
+    write_curve_doc(file("r2.json"), "replay", "Fast",
+                    json_pack("{s:{s:[o,o]}}", "curve", "points", point(1200, 80, 100, h2),
+                              point(600, 30, 50, NULL)));
+    write_curve_doc(file("r3.json"), "replay", "Slow",
+                    json_pack("{s:{s:[o,o]}}", "curve", "points", point(300, 40, 90, NULL),
+                              point(150, 30, 50, NULL)));
+    char *paths[] = {file("r3.json"), file("r1.json"), file("r2.json")};
+    cmp_set set;
+    char err[512];
+    assert_int_equal(cmp_build(&set, paths, 3, NULL, 0, err, sizeof err), 0);
+    const cmp_group *g = &set.groups[0];
+    assert_int_equal(g->nentries, 2);
+    assert_string_equal(g->entries[0].label, "Fast"); /* ranked by peak IOPS */
+    const cmp_metric *peak = metric(g, "curve.curve.peak");
+    assert_non_null(peak);
+    assert_double_equal(peak->cells[0].value, 1100, 1e-9); /* mean of the runs' peaks */
+    assert_double_equal(peak->cells[0].min, 1000, 1e-9);
+    assert_double_equal(peak->cells[0].max, 1200, 1e-9);
+    /* Latency at the peak from the merged histograms of the two peak points. */
+    sim_hist_merge(h1, h2);
+    assert_double_equal(metric(g, "curve.curve.lat.p99")->cells[0].value,
+                        (double)sim_hist_percentile(h1, 99) / 1e3, 1e-9);
+    /* Without histograms, the point's own figures. */
+    assert_double_equal(metric(g, "curve.curve.lat.p99")->cells[1].value, 90, 1e-9);
+    cmp_set_free(&set);
+    sim_hist_free(h1);
+    sim_hist_free(h2);
+
+    write_curve_doc(
+        file("v1.json"), "vdi", "Fast",
+        json_pack("{s:[{s:s,s:s,s:{s:[o,o]}},{s:s,s:s,s:{s:[o]}}]}", "storms", "clones", "full",
+                  "phase", "boot", "curve", "points", point(2000, 100, 300, NULL),
+                  point(1000, 90, 200, NULL), "clones", "linked", "phase", "boot", "curve",
+                  "points", point(800, 150, 400, NULL)));
+    char *vp[] = {file("v1.json")};
+    assert_int_equal(cmp_build(&set, vp, 1, NULL, 0, err, sizeof err), 0);
+    g = &set.groups[0];
+    assert_non_null(metric(g, "curve.full/boot.peak"));
+    assert_double_equal(metric(g, "curve.full/boot.peak")->cells[0].value, 2000, 1e-9);
+    assert_double_equal(metric(g, "curve.linked/boot.peak")->cells[0].value, 800, 1e-9);
+    assert_double_equal(metric(g, "curve.linked/boot.lat.mean")->cells[0].value, 150, 1e-9);
+    cmp_set_free(&set);
+}
+
 static void expect_refused(const char *name, const char *content, const char *why)
 {
     FILE *f = fopen(file(name), "w");
@@ -402,6 +478,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_runs_without_histograms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_labels_and_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_curves_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workload_curve_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_non_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
     };
