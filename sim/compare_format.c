@@ -89,7 +89,7 @@ static char *config_line(const cmp_group *g)
         {
             if (cmp_config_key_ignored(k))
                 continue;
-            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
             cmp_buf_printf(&b, "%s%s=%s", b.len ? " " : "", k, s ? s : "?");
             free(s);
         }

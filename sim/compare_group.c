@@ -114,7 +114,7 @@ static void describe_value(char *buf, size_t len, const json_t *v)
         snprintf(buf, len, "(not set)");
         return;
     }
-    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
     snprintf(buf, len, "%s", s ? s : "?");
     free(s);
 }

@@ -19,7 +19,8 @@ static const char *const ignored_keys[] = {
     "help", "device", "path", "dir", NULL,
 };
 /* Options that change how long was measured: reported when they differ, not refused. */
-static const char *const soft_keys[] = {"duration", "time", "warmup", "loop", NULL};
+static const char *const soft_keys[] = {"duration", "time",           "warmup",
+                                         "loop",     "point-warmup", "point-duration", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {

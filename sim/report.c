@@ -341,7 +341,7 @@ static void kv_rows(cmp_buf *b, const json_t *v, const char *prefix, int depth)
     if (json_is_string(v)) {
         cmp_buf_html(b, json_string_value(v));
     } else {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
         cmp_buf_html(b, s ? s : "");
         free(s);
     }
@@ -423,7 +423,7 @@ static void group_section(cmp_buf *b, const cmp_group *g, int gi)
         {
             if (cmp_config_key_ignored(k))
                 continue;
-            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
             cmp_buf_html(b, k);
             cmp_buf_puts(b, "=");
             cmp_buf_html(b, s ? s : "");
