@@ -276,8 +276,8 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
     json_t *v;
     json_object_foreach((json_t *)dev, key, v)
     {
-        if (!json_is_number(v))
-            continue;
+        if (!json_is_number(v) || !strcmp(key, "units"))
+            continue; /* "units" is the divisor itself */
         double sum = 0, w = 0;
         bool have = true;
         for (int i = 0; i < n; i++) {
@@ -304,6 +304,44 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
             if (*p == '_')
                 *p = ' ';
         add_metric(out, id, name, "", lat ? CMP_LOWER : CMP_NONE, have && w > 0, sum / w);
+    }
+}
+
+/* The drive's own latency per operation as the block layer saw it (*_latency_avg_us):
+ * comparable across runs of any length. */
+static void device_latency_metrics(cmp_result **runs, int n, cmp_mlist *out)
+{
+    const json_t *dev = json_object_get(runs[0]->doc, "device_io");
+    if (!json_is_object(dev))
+        return;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)dev, key, v)
+    {
+        size_t kl = strlen(key);
+        if (!json_is_number(v) || kl < 15 || strcmp(key + kl - 15, "_latency_avg_us"))
+            continue;
+        /* Weight each run by its operations of that kind when known. */
+        char opkey[64];
+        snprintf(opkey, sizeof opkey, "%.*ss", (int)(kl - 15), key);
+        double sum = 0, w = 0;
+        bool have = true;
+        for (int i = 0; i < n; i++) {
+            const json_t *d = json_object_get(runs[i]->doc, "device_io");
+            double x, c;
+            if (!cmp_num(d, key, &x)) {
+                have = false;
+                break;
+            }
+            if (!cmp_num(d, opkey, &c) || c <= 0)
+                c = 1;
+            sum += x * c;
+            w += c;
+        }
+        char id[128], name[128];
+        snprintf(id, sizeof id, "dev.%s", key);
+        snprintf(name, sizeof name, "device %.*s latency, average", (int)(kl - 15), key);
+        add_metric(out, id, name, "us", CMP_LOWER, have && w > 0, sum / w);
     }
 }
 
@@ -405,5 +443,6 @@ void cmp_metrics_for_runs(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     summary_metrics(runs, n, out, warn);
     type_metrics(runs, n, out, warn);
     device_metrics(runs, n, out);
+    device_latency_metrics(runs, n, out);
     curve_metrics(runs, n, out, warn);
 }
