@@ -26,8 +26,7 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
 {
     *labels = NULL;
     *store = NULL;
-    if (!list || !*list)
-        return 0;
+    if (!list || !*list) return 0;
     *store = strdup(list);
     int n = 1;
     for (const char *p = list; *p; p++)
@@ -36,8 +35,7 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
     int k = 0;
     for (char *tok = *store, *next; tok; tok = next) {
         next = strchr(tok, ',');
-        if (next)
-            *next++ = 0;
+        if (next) *next++ = 0;
         (*labels)[k++] = tok;
     }
     return k;
@@ -47,13 +45,20 @@ static int compare_main(int argc, char **argv)
 {
     const char *format = "text", *label = NULL, *output = NULL;
     sim_opt opts[] = {
-        {.name = "format", .kind = SIM_OPT_CHOICE, .dst = &format, .help = "output format",
+        {.name = "format",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &format,
+         .help = "output format",
          .choices = "text|markdown|csv|json"},
-        {.name = "label", .kind = SIM_OPT_STRING, .dst = &label,
+        {.name = "label",
+         .kind = SIM_OPT_STRING,
+         .dst = &label,
          .help = "comma-separated column labels, one per file in order (default: the drive "
                  "model or path from the result); files with the same label are runs of one "
                  "drive"},
-        {.name = "output", .kind = SIM_OPT_STRING, .dst = &output,
+        {.name = "output",
+         .kind = SIM_OPT_STRING,
+         .dst = &output,
          .help = "write to FILE instead of standard output (-o)"},
         SIM_OPT_END,
     };
@@ -62,10 +67,8 @@ static int compare_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("compare", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
     free(av);
-    if (rc < 0)
-        return SIM_EXIT_OK;
-    if (rc)
-        return SIM_EXIT_USAGE;
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return SIM_EXIT_USAGE;
     if (nfiles == 0) {
         sim_error("compare: give one or more result files (written by --json); see "
                   "`appsim compare --help`");

@@ -16,8 +16,8 @@ int cmp_format_parse(const char *s, cmp_format *f)
     static const struct {
         const char *name;
         cmp_format f;
-    } names[] = {{"text", CMP_TEXT}, {"markdown", CMP_MARKDOWN}, {"csv", CMP_CSV},
-                 {"json", CMP_JSON}};
+    } names[] = {
+        {"text", CMP_TEXT}, {"markdown", CMP_MARKDOWN}, {"csv", CMP_CSV}, {"json", CMP_JSON}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s, names[i].name)) {
             *f = names[i].f;
@@ -31,29 +31,24 @@ void cmp_format_value(char *buf, size_t len, double v, const char *unit)
 {
     (void)unit;
     int dec = fabs(v) >= 100 ? 1 : fabs(v) >= 10 ? 2 : 3;
-    if (v == floor(v) && fabs(v) < 1e15 && (!unit || !*unit))
-        dec = 0;
+    if (v == floor(v) && fabs(v) < 1e15 && (!unit || !*unit)) dec = 0;
     char raw[64];
     snprintf(raw, sizeof raw, "%.*f", dec, fabs(v));
     char *dot = strchr(raw, '.');
     size_t intlen = dot ? (size_t)(dot - raw) : strlen(raw);
     char out[96];
     size_t k = 0;
-    if (v < 0)
-        out[k++] = '-';
+    if (v < 0) out[k++] = '-';
     for (size_t i = 0; i < intlen; i++) {
-        if (i && (intlen - i) % 3 == 0)
-            out[k++] = ',';
+        if (i && (intlen - i) % 3 == 0) out[k++] = ',';
         out[k++] = raw[i];
     }
     out[k] = 0;
-    if (dot)
-        snprintf(out + k, sizeof out - k, "%s", dot);
+    if (dot) snprintf(out + k, sizeof out - k, "%s", dot);
     snprintf(buf, len, "%s", out);
 }
 
-static void cell_text(char *buf, size_t len, const cmp_metric *m, const cmp_cell *c,
-                      bool markdown)
+static void cell_text(char *buf, size_t len, const cmp_metric *m, const cmp_cell *c, bool markdown)
 {
     if (!c->have) {
         snprintf(buf, len, "-");
@@ -84,17 +79,14 @@ static char *config_line(const cmp_group *g)
     cmp_buf b = {0};
     const char *k;
     json_t *v;
-    if (json_is_object(g->config))
-        json_object_foreach(g->config, k, v)
+    if (json_is_object(g->config)) json_object_foreach(g->config, k, v)
         {
-            if (cmp_config_key_ignored(k))
-                continue;
+            if (cmp_config_key_ignored(k)) continue;
             char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
             cmp_buf_printf(&b, "%s%s=%s", b.len ? " " : "", k, s ? s : "?");
             free(s);
         }
-    if (!b.s)
-        cmp_buf_puts(&b, "(no configuration recorded)");
+    if (!b.s) cmp_buf_puts(&b, "(no configuration recorded)");
     return b.s;
 }
 
@@ -142,8 +134,7 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
             for (int c = 0; c < cols; c++) {
                 fputc(' ', out);
                 for (const char *p = cells[r][c]; *p; p++) {
-                    if (*p == '|')
-                        fputc('\\', out);
+                    if (*p == '|') fputc('\\', out);
                     fputc(*p, out);
                 }
                 fputs(" |", out);
@@ -163,8 +154,7 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
             width[c] = 0;
             for (int r = 0; r < rows; r++) {
                 int w = (int)strlen(cells[r][c]);
-                if (w > width[c])
-                    width[c] = w;
+                if (w > width[c]) width[c] = w;
             }
         }
         fprintf(out, "== %d. %s\nconfiguration: %s\n", gi + 1, g->workload, cfg);
@@ -183,12 +173,9 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
     if (g->rank_rule)
         fprintf(out, "%s%s; * = best, (%%) = percentage of the best", pre, g->rank_rule);
     fprintf(out, "%s", markdown ? "\n" : "\n");
-    if (g->note)
-        fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->note);
-    if (g->soft_note)
-        fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->soft_note);
-    if (g->warnings)
-        fprintf(out, "%s%swarning: %s\n", markdown ? "\n" : "", pre, g->warnings);
+    if (g->note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->note);
+    if (g->soft_note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->soft_note);
+    if (g->warnings) fprintf(out, "%s%swarning: %s\n", markdown ? "\n" : "", pre, g->warnings);
     fputc('\n', out);
     for (int r = 0; r < rows; r++) {
         for (int c = 0; c < cols; c++)
@@ -206,8 +193,7 @@ static void csv_field(FILE *out, const char *s)
     }
     fputc('"', out);
     for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
+        if (*s == '"') fputc('"', out);
         fputc(*s, out);
     }
     fputc('"', out);
@@ -224,8 +210,7 @@ static void print_csv(FILE *out, const cmp_set *set)
             for (int e = 0; e < g->nentries; e++) {
                 const cmp_metric *mt = &g->metrics[m];
                 const cmp_cell *c = &mt->cells[e];
-                if (!c->have)
-                    continue;
+                if (!c->have) continue;
                 fprintf(out, "%d,", gi + 1);
                 csv_field(out, g->workload);
                 fputc(',', out);
@@ -236,10 +221,9 @@ static void print_csv(FILE *out, const cmp_set *set)
                 csv_field(out, mt->unit);
                 fputc(',', out);
                 csv_field(out, g->entries[e].label);
-                fprintf(out, ",%d,%d,%.17g,%.17g,%.17g,", g->entries[e].rank,
-                        g->entries[e].nruns, c->value, c->min, c->max);
-                if (c->pct >= 0)
-                    fprintf(out, "%.6g", c->pct);
+                fprintf(out, ",%d,%d,%.17g,%.17g,%.17g,", g->entries[e].rank, g->entries[e].nruns,
+                        c->value, c->min, c->max);
+                if (c->pct >= 0) fprintf(out, "%.6g", c->pct);
                 fprintf(out, ",%s\n", c->best ? "1" : "0");
             }
     }
@@ -290,8 +274,8 @@ json_t *cmp_to_json(const cmp_set *set)
                 json_object_set_new(v, "runs", json_integer(c->nruns));
                 json_object_set_new(v, "min", json_real(c->min));
                 json_object_set_new(v, "max", json_real(c->max));
-                json_object_set_new(v, "pct_of_best", c->pct >= 0 ? json_real(c->pct)
-                                                                   : json_null());
+                json_object_set_new(v, "pct_of_best",
+                                    c->pct >= 0 ? json_real(c->pct) : json_null());
                 json_object_set_new(v, "best", json_boolean(c->best));
                 json_array_append_new(vals, v);
             }
@@ -299,12 +283,10 @@ json_t *cmp_to_json(const cmp_set *set)
             json_array_append_new(metrics, jm);
         }
         json_object_set_new(t, "metrics", metrics);
-        json_object_set_new(t, "rank_rule", g->rank_rule ? json_string(g->rank_rule)
-                                                         : json_null());
+        json_object_set_new(t, "rank_rule", g->rank_rule ? json_string(g->rank_rule) : json_null());
         json_object_set_new(t, "incomparable", g->note ? json_string(g->note) : json_null());
         json_object_set_new(t, "note", g->soft_note ? json_string(g->soft_note) : json_null());
-        json_object_set_new(t, "warnings", g->warnings ? json_string(g->warnings)
-                                                       : json_null());
+        json_object_set_new(t, "warnings", g->warnings ? json_string(g->warnings) : json_null());
         json_array_append_new(tables, t);
     }
     json_object_set_new(root, "tables", tables);

@@ -24,8 +24,7 @@ static char *xstrdup_printf(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        abort();
+    if (vasprintf(&s, fmt, ap) < 0) abort();
     va_end(ap);
     return s;
 }
@@ -75,11 +74,9 @@ static char *distinguisher(const cmp_result *r)
 {
     const json_t *t = json_object_get(r->doc, "target");
     const char *serial = cmp_str(t, "serial");
-    if (serial && *serial)
-        return strdup(serial);
+    if (serial && *serial) return strdup(serial);
     const char *p = cmp_str(t, "path");
-    if (p && *p)
-        return strdup(p);
+    if (p && *p) return strdup(p);
     return strdup(r->path);
 }
 
@@ -98,8 +95,7 @@ static void disambiguate_labels(cmp_set *set)
     }
     for (int i = 0; i < n; i++) {
         cmp_result *a = &set->results[i];
-        if (!clash[i] || !strncmp(a->drive_key, "label:", 6))
-            continue;
+        if (!clash[i] || !strncmp(a->drive_key, "label:", 6)) continue;
         char *d = distinguisher(a);
         char *l = xstrdup_printf("%s [%s]", a->label, d);
         free(d);
@@ -132,11 +128,9 @@ static char *config_diff(const json_t *a, const json_t *b, bool soft)
         json_object_foreach((json_t *)b, k, v) json_object_set_new(keys, k, json_true());
     json_object_foreach(keys, k, v)
     {
-        if (cmp_config_key_ignored(k) || cmp_config_key_soft(k) != soft)
-            continue;
+        if (cmp_config_key_ignored(k) || cmp_config_key_soft(k) != soft) continue;
         const json_t *va = json_object_get(a, k), *vb = json_object_get(b, k);
-        if (va && vb && json_equal((json_t *)va, (json_t *)vb))
-            continue;
+        if (va && vb && json_equal((json_t *)va, (json_t *)vb)) continue;
         char sa[128], sb[128];
         describe_value(sa, sizeof sa, va);
         describe_value(sb, sizeof sb, vb);
@@ -149,16 +143,14 @@ static char *config_diff(const json_t *a, const json_t *b, bool soft)
 static int find_metric(const cmp_mlist *l, const char *id)
 {
     for (int i = 0; i < l->n; i++)
-        if (!strcmp(l->m[i].id, id))
-            return i;
+        if (!strcmp(l->m[i].id, id)) return i;
     return -1;
 }
 
 static int group_metric(const cmp_group *g, const char *id)
 {
     for (int i = 0; i < g->nmetrics; i++)
-        if (!strcmp(g->metrics[i].id, id))
-            return i;
+        if (!strcmp(g->metrics[i].id, id)) return i;
     return -1;
 }
 
@@ -174,13 +166,10 @@ static void build_rows(cmp_group *g, char **warn)
     }
     for (int e = 0; e < ne; e++) {
         for (int i = 0; i < comb[e].n; i++) {
-            if (group_metric(g, comb[e].m[i].id) >= 0)
-                continue;
+            if (group_metric(g, comb[e].m[i].id) >= 0) continue;
             if (g->nmetrics == cap) {
                 cap = cap ? cap * 2 : 32;
-                g->metrics = realloc(g->metrics, (size_t)cap * sizeof *g->metrics);
-                if (!g->metrics)
-                    abort();
+                g->metrics = cmp_xrealloc(g->metrics, (size_t)cap * sizeof *g->metrics);
             }
             cmp_metric *m = &g->metrics[g->nmetrics++];
             m->id = strdup(comb[e].m[i].id);
@@ -197,22 +186,18 @@ static void build_rows(cmp_group *g, char **warn)
             cmp_metrics_for_runs(&en->runs[r], 1, &one, NULL);
             for (int i = 0; i < one.n; i++) {
                 int gi = group_metric(g, one.m[i].id);
-                if (gi < 0)
-                    continue;
+                if (gi < 0) continue;
                 cmp_cell *c = &g->metrics[gi].cells[e];
                 double v = one.m[i].cells[0].value;
-                if (c->nruns == 0 || v < c->min)
-                    c->min = v;
-                if (c->nruns == 0 || v > c->max)
-                    c->max = v;
+                if (c->nruns == 0 || v < c->min) c->min = v;
+                if (c->nruns == 0 || v > c->max) c->max = v;
                 c->nruns++;
             }
             cmp_mlist_free(&one);
         }
         for (int gi = 0; gi < g->nmetrics; gi++) {
             int i = find_metric(&comb[e], g->metrics[gi].id);
-            if (i < 0)
-                continue;
+            if (i < 0) continue;
             cmp_cell *c = &g->metrics[gi].cells[e];
             c->have = true;
             c->value = comb[e].m[i].cells[0].value;
@@ -235,21 +220,17 @@ static void mark_best(cmp_group *g)
             cmp_cell *c = &m->cells[e];
             c->pct = -1;
             c->best = false;
-            if (!c->have || m->better == CMP_NONE)
-                continue;
+            if (!c->have || m->better == CMP_NONE) continue;
             if (!any || (m->better == CMP_HIGHER ? c->value > best : c->value < best))
                 best = c->value;
             any = true;
         }
-        if (!any)
-            continue;
+        if (!any) continue;
         for (int e = 0; e < g->nentries; e++) {
             cmp_cell *c = &m->cells[e];
-            if (!c->have)
-                continue;
+            if (!c->have) continue;
             c->best = c->value == best;
-            if (best != 0)
-                c->pct = 100.0 * c->value / best;
+            if (best != 0) c->pct = 100.0 * c->value / best;
         }
     }
 }
@@ -262,8 +243,7 @@ typedef struct rank_ctx {
 static bool tied(const cmp_cell *a, const cmp_cell *b)
 {
     double hi = fmax(fabs(a->value), fabs(b->value));
-    if (hi == 0 || fabs(a->value - b->value) <= TIE_FRACTION * hi)
-        return true;
+    if (hi == 0 || fabs(a->value - b->value) <= TIE_FRACTION * hi) return true;
     /* Within each other's run-to-run range: the difference is within noise. */
     return a->nruns > 1 && b->nruns > 1 && a->min <= b->max && b->min <= a->max;
 }
@@ -273,21 +253,16 @@ static int rank_cmp(const rank_ctx *rc, int a, int b)
 {
     const cmp_metric *pm = &rc->g->metrics[rc->primary];
     const cmp_cell *ca = &pm->cells[a], *cb = &pm->cells[b];
-    if (ca->have != cb->have)
-        return ca->have ? -1 : 1;
-    if (ca->have && !tied(ca, cb))
-        return ca->value > cb->value ? -1 : 1;
+    if (ca->have != cb->have) return ca->have ? -1 : 1;
+    if (ca->have && !tied(ca, cb)) return ca->value > cb->value ? -1 : 1;
     int lat[2] = {rc->p99, rc->mean};
     for (int k = 0; k < 2; k++) {
-        if (lat[k] < 0)
-            continue;
+        if (lat[k] < 0) continue;
         const cmp_cell *la = &rc->g->metrics[lat[k]].cells[a];
         const cmp_cell *lb = &rc->g->metrics[lat[k]].cells[b];
-        if (la->have && lb->have && la->value != lb->value)
-            return la->value < lb->value ? -1 : 1;
+        if (la->have && lb->have && la->value != lb->value) return la->value < lb->value ? -1 : 1;
     }
-    if (ca->have && ca->value != cb->value)
-        return ca->value > cb->value ? -1 : 1;
+    if (ca->have && ca->value != cb->value) return ca->value > cb->value ? -1 : 1;
     return 0;
 }
 
@@ -360,8 +335,7 @@ static void soft_differences(cmp_group *g)
                                g->entries[e].runs[r]->path);
             free(d);
         }
-    if (out.s)
-        g->soft_note = xstrdup_printf("measured differently but ranked anyway: %s", out.s);
+    if (out.s) g->soft_note = xstrdup_printf("measured differently but ranked anyway: %s", out.s);
     cmp_buf_free(&out);
 }
 
@@ -388,17 +362,16 @@ static int add_group(cmp_set *set, cmp_result *r)
     for (int i = 0; i < set->ngroups; i++) {
         cmp_group *g = &set->groups[i];
         const cmp_result *f = g->entries[0].runs[0];
-        if (strcmp(f->workload, r->workload) || strcmp(f->config_key, r->config_key))
-            continue;
+        if (strcmp(f->workload, r->workload) || strcmp(f->config_key, r->config_key)) continue;
         for (int e = 0; e < g->nentries; e++) {
             cmp_entry *en = &g->entries[e];
             if (!strcmp(en->runs[0]->drive_key, r->drive_key)) {
-                en->runs = realloc(en->runs, (size_t)(en->nruns + 1) * sizeof *en->runs);
+                en->runs = cmp_xrealloc(en->runs, (size_t)(en->nruns + 1) * sizeof *en->runs);
                 en->runs[en->nruns++] = r;
                 return i;
             }
         }
-        g->entries = realloc(g->entries, (size_t)(g->nentries + 1) * sizeof *g->entries);
+        g->entries = cmp_xrealloc(g->entries, (size_t)(g->nentries + 1) * sizeof *g->entries);
         cmp_entry *en = &g->entries[g->nentries++];
         memset(en, 0, sizeof *en);
         en->label = r->label;
@@ -407,7 +380,7 @@ static int add_group(cmp_set *set, cmp_result *r)
         en->nruns = 1;
         return i;
     }
-    set->groups = realloc(set->groups, (size_t)(set->ngroups + 1) * sizeof *set->groups);
+    set->groups = cmp_xrealloc(set->groups, (size_t)(set->ngroups + 1) * sizeof *set->groups);
     cmp_group *g = &set->groups[set->ngroups++];
     memset(g, 0, sizeof *g);
     g->workload = r->workload;
@@ -428,8 +401,7 @@ static void incomparable_notes(cmp_set *set)
         cmp_group *g = &set->groups[i];
         for (int j = 0; j < i; j++) {
             cmp_group *f = &set->groups[j];
-            if (strcmp(f->workload, g->workload))
-                continue;
+            if (strcmp(f->workload, g->workload)) continue;
             char *d = config_diff(f->config, g->config, false);
             g->note = xstrdup_printf(
                 "not ranked against the %s results of table %d (%s): the configuration "
@@ -448,10 +420,8 @@ static void order_groups(cmp_set *set)
         cmp_group x = set->groups[i];
         int first = -1;
         for (int j = 0; j < i; j++)
-            if (!strcmp(set->groups[j].workload, x.workload))
-                first = j;
-        if (first < 0 || first == i - 1)
-            continue;
+            if (!strcmp(set->groups[j].workload, x.workload)) first = j;
+        if (first < 0 || first == i - 1) continue;
         memmove(&set->groups[first + 2], &set->groups[first + 1],
                 (size_t)(i - first - 1) * sizeof x);
         set->groups[first + 1] = x;

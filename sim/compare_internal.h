@@ -21,10 +21,10 @@ typedef struct cmp_result {
     char *path;
     json_t *doc; /* owned */
     const char *workload;
-    char *label;     /* column heading */
-    char *drive_key; /* runs with equal drive_key and config are combined */
-    char *config_key;  /* canonical JSON of the configuration that matters */
-    json_t *config;    /* borrowed from doc; may be NULL */
+    char *label;      /* column heading */
+    char *drive_key;  /* runs with equal drive_key and config are combined */
+    char *config_key; /* canonical JSON of the configuration that matters */
+    json_t *config;   /* borrowed from doc; may be NULL */
     bool interrupted;
 } cmp_result;
 
@@ -34,9 +34,9 @@ typedef enum cmp_better { CMP_NONE, CMP_HIGHER, CMP_LOWER } cmp_better;
 typedef struct cmp_cell {
     bool have;
     double value;
-    int nruns;        /* runs that had this metric */
-    double min, max;  /* over those runs (equal to value for one run) */
-    double pct;       /* value as a percentage of the row's best (when ranked) */
+    int nruns;       /* runs that had this metric */
+    double min, max; /* over those runs (equal to value for one run) */
+    double pct;      /* value as a percentage of the row's best (when ranked) */
     bool best;
 } cmp_cell;
 
@@ -53,7 +53,7 @@ typedef struct cmp_entry {
     const char *label;
     cmp_result **runs;
     int nruns;
-    int rank; /* 1-based; 0 when the group is not ranked */
+    int rank;           /* 1-based; 0 when the group is not ranked */
     sim_hist *hist_all; /* merged measured histogram of all types, or NULL */
 } cmp_entry;
 
@@ -64,10 +64,10 @@ typedef struct cmp_group {
     int nentries;
     cmp_metric *metrics;
     int nmetrics;
-    char *note;        /* why this group is apart from others of its workload, or NULL */
-    char *soft_note;   /* settings that differ but do not prevent ranking, or NULL */
-    char *rank_rule;   /* how the rank was decided */
-    char *warnings;    /* e.g. percentiles unavailable for combined runs without histograms */
+    char *note;      /* why this group is apart from others of its workload, or NULL */
+    char *soft_note; /* settings that differ but do not prevent ranking, or NULL */
+    char *rank_rule; /* how the rank was decided */
+    char *warnings;  /* e.g. percentiles unavailable for combined runs without histograms */
 } cmp_group;
 
 typedef struct cmp_set {
@@ -133,6 +133,9 @@ json_t *cmp_to_json(const cmp_set *set);
 /* "12,650.3" style formatting of a metric value for tables. */
 void cmp_format_value(char *buf, size_t len, double v, const char *unit);
 
+/* realloc that aborts with a message when memory is exhausted (never returns NULL). */
+void *cmp_xrealloc(void *p, size_t n);
+
 /* Growable string buffer used by the report and the formatters. */
 typedef struct cmp_buf {
     char *s;
@@ -161,9 +164,8 @@ typedef struct svg_series {
 void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
                    const char *const *cats, int ncats, const char *const *series, int nseries,
                    const double *values /* [cat * nseries + series] */);
-void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel,
-                    svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
-                    int nseries);
+void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
+                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries);
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
 int cmp_split_labels(const char *list, char ***labels, char **store);

@@ -14,19 +14,34 @@
 
 /* Options that say where things go or how they are shown, never what is measured. */
 static const char *const ignored_keys[] = {
-    "target", "json", "output", "o", "report-interval", "quiet", "seed", "label",
-    "keep-pristine", "skip-bad", "verbose", "progress", "allow-destroy", "cleanup",
-    "help", "device", "path", "dir", NULL,
+    "target",
+    "json",
+    "output",
+    "o",
+    "report-interval",
+    "quiet",
+    "seed",
+    "label",
+    "keep-pristine",
+    "skip-bad",
+    "verbose",
+    "progress",
+    "allow-destroy",
+    "cleanup",
+    "help",
+    "device",
+    "path",
+    "dir",
+    NULL,
 };
 /* Options that change how long was measured: reported when they differ, not refused. */
-static const char *const soft_keys[] = {"duration", "time",           "warmup",
-                                         "loop",     "point-warmup", "point-duration", NULL};
+static const char *const soft_keys[] = {"duration",     "time",           "warmup", "loop",
+                                        "point-warmup", "point-duration", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
     for (int i = 0; list[i]; i++)
-        if (!strcmp(list[i], key))
-            return true;
+        if (!strcmp(list[i], key)) return true;
     return false;
 }
 
@@ -43,20 +58,17 @@ bool cmp_config_key_soft(const char *key)
 /* First string value under `key` in obj or its nested objects/arrays (depth-limited). */
 static const char *find_string(const json_t *obj, const char *key, int depth)
 {
-    if (!obj || depth > 3)
-        return NULL;
+    if (!obj || depth > 3) return NULL;
     if (json_is_object(obj)) {
         const char *s = cmp_str(obj, key);
-        if (s && *s)
-            return s;
+        if (s && *s) return s;
         const char *k;
         json_t *v;
         json_object_foreach((json_t *)obj, k, v)
         {
             if (json_is_object(v) || json_is_array(v)) {
                 const char *r = find_string(v, key, depth + 1);
-                if (r)
-                    return r;
+                if (r) return r;
             }
         }
     } else if (json_is_array(obj)) {
@@ -65,8 +77,7 @@ static const char *find_string(const json_t *obj, const char *key, int depth)
         json_array_foreach((json_t *)obj, i, v)
         {
             const char *r = find_string(v, key, depth + 1);
-            if (r)
-                return r;
+            if (r) return r;
         }
     }
     return NULL;
@@ -87,8 +98,7 @@ static char *file_stem(const char *path)
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     size_t n = strlen(b);
-    if (n > 5 && !strcmp(b + n - 5, ".json"))
-        n -= 5;
+    if (n > 5 && !strcmp(b + n - 5, ".json")) n -= 5;
     return strndup(b, n);
 }
 
@@ -96,11 +106,9 @@ char *cmp_identity_label(const json_t *doc, const char *path)
 {
     const json_t *t = json_object_get(doc, "target");
     const char *model = find_string(t, "model", 0);
-    if (model)
-        return trimmed_dup(model);
+    if (model) return trimmed_dup(model);
     const char *tp = cmp_str(t, "path");
-    if (tp && *tp)
-        return strdup(tp);
+    if (tp && *tp) return strdup(tp);
     return file_stem(path);
 }
 
@@ -128,8 +136,7 @@ static char *config_key(const json_t *config)
         json_t *v;
         json_object_foreach((json_t *)config, k, v)
         {
-            if (!cmp_config_key_ignored(k) && !cmp_config_key_soft(k))
-                json_object_set(c, k, v);
+            if (!cmp_config_key_ignored(k) && !cmp_config_key_soft(k)) json_object_set(c, k, v);
         }
     }
     char *s = json_dumps(c, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
@@ -148,10 +155,8 @@ static int fail(char *err, size_t errlen, const char *path, const char *what)
 static int check_histograms(const json_t *h, const char *where, const char *path, char *err,
                             size_t errlen)
 {
-    if (!h)
-        return 0;
-    if (!json_is_object(h))
-        return fail(err, errlen, path, "\"histograms\" is not an object");
+    if (!h) return 0;
+    if (!json_is_object(h)) return fail(err, errlen, path, "\"histograms\" is not an object");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)h, k, v)

@@ -18,13 +18,10 @@
 static void add_metric(cmp_mlist *l, const char *id, const char *name, const char *unit,
                        cmp_better better, bool have, double value)
 {
-    if (!have)
-        return;
+    if (!have) return;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 32;
-        l->m = realloc(l->m, (size_t)l->cap * sizeof *l->m);
-        if (!l->m)
-            abort();
+        l->m = cmp_xrealloc(l->m, (size_t)l->cap * sizeof *l->m);
     }
     cmp_metric *m = &l->m[l->n++];
     memset(m, 0, sizeof *m);
@@ -54,8 +51,7 @@ void cmp_mlist_free(cmp_mlist *l)
 static sim_hist *hist_from(const json_t *hists, const char *key)
 {
     const json_t *j = json_object_get(hists, key);
-    if (!j)
-        return NULL;
+    if (!j) return NULL;
     char err[256];
     return sim_hist_from_json(j, err, sizeof err);
 }
@@ -86,16 +82,11 @@ sim_hist *cmp_merged_hist(cmp_result **runs, int n, const char *key)
 
 static void append_warn(char **warn, const char *msg)
 {
-    if (!warn)
-        return;
-    if (*warn && strstr(*warn, msg))
-        return;
+    if (!warn) return;
+    if (*warn && strstr(*warn, msg)) return;
     size_t a = *warn ? strlen(*warn) : 0, b = strlen(msg);
-    char *p = realloc(*warn, a + b + 3);
-    if (!p)
-        abort();
-    if (a)
-        memcpy(p + a, "; ", 2), a += 2;
+    char *p = cmp_xrealloc(*warn, a + b + 3);
+    if (a) memcpy(p + a, "; ", 2), a += 2;
     memcpy(p + a, msg, b + 1);
     *warn = p;
 }
@@ -106,8 +97,8 @@ typedef struct lat_keys {
 } lat_keys;
 
 static const lat_keys lat_rows[] = {
-    {"mean", "mean", "mean_us", 0},   {"p50", "p50", "p50_us", 50},
-    {"p95", "p95", "p95_us", 95},     {"p99", "p99", "p99_us", 99},
+    {"mean", "mean", "mean_us", 0},      {"p50", "p50", "p50_us", 50},
+    {"p95", "p95", "p95_us", 95},        {"p99", "p99", "p99_us", 99},
     {"p99.9", "p99.9", "p999_us", 99.9},
 };
 static const int nlat_rows = (int)(sizeof lat_rows / sizeof lat_rows[0]);
@@ -115,13 +106,12 @@ static const int nlat_rows = (int)(sizeof lat_rows / sizeof lat_rows[0]);
 /* Latency rows from: a merged histogram (hist), or one run's summary (lat, when n == 1),
  * or the count-weighted mean of several summaries (lats[], counts[]). */
 static void latency_metrics(cmp_mlist *l, const char *idp, const char *namep, sim_hist *hist,
-                            const json_t *const *lats, const double *counts, int n,
-                            bool full, char **warn, const char *what)
+                            const json_t *const *lats, const double *counts, int n, bool full,
+                            char **warn, const char *what)
 {
     char id[256], name[256];
     for (int r = 0; r < nlat_rows; r++) {
-        if (!full && (r == 1 || r == 4))
-            continue; /* per-type tables keep to mean, p95, p99 */
+        if (!full && (r == 1 || r == 4)) continue; /* per-type tables keep to mean, p95, p99 */
         bool have = false;
         double v = 0;
         if (hist && sim_hist_count(hist) > 0) {
@@ -169,8 +159,7 @@ static const char *unit_of(const json_t *doc)
 static void summary_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
 {
     const json_t *first = json_object_get(runs[0]->doc, "summary");
-    if (!first)
-        return;
+    if (!first) return;
     const char *unit = unit_of(runs[0]->doc);
     double count = 0, secs = 0, rate_sum = 0, errors = 0;
     bool by_count = true, have_rate = true, have_err = true;
@@ -210,8 +199,7 @@ static void summary_metrics(cmp_result **runs, int n, cmp_mlist *out, char **war
 static void type_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
 {
     const json_t *pt = json_object_get(runs[0]->doc, "per_type");
-    if (!json_is_object(pt))
-        return;
+    if (!json_is_object(pt)) return;
     const char *type;
     json_t *tv;
     json_object_foreach((json_t *)pt, type, tv)
@@ -241,8 +229,7 @@ static void type_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
             lats[i] = json_object_get(t, "latency_us");
             counts[i] = cmp_num(t, "count", &c) ? c : 0;
         }
-        if (!all)
-            continue;
+        if (!all) continue;
         char id[256], name[256];
         snprintf(id, sizeof id, "type.%s.rate", type);
         snprintf(name, sizeof name, "%s rate", type);
@@ -269,8 +256,7 @@ static const json_t *per_unit(const json_t *doc)
 static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
 {
     const json_t *dev = per_unit(runs[0]->doc);
-    if (!dev)
-        return;
+    if (!dev) return;
     const char *unit = unit_of(runs[0]->doc);
     const char *key;
     json_t *v;
@@ -286,8 +272,7 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
                 have = false;
                 break;
             }
-            if (!cmp_num(json_object_get(runs[i]->doc, "summary"), "count", &c) || c <= 0)
-                c = 1;
+            if (!cmp_num(json_object_get(runs[i]->doc, "summary"), "count", &c) || c <= 0) c = 1;
             sum += x * c;
             w += c;
         }
@@ -301,8 +286,7 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
             snprintf(name, sizeof name, "device %s per %s", key,
                      !strcmp(unit, "iops") ? "I/O" : "transaction");
         for (char *p = name; *p; p++)
-            if (*p == '_')
-                *p = ' ';
+            if (*p == '_') *p = ' ';
         add_metric(out, id, name, "", lat ? CMP_LOWER : CMP_NONE, have && w > 0, sum / w);
     }
 }
@@ -312,15 +296,13 @@ static void device_metrics(cmp_result **runs, int n, cmp_mlist *out)
 static void device_latency_metrics(cmp_result **runs, int n, cmp_mlist *out)
 {
     const json_t *dev = json_object_get(runs[0]->doc, "device_io");
-    if (!json_is_object(dev))
-        return;
+    if (!json_is_object(dev)) return;
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)dev, key, v)
     {
         size_t kl = strlen(key);
-        if (!json_is_number(v) || kl < 15 || strcmp(key + kl - 15, "_latency_avg_us"))
-            continue;
+        if (!json_is_number(v) || kl < 15 || strcmp(key + kl - 15, "_latency_avg_us")) continue;
         /* Weight each run by its operations of that kind when known. */
         char opkey[64];
         snprintf(opkey, sizeof opkey, "%.*ss", (int)(kl - 15), key);
@@ -333,8 +315,7 @@ static void device_latency_metrics(cmp_result **runs, int n, cmp_mlist *out)
                 have = false;
                 break;
             }
-            if (!cmp_num(d, opkey, &c) || c <= 0)
-                c = 1;
+            if (!cmp_num(d, opkey, &c) || c <= 0) c = 1;
             sum += x * c;
             w += c;
         }
@@ -352,8 +333,7 @@ static const json_t *find_curve(const json_t *doc, const char *name)
     int nc = cmp_find_curves(doc, cv, cn, 16);
     const json_t *found = NULL;
     for (int i = 0; i < nc; i++) {
-        if (!strcmp(cn[i], name))
-            found = cv[i];
+        if (!strcmp(cn[i], name)) found = cv[i];
         free(cn[i]);
     }
     return found;

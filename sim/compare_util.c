@@ -8,6 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+void *cmp_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    if (!q) {
+        fprintf(stderr, "appsim: out of memory\n");
+        abort();
+    }
+    return q;
+}
+
 void cmp_buf_puts(cmp_buf *b, const char *s)
 {
     size_t n = strlen(s);
@@ -34,15 +44,13 @@ void cmp_buf_printf(cmp_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
+    if (n < 0) return;
     if ((size_t)n < sizeof small) {
         cmp_buf_puts(b, small);
         return;
     }
     char *big = malloc((size_t)n + 1);
-    if (!big)
-        abort();
+    if (!big) abort();
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -57,12 +65,23 @@ void cmp_buf_html(cmp_buf *b, const char *s)
     for (; s && *s; s++) {
         const char *rep = NULL;
         switch (*s) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: break;
+        case '&':
+            rep = "&amp;";
+            break;
+        case '<':
+            rep = "&lt;";
+            break;
+        case '>':
+            rep = "&gt;";
+            break;
+        case '"':
+            rep = "&quot;";
+            break;
+        case '\'':
+            rep = "&#39;";
+            break;
+        default:
+            break;
         }
         if (k + 8 >= sizeof chunk) {
             chunk[k] = 0;
@@ -90,19 +109,16 @@ void cmp_buf_free(cmp_buf *b)
 
 bool cmp_num(const json_t *obj, const char *key, double *v)
 {
-    if (!obj || !json_is_object(obj))
-        return false;
+    if (!obj || !json_is_object(obj)) return false;
     const json_t *x = json_object_get(obj, key);
-    if (!x || !json_is_number(x))
-        return false;
+    if (!x || !json_is_number(x)) return false;
     *v = json_number_value(x);
     return true;
 }
 
 const char *cmp_str(const json_t *obj, const char *key)
 {
-    if (!obj || !json_is_object(obj))
-        return NULL;
+    if (!obj || !json_is_object(obj)) return NULL;
     const json_t *x = json_object_get(obj, key);
     return json_is_string(x) ? json_string_value(x) : NULL;
 }
@@ -111,8 +127,7 @@ const char *cmp_str(const json_t *obj, const char *key)
  * its "points" array (replay --curve, vdi storms). */
 static const json_t *curve_points(const json_t *v)
 {
-    if (json_is_array(v))
-        return json_array_size(v) ? v : NULL;
+    if (json_is_array(v)) return json_array_size(v) ? v : NULL;
     const json_t *p = json_object_get(v, "points");
     return json_is_array(p) && json_array_size(p) ? p : NULL;
 }
@@ -126,24 +141,20 @@ static void element_name(const json_t *el, const char *key, size_t i, char *buf,
     buf[0] = 0;
     for (int f = 0; fields[f] && k < len; f++) {
         const char *s = cmp_str(el, fields[f]);
-        if (s && *s)
-            k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "/" : "", s);
+        if (s && *s) k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "/" : "", s);
     }
-    if (!buf[0])
-        snprintf(buf, len, "%s[%zu]", key, i);
+    if (!buf[0]) snprintf(buf, len, "%s[%zu]", key, i);
 }
 
-static int find_curves(const json_t *node, const char *prefix, const json_t **curves,
-                       char **names, int n, int max, int depth)
+static int find_curves(const json_t *node, const char *prefix, const json_t **curves, char **names,
+                       int n, int max, int depth)
 {
-    if (depth > 6 || !json_is_object(node))
-        return n;
+    if (depth > 6 || !json_is_object(node)) return n;
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)node, key, val)
     {
-        if (n >= max)
-            break;
+        if (n >= max) break;
         if (!strcmp(key, "histograms") || !strcmp(key, "config") || !strcmp(key, "host") ||
             !strcmp(key, "target") || !strcmp(key, "intervals"))
             continue;
@@ -166,8 +177,7 @@ static int find_curves(const json_t *node, const char *prefix, const json_t **cu
             json_t *el;
             json_array_foreach(val, i, el)
             {
-                if (n >= max || !json_is_object(el))
-                    break;
+                if (n >= max || !json_is_object(el)) break;
                 char en[256];
                 element_name(el, key, i, en, sizeof en);
                 n = find_curves(el, en, curves, names, n, max, depth + 1);
@@ -184,8 +194,7 @@ int cmp_find_curves(const json_t *doc, const json_t **curves, char **names, int 
 
 bool cmp_point_rate(const json_t *pt, double *v)
 {
-    if (cmp_num(pt, "iops", v) || cmp_num(pt, "rate", v) || cmp_num(pt, "tps", v))
-        return true;
+    if (cmp_num(pt, "iops", v) || cmp_num(pt, "rate", v) || cmp_num(pt, "tps", v)) return true;
     const json_t *s = json_object_get(pt, "summary");
     return cmp_num(s, "iops", v) || cmp_num(s, "tps", v) || cmp_num(s, "rate", v);
 }
@@ -196,11 +205,9 @@ const json_t *cmp_point_latency(const json_t *pt)
     if (cmp_num(pt, "mean_us", &v))
         return pt; /* mean_us, p99_us... on the point itself (replay, vdi) */
     const json_t *l = json_object_get(pt, "latency_us");
-    if (json_is_object(l))
-        return l;
+    if (json_is_object(l)) return l;
     l = json_object_get(json_object_get(pt, "summary"), "latency_us");
-    if (json_is_object(l))
-        return l;
+    if (json_is_object(l)) return l;
     l = json_object_get(json_object_get(json_object_get(pt, "run"), "summary"), "latency_us");
     return json_is_object(l) ? l : NULL;
 }
@@ -208,8 +215,7 @@ const json_t *cmp_point_latency(const json_t *pt)
 const json_t *cmp_point_histograms(const json_t *pt)
 {
     const json_t *h = json_object_get(pt, "histograms");
-    if (json_is_object(h))
-        return h;
+    if (json_is_object(h)) return h;
     h = json_object_get(json_object_get(pt, "run"), "histograms");
     return json_is_object(h) ? h : NULL;
 }
@@ -217,8 +223,7 @@ const json_t *cmp_point_histograms(const json_t *pt)
 char **cmp_argv_short_o(int argc, char **argv)
 {
     char **v = calloc((size_t)argc + 1, sizeof *v);
-    if (!v)
-        abort();
+    if (!v) abort();
     static char output[] = "--output";
     for (int i = 0; i < argc; i++)
         v[i] = (i > 0 && !strcmp(argv[i], "-o")) ? output : argv[i];

@@ -92,8 +92,7 @@ static void html_table(cmp_buf *b, const cmp_group *g)
 static int metric_index(const cmp_group *g, const char *id)
 {
     for (int i = 0; i < g->nmetrics; i++)
-        if (!strcmp(g->metrics[i].id, id))
-            return i;
+        if (!strcmp(g->metrics[i].id, id)) return i;
     return -1;
 }
 
@@ -130,8 +129,7 @@ static void bars(cmp_buf *b, const cmp_group *g, int gi)
             series[ns++] = lat_names[i];
         }
     }
-    if (ns == 0)
-        return;
+    if (ns == 0) return;
     double vals[ne * ns];
     for (int e = 0; e < ne; e++)
         for (int s = 0; s < ns; s++) {
@@ -139,8 +137,8 @@ static void bars(cmp_buf *b, const cmp_group *g, int gi)
             vals[e * ns + s] = c->have ? c->value : NAN;
         }
     chart_id(id, sizeof id, gi, "latency");
-    svg_bar_chart(b, id, "Latency per drive, microseconds (lower is better)", "latency (us)",
-                  cats, ne, series, ns, vals);
+    svg_bar_chart(b, id, "Latency per drive, microseconds (lower is better)", "latency (us)", cats,
+                  ne, series, ns, vals);
 }
 
 static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
@@ -150,8 +148,7 @@ static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
     double xs[ne][NCURVE_PCTS], ys[ne][NCURVE_PCTS];
     for (int e = 0; e < ne; e++) {
         const sim_hist *h = g->entries[e].hist_all;
-        if (!h || sim_hist_count(h) == 0)
-            continue;
+        if (!h || sim_hist_count(h) == 0) continue;
         for (int i = 0; i < NCURVE_PCTS; i++) {
             xs[ns][i] = curve_pcts[i];
             ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
@@ -159,12 +156,11 @@ static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
         ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns]};
         ns++;
     }
-    if (!ns)
-        return;
+    if (!ns) return;
     char id[64];
     chart_id(id, sizeof id, gi, "percentiles");
-    svg_line_chart(b, id, "Latency percentiles, p50 to p99.99 (merged histograms)",
-                   "percentile", SVG_NINES, "latency (us)", SVG_LOG, ser, ns);
+    svg_line_chart(b, id, "Latency percentiles, p50 to p99.99 (merged histograms)", "percentile",
+                   SVG_NINES, "latency (us)", SVG_LOG, ser, ns);
 }
 
 /* One series per run; label "drive" or "drive (run k)". */
@@ -191,8 +187,7 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
         for (int r = 0; r < g->entries[e].nruns; r++) {
             const json_t *iv = json_object_get(g->entries[e].runs[r]->doc, "intervals");
             size_t n = json_is_array(iv) ? json_array_size(iv) : 0;
-            if (!n)
-                continue;
+            if (!n) continue;
             double *t = malloc(n * sizeof *t), *ra = malloc(n * sizeof *ra),
                    *pp = malloc(n * sizeof *pp);
             bufs[nb++] = t;
@@ -200,12 +195,9 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
             bufs[nb++] = pp;
             for (size_t i = 0; i < n; i++) {
                 const json_t *x = json_array_get(iv, i);
-                if (!cmp_num(x, "t", &t[i]))
-                    t[i] = (double)i;
-                if (!cmp_num(x, "rate", &ra[i]))
-                    ra[i] = NAN;
-                if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i]))
-                    pp[i] = NAN;
+                if (!cmp_num(x, "t", &t[i])) t[i] = (double)i;
+                if (!cmp_num(x, "rate", &ra[i])) ra[i] = NAN;
+                if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
             }
             names[ns] = run_name(&g->entries[e], r);
             rate[ns] = (svg_series){names[ns], (int)n, t, ra};
@@ -215,8 +207,7 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
     if (ns) {
         char id[64], title[160];
         chart_id(id, sizeof id, gi, "rate-time");
-        snprintf(title, sizeof title, "%s over time (warm-up included, per interval)",
-                 unit_name);
+        snprintf(title, sizeof title, "%s over time (warm-up included, per interval)", unit_name);
         svg_line_chart(b, id, title, "seconds", SVG_LINEAR, unit_name, SVG_LINEAR, rate, ns);
         chart_id(id, sizeof id, gi, "p99-time");
         svg_line_chart(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
@@ -235,8 +226,7 @@ static const json_t *curve_named(const json_t *doc, const char *name)
     int nc = cmp_find_curves(doc, cv, cn, 16);
     const json_t *found = NULL;
     for (int i = 0; i < nc; i++) {
-        if (!strcmp(cn[i], name))
-            found = cv[i];
+        if (!strcmp(cn[i], name)) found = cv[i];
         free(cn[i]);
     }
     return found;
@@ -274,15 +264,12 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
             for (int r = 0; r < g->entries[e].nruns; r++) {
                 const json_t *curve = curve_named(g->entries[e].runs[r]->doc, names[c]);
                 size_t n = curve ? json_array_size(curve) : 0;
-                if (!n)
-                    continue;
+                if (!n) continue;
                 double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
                 for (size_t i = 0; i < n; i++) {
                     const json_t *pt = json_array_get(curve, i);
-                    if (!cmp_point_rate(pt, &x[i]))
-                        x[i] = NAN;
-                    if (!cmp_num(cmp_point_latency(pt), "mean_us", &y[i]))
-                        y[i] = NAN;
+                    if (!cmp_point_rate(pt, &x[i])) x[i] = NAN;
+                    if (!cmp_num(cmp_point_latency(pt), "mean_us", &y[i])) y[i] = NAN;
                 }
                 bufs[2 * ns] = x;
                 bufs[2 * ns + 1] = y;
@@ -295,8 +282,8 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
             snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
             snprintf(title, sizeof title, "%s: mean latency against IOPS",
                      strcmp(names[c], "curve") ? names[c] : g->workload);
-            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)", SVG_LINEAR,
-                           ser, ns);
+            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)", SVG_LINEAR, ser,
+                           ns);
         }
         for (int i = 0; i < ns; i++) {
             free(labels[i]);
@@ -364,8 +351,7 @@ static void identities(cmp_buf *b, const cmp_set *set)
         else
             cmp_buf_puts(b, "<tr><th>target</th><td>(not recorded)</td></tr>");
         const json_t *h = json_object_get(r->doc, "host");
-        if (h)
-            kv_rows(b, h, "host", 0);
+        if (h) kv_rows(b, h, "host", 0);
         const char *started = cmp_str(r->doc, "started_at");
         if (started) {
             cmp_buf_puts(b, "<tr><th>started_at</th><td>");
@@ -399,8 +385,7 @@ static void configurations(cmp_buf *b, const cmp_set *set)
         }
         cmp_buf_puts(b, "<table class=\"kv\">");
         const json_t *tool = json_object_get(r->doc, "tool");
-        if (tool)
-            kv_rows(b, tool, "tool", 0);
+        if (tool) kv_rows(b, tool, "tool", 0);
         if (r->config)
             kv_rows(b, r->config, "config", 0);
         else
@@ -418,11 +403,9 @@ static void group_section(cmp_buf *b, const cmp_group *g, int gi)
     const char *k;
     json_t *v;
     bool any = false;
-    if (json_is_object(g->config))
-        json_object_foreach(g->config, k, v)
+    if (json_is_object(g->config)) json_object_foreach(g->config, k, v)
         {
-            if (cmp_config_key_ignored(k))
-                continue;
+            if (cmp_config_key_ignored(k)) continue;
             char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
             cmp_buf_html(b, k);
             cmp_buf_puts(b, "=");
@@ -431,8 +414,7 @@ static void group_section(cmp_buf *b, const cmp_group *g, int gi)
             free(s);
             any = true;
         }
-    if (!any)
-        cmp_buf_puts(b, "(no configuration recorded)");
+    if (!any) cmp_buf_puts(b, "(no configuration recorded)");
     cmp_buf_puts(b, "</p>\n");
     html_table(b, g);
     cmp_buf_puts(b, "<p>");
@@ -478,8 +460,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             sim_error("report: writing %s failed: %s", tmp, strerror(errno));
             close(fd);
             unlink(tmp);
@@ -498,8 +479,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 int report_write(const cmp_set *set, const char *path, const char *title)
 {
     cmp_buf b = {0};
-    if (!title)
-        title = "appsim drive comparison";
+    if (!title) title = "appsim drive comparison";
     cmp_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                      "<title>");
@@ -543,9 +523,13 @@ static int report_main(int argc, char **argv)
 {
     const char *output = NULL, *label = NULL, *title = NULL;
     sim_opt opts[] = {
-        {.name = "output", .kind = SIM_OPT_STRING, .dst = &output,
+        {.name = "output",
+         .kind = SIM_OPT_STRING,
+         .dst = &output,
          .help = "the HTML file to write (-o); required"},
-        {.name = "label", .kind = SIM_OPT_STRING, .dst = &label,
+        {.name = "label",
+         .kind = SIM_OPT_STRING,
+         .dst = &label,
          .help = "comma-separated drive labels, one per file in order (default: from the "
                  "result)"},
         {.name = "title", .kind = SIM_OPT_STRING, .dst = &title, .help = "heading of the report"},
@@ -556,10 +540,8 @@ static int report_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("report", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
     free(av);
-    if (rc < 0)
-        return SIM_EXIT_OK;
-    if (rc)
-        return SIM_EXIT_USAGE;
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return SIM_EXIT_USAGE;
     if (!nfiles) {
         sim_error("report: give one or more result files (written by --json)");
         return SIM_EXIT_USAGE;
@@ -588,8 +570,7 @@ static int report_main(int argc, char **argv)
     }
     rc = report_write(&set, output, title);
     cmp_set_free(&set);
-    if (rc)
-        return SIM_EXIT_FAIL;
+    if (rc) return SIM_EXIT_FAIL;
     sim_info("report: wrote %s", output);
     return SIM_EXIT_OK;
 }

@@ -13,7 +13,7 @@
 
 #define W 760.0
 #define H 330.0
-#define PX0 78.0  /* plot area */
+#define PX0 78.0 /* plot area */
 #define PX1 570.0
 #define PY0 40.0
 #define PY1 280.0
@@ -31,28 +31,27 @@ typedef struct axis {
 static double tf(svg_scale s, double v)
 {
     switch (s) {
-    case SVG_LOG: return log10(v);
-    case SVG_NINES: return -log10(1.0 - v / 100.0);
-    case SVG_LINEAR: break;
+    case SVG_LOG:
+        return log10(v);
+    case SVG_NINES:
+        return -log10(1.0 - v / 100.0);
+    case SVG_LINEAR:
+        break;
     }
     return v;
 }
 
 static bool valid(svg_scale s, double v)
 {
-    if (!isfinite(v))
-        return false;
-    if (s == SVG_LOG)
-        return v > 0;
-    if (s == SVG_NINES)
-        return v > 0 && v < 100;
+    if (!isfinite(v)) return false;
+    if (s == SVG_LOG) return v > 0;
+    if (s == SVG_NINES) return v > 0 && v < 100;
     return true;
 }
 
 static double nice_step(double range)
 {
-    if (range <= 0)
-        return 1;
+    if (range <= 0) return 1;
     double raw = range / 5, mag = pow(10, floor(log10(raw))), norm = raw / mag;
     return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
 }
@@ -67,18 +66,15 @@ static void fit_axis(axis *a, double mn, double mx, bool from_zero)
     case SVG_LOG:
         a->lo = floor(log10(mn));
         a->hi = ceil(log10(mx));
-        if (a->hi <= a->lo)
-            a->hi = a->lo + 1;
+        if (a->hi <= a->lo) a->hi = a->lo + 1;
         return;
     case SVG_NINES:
         a->lo = fmin(tf(SVG_NINES, 50), tf(SVG_NINES, mn));
         a->hi = fmax(ceil(tf(SVG_NINES, mx) - 1e-9), a->lo + 1);
         return;
     case SVG_LINEAR:
-        if (from_zero && mn > 0)
-            mn = 0;
-        if (mx == mn)
-            mx = mn + (mn == 0 ? 1 : fabs(mn) * 0.1);
+        if (from_zero && mn > 0) mn = 0;
+        if (mx == mn) mx = mn + (mn == 0 ? 1 : fabs(mn) * 0.1);
         double step = nice_step(mx - mn);
         a->lo = floor(mn / step) * step;
         a->hi = ceil(mx / step) * step;
@@ -125,8 +121,7 @@ static void y_ticks(cmp_buf *b, const axis *a, const char *label)
         for (double e = a->lo; e <= a->hi + 1e-9; e++)
             for (int m = 1; m <= 5; m += (m == 1 ? 1 : 3)) {
                 double v = m * pow(10, e);
-                if (tf(SVG_LOG, v) > a->hi + 1e-9 || (a->hi - a->lo > 2 && m != 1))
-                    continue;
+                if (tf(SVG_LOG, v) > a->hi + 1e-9 || (a->hi - a->lo > 2 && m != 1)) continue;
                 double y = px(a, v, PY1, PY0);
                 char t[48];
                 tick_label(t, sizeof t, v);
@@ -210,8 +205,7 @@ static void legend(cmp_buf *b, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++) {
         double y = PY0 + 8 + i * 18;
-        if (y > H - 10)
-            break;
+        if (y > H - 10) break;
         cmp_buf_printf(b,
                        "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                        "<text class=\"legend\" x=\"%.0f\" y=\"%.0f\">",
@@ -227,8 +221,7 @@ void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yu
 {
     double mx = 0;
     for (int i = 0; i < ncats * nseries; i++)
-        if (isfinite(values[i]) && values[i] > mx)
-            mx = values[i];
+        if (isfinite(values[i]) && values[i] > mx) mx = values[i];
     axis ya = {SVG_LINEAR, 0, 0};
     fit_axis(&ya, 0, mx, true);
     frame(b, id, title);
@@ -239,8 +232,7 @@ void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yu
         double x0 = PX0 + c * slot + slot * 0.1;
         for (int s = 0; s < nseries; s++) {
             double v = values[c * nseries + s];
-            if (!isfinite(v))
-                continue;
+            if (!isfinite(v)) continue;
             double y = px(&ya, v, PY1, PY0);
             cmp_buf_printf(b,
                            "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
@@ -255,27 +247,23 @@ void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yu
             cmp_buf_html(b, cats[c]);
             cmp_buf_printf(b, " %s: %s</title></rect>\n", series[s], vt);
         }
-        cmp_buf_printf(b,
-                       "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+        cmp_buf_printf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
                        PX0 + c * slot + slot / 2, PY1 + 16);
         cmp_buf_html(b, cats[c]);
         cmp_buf_puts(b, "</text>\n");
     }
-    if (nseries > 1)
-        legend(b, series, nseries);
+    if (nseries > 1) legend(b, series, nseries);
     cmp_buf_puts(b, "</svg>\n");
 }
 
-void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel,
-                    svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
-                    int nseries)
+void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
+                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries)
 {
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
     for (int s = 0; s < nseries; s++)
         for (int i = 0; i < series[s].n; i++) {
             double x = series[s].x[i], y = series[s].y[i];
-            if (!valid(xs, x) || !valid(ys, y))
-                continue;
+            if (!valid(xs, x) || !valid(ys, y)) continue;
             xmn = fmin(xmn, x);
             xmx = fmax(xmx, x);
             ymn = fmin(ymn, y);
@@ -291,23 +279,22 @@ void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *x
     for (int s = 0; s < nseries; s++) {
         const char *color = palette[s % NPALETTE];
         names[s] = series[s].name;
-        cmp_buf_printf(b, "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
-                          "stroke-width=\"2\" data-series=\"",
+        cmp_buf_printf(b,
+                       "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
+                       "stroke-width=\"2\" data-series=\"",
                        color);
         cmp_buf_html(b, series[s].name);
         cmp_buf_puts(b, "\" points=\"");
         for (int i = 0; i < series[s].n; i++) {
             double x = series[s].x[i], y = series[s].y[i];
-            if (!valid(xs, x) || !valid(ys, y))
-                continue;
+            if (!valid(xs, x) || !valid(ys, y)) continue;
             cmp_buf_printf(b, "%.2f,%.2f ", px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0));
         }
         cmp_buf_puts(b, "\"/>\n");
         double r = series[s].n > 100 ? 1.5 : 3;
         for (int i = 0; i < series[s].n; i++) {
             double x = series[s].x[i], y = series[s].y[i];
-            if (!valid(xs, x) || !valid(ys, y))
-                continue;
+            if (!valid(xs, x) || !valid(ys, y)) continue;
             cmp_buf_printf(b,
                            "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
                            "fill=\"%s\" data-series=\"",

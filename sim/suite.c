@@ -37,9 +37,8 @@ typedef enum step_status {
     ST_INTERRUPTED,
 } step_status;
 
-static const char *const status_names[] = {"pending",     "done",   "finished-earlier",
-                                           "unavailable", "needs-input", "failed",
-                                           "interrupted"};
+static const char *const status_names[] = {
+    "pending", "done", "finished-earlier", "unavailable", "needs-input", "failed", "interrupted"};
 
 typedef struct step_state {
     step_status status;
@@ -55,16 +54,14 @@ static char *xasprintf(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        abort();
+    if (vasprintf(&s, fmt, ap) < 0) abort();
     va_end(ap);
     return s;
 }
 
 static void fmt_duration(char *buf, size_t len, double s)
 {
-    if (s < 0)
-        s = 0;
+    if (s < 0) s = 0;
     long t = (long)(s + 0.5);
     if (t >= 3600)
         snprintf(buf, len, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
@@ -88,8 +85,7 @@ static bool result_complete(const char *path, char *why, size_t len)
         return false;
     }
     bool ok = !r.interrupted;
-    if (!ok)
-        snprintf(why, len, "%s: the run was interrupted", path);
+    if (!ok) snprintf(why, len, "%s: the run was interrupted", path);
     free(r.path);
     free(r.label);
     free(r.drive_key);
@@ -105,8 +101,7 @@ static void move_aside(const char *path)
     for (int i = 1; i < 1000; i++) {
         free(dst);
         dst = xasprintf("%s.incomplete-%d", path, i);
-        if (access(dst, F_OK))
-            break;
+        if (access(dst, F_OK)) break;
     }
     if (rename(path, dst) == 0)
         sim_warn("suite: kept the incomplete result as %s", dst);
@@ -121,8 +116,7 @@ static double planned_seconds(const suite_step *st, int size, char **words, int 
 {
     uint64_t ns;
     const char *est = st->size_estimate[size] ? st->size_estimate[size] : st->estimate;
-    if (est && !sim_parse_duration(est, &ns))
-        return (double)ns / 1e9;
+    if (est && !sim_parse_duration(est, &ns)) return (double)ns / 1e9;
     double total = 0;
     for (int i = 0; i < nwords; i++) {
         static const char *const keys[] = {"--warmup", "--duration", "--time"};
@@ -133,8 +127,7 @@ static double planned_seconds(const suite_step *st, int size, char **words, int 
                 val = words[i + 1];
             else if (!strncmp(words[i], keys[k], kl) && words[i][kl] == '=')
                 val = words[i] + kl + 1;
-            if (val && !sim_parse_duration(val, &ns))
-                total += (double)ns / 1e9;
+            if (val && !sim_parse_duration(val, &ns)) total += (double)ns / 1e9;
         }
     }
     return total;
@@ -152,8 +145,7 @@ static int step_argv(const suite_ctx *c, const suite_step *st, const char *resul
                      int *argc, char *err, size_t errlen)
 {
     cmp_buf all = {0};
-    if (st->args)
-        cmp_buf_puts(&all, st->args);
+    if (st->args) cmp_buf_puts(&all, st->args);
     if (st->size_args[c->size_index]) {
         cmp_buf_puts(&all, " ");
         cmp_buf_puts(&all, st->size_args[c->size_index]);
@@ -162,8 +154,7 @@ static int step_argv(const suite_ctx *c, const suite_step *st, const char *resul
     int n;
     int rc = suite_split_words(all.s ? all.s : "", &words, &n, err, errlen);
     cmp_buf_free(&all);
-    if (rc)
-        return -1;
+    if (rc) return -1;
     suite_vars v = {c->target, result, c->dir, c->size, c->trace};
     char **out = calloc((size_t)n + 2, sizeof *out);
     out[0] = strdup(st->command);
@@ -186,27 +177,22 @@ static json_t *state_json(const suite_ctx *c)
     json_t *steps = json_array();
     for (int i = 0; i < c->def->nsteps; i++) {
         const step_state *s = &c->states[i];
-        json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:f}", "name", c->def->steps[i].name,
-                              "command", c->def->steps[i].command, "status",
-                              status_names[s->status], "exit", s->exit_code, "seconds",
-                              s->seconds);
-        if (s->message)
-            json_object_set_new(j, "message", json_string(s->message));
-        if (s->result[0])
-            json_object_set_new(j, "result", json_string(s->result));
+        json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:f}", "name", c->def->steps[i].name, "command",
+                              c->def->steps[i].command, "status", status_names[s->status], "exit",
+                              s->exit_code, "seconds", s->seconds);
+        if (s->message) json_object_set_new(j, "message", json_string(s->message));
+        if (s->result[0]) json_object_set_new(j, "result", json_string(s->result));
         json_array_append_new(steps, j);
     }
-    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o}", "schema", STATE_SCHEMA, "suite",
-                     c->def->name, "size", c->size, "target", c->target, "trace", c->trace,
-                     "steps", steps);
+    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o}", "schema", STATE_SCHEMA, "suite", c->def->name,
+                     "size", c->size, "target", c->target, "trace", c->trace, "steps", steps);
 }
 
 static void save_state(const suite_ctx *c)
 {
     char *path = xasprintf("%s/%s", c->dir, STATE_FILE);
     json_t *j = state_json(c);
-    if (sim_result_write(j, path))
-        sim_warn("suite: could not record progress in %s", path);
+    if (sim_result_write(j, path)) sim_warn("suite: could not record progress in %s", path);
     json_decref(j);
     free(path);
 }
@@ -228,8 +214,7 @@ static int check_resume(const suite_ctx *c, bool resume)
             const char *keys[] = {"suite", "size", "target"};
             const char *want[] = {c->def->name, c->size, c->target};
             if (!j || strcmp(cmp_str(j, "schema") ? cmp_str(j, "schema") : "", STATE_SCHEMA)) {
-                sim_error("suite: %s is not a suite state file; give another -o directory",
-                          path);
+                sim_error("suite: %s is not a suite state file; give another -o directory", path);
                 rc = SIM_EXIT_USAGE;
             }
             for (int k = 0; k < 3 && !rc; k++) {
@@ -274,8 +259,8 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
     char why[1200];
     if (resume && result_complete(ss->result, why, sizeof why)) {
         ss->status = ST_FINISHED;
-        sim_info("suite: step %d/%d %s: finished in an earlier run, kept %s", i + 1, n,
-                 st->name, ss->result);
+        sim_info("suite: step %d/%d %s: finished in an earlier run, kept %s", i + 1, n, st->name,
+                 ss->result);
         return;
     }
     const sim_command *cmd = sim_find_command(st->command);
@@ -296,8 +281,7 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
         sim_warn("suite: step %d/%d %s: not run: %s", i + 1, n, st->name, err);
         return;
     }
-    if (access(ss->result, F_OK) == 0)
-        move_aside(ss->result);
+    if (access(ss->result, F_OK) == 0) move_aside(ss->result);
     double left = 0;
     for (int k = i; k < n; k++)
         left += planned[k];
@@ -327,8 +311,7 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
         ss->message = xasprintf("'%s' exited with status %d", st->command, ss->exit_code);
     } else if (!result_complete(ss->result, why, sizeof why)) {
         ss->status = ST_FAILED;
-        ss->message = xasprintf("'%s' succeeded but left no complete result: %s",
-                                st->command, why);
+        ss->message = xasprintf("'%s' succeeded but left no complete result: %s", st->command, why);
     } else {
         ss->status = ST_DONE;
     }
@@ -349,10 +332,8 @@ static int finish(suite_ctx *c)
         step_state *s = &c->states[i];
         printf("  %-20s %-16s %s\n", c->def->steps[i].name, status_names[s->status],
                s->message ? s->message : s->result);
-        if (s->status == ST_DONE || s->status == ST_FINISHED)
-            files[nres++] = s->result;
-        if (s->status == ST_FAILED || s->status == ST_INTERRUPTED)
-            failed++;
+        if (s->status == ST_DONE || s->status == ST_FINISHED) files[nres++] = s->result;
+        if (s->status == ST_FAILED || s->status == ST_INTERRUPTED) failed++;
     }
     if (nres) {
         cmp_set set;
@@ -366,13 +347,11 @@ static int finish(suite_ctx *c)
         int rc = report_write(&set, report, title);
         printf("\n");
         cmp_print(stdout, &set, CMP_TEXT);
-        if (!rc)
-            printf("report: %s\n", report);
+        if (!rc) printf("report: %s\n", report);
         free(report);
         free(title);
         cmp_set_free(&set);
-        if (rc)
-            return SIM_EXIT_FAIL;
+        if (rc) return SIM_EXIT_FAIL;
     } else {
         printf("no step produced a result; no report written\n");
         failed++;
@@ -447,8 +426,7 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
         cmp_buf names = {0};
         for (const char *const *n = suite_builtin_names(); *n; n++)
             cmp_buf_printf(&names, "%s%s", names.len ? ", " : "", *n);
-        sim_error("suite: '%s' is neither a built-in suite (%s) nor a suite file", what,
-                  names.s);
+        sim_error("suite: '%s' is neither a built-in suite (%s) nor a suite file", what, names.s);
         cmp_buf_free(&names);
         return SIM_EXIT_USAGE;
     }
@@ -482,15 +460,26 @@ static int suite_main(int argc, char **argv)
     const char *target = NULL, *output = NULL, *size = "small", *trace = NULL;
     bool resume = false;
     sim_opt opts[] = {
-        {.name = "target", .kind = SIM_OPT_STRING, .dst = &target,
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &target,
          .help = "file system directory or device every step runs on"},
-        {.name = "output", .kind = SIM_OPT_STRING, .dst = &output,
+        {.name = "output",
+         .kind = SIM_OPT_STRING,
+         .dst = &output,
          .help = "directory for the results, suite.json and report.html (-o)"},
-        {.name = "size", .kind = SIM_OPT_CHOICE, .dst = &size, .choices = "small|medium|full",
+        {.name = "size",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &size,
+         .choices = "small|medium|full",
          .help = "scale of the steps (full = the published configuration)"},
-        {.name = "resume", .kind = SIM_OPT_FLAG, .dst = &resume,
+        {.name = "resume",
+         .kind = SIM_OPT_FLAG,
+         .dst = &resume,
          .help = "continue the suite in DIR, skipping finished steps"},
-        {.name = "trace", .kind = SIM_OPT_STRING, .dst = &trace,
+        {.name = "trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &trace,
          .help = "block trace for the steps that replay one ({trace})"},
         SIM_OPT_END,
     };
@@ -499,10 +488,8 @@ static int suite_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("suite", opts, argc, av, pos, 3, &npos, usage_text);
     free(av);
-    if (rc < 0)
-        return SIM_EXIT_OK;
-    if (rc)
-        return SIM_EXIT_USAGE;
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return SIM_EXIT_USAGE;
     if (npos == 1 && !strcmp(pos[0], "list")) {
         for (const char *const *n = suite_builtin_names(); *n; n++) {
             suite_def d;
@@ -535,8 +522,7 @@ static int suite_main(int argc, char **argv)
     suite_def def;
     char *origin, *text;
     rc = load_suite(pos[0], &def, &origin, &text);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     suite_ctx c = {&def, size, target, output, trace, origin, suite_size_index(size), NULL};
     c.states = calloc((size_t)def.nsteps, sizeof *c.states);
     /* Check every step's arguments before running anything: a typo in step 5 should
@@ -550,8 +536,7 @@ static int suite_main(int argc, char **argv)
         bool has_result = false;
         const char *parts[2] = {st->args, st->size_args[c.size_index]};
         for (int p = 0; p < 2 && !rc; p++) {
-            if (!parts[p])
-                continue;
+            if (!parts[p]) continue;
             if (suite_split_words(parts[p], &words, &n, err, sizeof err)) {
                 sim_error("suite: %s: step %s: %s", origin, st->name, err);
                 rc = SIM_EXIT_USAGE;
@@ -582,16 +567,14 @@ static int suite_main(int argc, char **argv)
         sim_error("suite: cannot create %s: %s", output, strerror(errno));
         rc = SIM_EXIT_USAGE;
     }
-    if (!rc)
-        rc = check_resume(&c, resume);
+    if (!rc) rc = check_resume(&c, resume);
     if (!rc) {
         sim_info("suite: %s (%s), size %s, %d steps, results in %s", def.name, origin, size,
                  def.nsteps, output);
         for (int i = 0; i < def.nsteps; i++) {
             run_step(&c, i, planned, resume);
             save_state(&c);
-            if (c.states[i].status == ST_INTERRUPTED)
-                break;
+            if (c.states[i].status == ST_INTERRUPTED) break;
         }
         rc = finish(&c);
     }

@@ -9,13 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* realloc that never returns NULL: out of memory here is not recoverable. */
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    if (!q) {
+        fprintf(stderr, "appsim: out of memory\n");
+        abort();
+    }
+    return q;
+}
+
 const char *const suite_sizes[3] = {"small", "medium", "full"};
 
 int suite_size_index(const char *size)
 {
     for (int i = 0; i < 3; i++)
-        if (size && !strcmp(size, suite_sizes[i]))
-            return i;
+        if (size && !strcmp(size, suite_sizes[i])) return i;
     return -1;
 }
 
@@ -51,11 +61,9 @@ static char *trim(char *s)
 
 static bool valid_name(const char *s)
 {
-    if (!*s)
-        return false;
+    if (!*s) return false;
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
-            return false;
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return false;
     return true;
 }
 
@@ -68,29 +76,27 @@ static int perr(char *err, size_t errlen, const char *origin, int line, const ch
 }
 
 /* Sets *slot to value, refusing a second definition of the same key. */
-static int set_once(char **slot, const char *value, char *err, size_t errlen,
-                    const char *origin, int line, const char *key)
+static int set_once(char **slot, const char *value, char *err, size_t errlen, const char *origin,
+                    int line, const char *key)
 {
-    if (*slot)
-        return perr(err, errlen, origin, line, "key given twice in this section", key);
+    if (*slot) return perr(err, errlen, origin, line, "key given twice in this section", key);
     *slot = strdup(value);
     return 0;
 }
 
-static int step_key(suite_step *s, const char *key, const char *value, char *err,
-                    size_t errlen, const char *origin, int line)
+static int step_key(suite_step *s, const char *key, const char *value, char *err, size_t errlen,
+                    const char *origin, int line)
 {
     if (!strcmp(key, "command"))
         return set_once(&s->command, value, err, errlen, origin, line, key);
-    if (!strcmp(key, "args"))
-        return set_once(&s->args, value, err, errlen, origin, line, key);
+    if (!strcmp(key, "args")) return set_once(&s->args, value, err, errlen, origin, line, key);
     if (!strcmp(key, "description"))
         return set_once(&s->description, value, err, errlen, origin, line, key);
     if (!strcmp(key, "estimate")) {
         uint64_t ns;
         if (sim_parse_duration(value, &ns))
-            return perr(err, errlen, origin, line,
-                        "estimate is not a duration (e.g. 90s, 20m, 3h)", value);
+            return perr(err, errlen, origin, line, "estimate is not a duration (e.g. 90s, 20m, 3h)",
+                        value);
         return set_once(&s->estimate, value, err, errlen, origin, line, key);
     }
     if (!strncmp(key, "estimate.", 9)) {
@@ -100,8 +106,8 @@ static int step_key(suite_step *s, const char *key, const char *value, char *err
             return perr(err, errlen, origin, line,
                         "unknown size (estimate.small, estimate.medium or estimate.full)", key);
         if (sim_parse_duration(value, &ns))
-            return perr(err, errlen, origin, line,
-                        "estimate is not a duration (e.g. 90s, 20m, 3h)", value);
+            return perr(err, errlen, origin, line, "estimate is not a duration (e.g. 90s, 20m, 3h)",
+                        value);
         return set_once(&s->size_estimate[k], value, err, errlen, origin, line, key);
     }
     if (!strncmp(key, "args.", 5)) {
@@ -126,12 +132,10 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
     suite_step *cur = NULL;
     for (char *line = copy, *next; line && !rc; line = next) {
         next = strchr(line, '\n');
-        if (next)
-            *next++ = 0;
+        if (next) *next++ = 0;
         lineno++;
         char *s = trim(line);
-        if (!*s || *s == '#' || *s == ';')
-            continue;
+        if (!*s || *s == '#' || *s == ';') continue;
         if (*s == '[') {
             char *end = strchr(s, ']');
             if (!end || trim(end + 1)[0])
@@ -141,8 +145,8 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
                 char *name = trim(s + 1);
                 if (!strcmp(name, "suite")) {
                     if (out->nsteps)
-                        rc = perr(err, errlen, origin, lineno,
-                                  "[suite] must come before the steps", NULL);
+                        rc = perr(err, errlen, origin, lineno, "[suite] must come before the steps",
+                                  NULL);
                     where = HEADER;
                     cur = NULL;
                     continue;
@@ -155,9 +159,8 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
                 for (int i = 0; i < out->nsteps; i++)
                     if (!strcmp(out->steps[i].name, name))
                         rc = perr(err, errlen, origin, lineno, "step defined twice", name);
-                if (rc)
-                    continue;
-                out->steps = realloc(out->steps, (size_t)(out->nsteps + 1) * sizeof *out->steps);
+                if (rc) continue;
+                out->steps = xrealloc(out->steps, (size_t)(out->nsteps + 1) * sizeof *out->steps);
                 cur = &out->steps[out->nsteps++];
                 memset(cur, 0, sizeof *cur);
                 cur->name = strdup(name);
@@ -181,8 +184,8 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
             else if (!strcmp(key, "description"))
                 rc = set_once(&out->description, value, err, errlen, origin, lineno, key);
             else
-                rc = perr(err, errlen, origin, lineno,
-                          "unknown key in [suite] (name, description)", key);
+                rc = perr(err, errlen, origin, lineno, "unknown key in [suite] (name, description)",
+                          key);
         } else {
             rc = step_key(cur, key, value, err, errlen, origin, lineno);
         }
@@ -195,8 +198,7 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
         if (!st->command)
             rc = perr(err, errlen, origin, st->line, "step has no 'command ='", st->name);
     }
-    if (rc)
-        suite_def_free(out);
+    if (rc) suite_def_free(out);
     return rc;
 }
 
@@ -217,8 +219,7 @@ int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t 
     while (*p) {
         while (isspace((unsigned char)*p))
             p++;
-        if (!*p)
-            break;
+        if (!*p) break;
         size_t k = 0;
         char quote = 0;
         for (; *p && (quote || !isspace((unsigned char)*p)); p++) {
@@ -246,7 +247,7 @@ int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t 
         word[k] = 0;
         if (n + 1 >= cap) {
             cap *= 2;
-            v = realloc(v, (size_t)cap * sizeof *v);
+            v = xrealloc(v, (size_t)cap * sizeof *v);
         }
         v[n++] = strdup(word);
     }
@@ -287,8 +288,7 @@ char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errl
                     known = true;
                     val = vals[i];
                     if (!val) {
-                        snprintf(err, errlen, "{%s} has no value (give --%s)", names[i],
-                                 names[i]);
+                        snprintf(err, errlen, "{%s} has no value (give --%s)", names[i], names[i]);
                         free(out);
                         return NULL;
                     }
@@ -306,7 +306,7 @@ char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errl
         size_t add = val ? strlen(val) : 1;
         if (k + add + 1 > cap) {
             cap = (k + add + 1) * 2;
-            out = realloc(out, cap);
+            out = xrealloc(out, cap);
         }
         if (val) {
             memcpy(out + k, val, add);

@@ -28,9 +28,9 @@ typedef struct suite_step {
     int line;
     char *command;
     char *description;
-    char *args;        /* common arguments (may be NULL) */
-    char *size_args[3]; /* small, medium, full (may be NULL) */
-    char *estimate;    /* duration text or NULL */
+    char *args;             /* common arguments (may be NULL) */
+    char *size_args[3];     /* small, medium, full (may be NULL) */
+    char *estimate;         /* duration text or NULL */
     char *size_estimate[3]; /* estimate.small|medium|full, or NULL */
 } suite_step;
 

@@ -25,21 +25,20 @@ typedef struct fx_run {
     uint64_t base_ns; /* samples: base_ns + i * step_ns, i < n */
     uint64_t step_ns;
     uint64_t n;
-    bool histograms;  /* write the histograms section */
+    bool histograms; /* write the histograms section */
     bool interrupted;
     int intervals;    /* number of interval entries */
     int curve_points; /* > 0: a "curve" with that many points */
 } fx_run;
 
 /* cmocka 1.1 has no floating-point assertion; this one prints both values. */
-#define assert_double_equal(a, b, eps)                                                     \
-    do {                                                                                   \
-        double fx_a_ = (a), fx_b_ = (b);                                                   \
-        if (!(fabs(fx_a_ - fx_b_) <= (eps))) {                                             \
-            print_error("%s = %.10g, expected %.10g (+-%g)\n", #a, fx_a_, fx_b_,          \
-                        (double)(eps));                                                    \
-            fail();                                                                        \
-        }                                                                                  \
+#define assert_double_equal(a, b, eps)                                                             \
+    do {                                                                                           \
+        double fx_a_ = (a), fx_b_ = (b);                                                           \
+        if (!(fabs(fx_a_ - fx_b_) <= (eps))) {                                                     \
+            print_error("%s = %.10g, expected %.10g (+-%g)\n", #a, fx_a_, fx_b_, (double)(eps));   \
+            fail();                                                                                \
+        }                                                                                          \
     } while (0)
 
 static inline sim_hist *fx_hist(const fx_run *r)
@@ -59,13 +58,12 @@ static inline json_t *fx_doc(const fx_run *r)
     json_object_set_new(doc, "command", json_string("appsim test"));
     json_object_set_new(doc, "workload", json_string(r->workload));
     json_object_set_new(doc, "config",
-                        json_pack("{s:i,s:f,s:s,s:i}", "scale", r->scale, "duration",
-                                  r->duration, "target", r->path ? r->path : "/x", "seed", 7));
+                        json_pack("{s:i,s:f,s:s,s:i}", "scale", r->scale, "duration", r->duration,
+                                  "target", r->path ? r->path : "/x", "seed", 7));
     if (r->model)
         json_object_set_new(doc, "target",
-                            json_pack("{s:s,s:s,s:s}", "path", r->path ? r->path : "/x",
-                                      "model", r->model, "serial",
-                                      r->serial ? r->serial : "S0"));
+                            json_pack("{s:s,s:s,s:s}", "path", r->path ? r->path : "/x", "model",
+                                      r->model, "serial", r->serial ? r->serial : "S0"));
     json_object_set_new(doc, "started_at", json_string("2026-11-29T19:00:00Z"));
     json_object_set_new(doc, "interrupted", json_boolean(r->interrupted));
     double rate = (double)r->n / r->seconds;
@@ -74,30 +72,29 @@ static inline json_t *fx_doc(const fx_run *r)
                           "latency_us", sim_hist_summary_json(h));
     json_object_set_new(doc, "summary", s);
     json_object_set_new(doc, "per_type",
-                        json_pack("{s:{s:I,s:I,s:f,s:o}}", "new_order", "count",
-                                  (json_int_t)r->n, "errors", (json_int_t)0, "rate", rate,
-                                  "latency_us", sim_hist_summary_json(h)));
+                        json_pack("{s:{s:I,s:I,s:f,s:o}}", "new_order", "count", (json_int_t)r->n,
+                                  "errors", (json_int_t)0, "rate", rate, "latency_us",
+                                  sim_hist_summary_json(h)));
     if (r->histograms)
-        json_object_set_new(doc, "histograms",
-                            json_pack("{s:o,s:o}", "all", sim_hist_to_json(h), "new_order",
-                                      sim_hist_to_json(h)));
+        json_object_set_new(
+            doc, "histograms",
+            json_pack("{s:o,s:o}", "all", sim_hist_to_json(h), "new_order", sim_hist_to_json(h)));
     if (r->intervals) {
         json_t *iv = json_array();
         for (int i = 0; i < r->intervals; i++)
-            json_array_append_new(
-                iv, json_pack("{s:f,s:s,s:f,s:{s:f}}", "t", (double)(i + 1) * 10, "phase",
-                              i == 0 ? "warmup" : "measure", "rate", rate + i, "latency_us",
-                              "p99_us", (double)sim_hist_percentile(h, 99) / 1e3 + i));
+            json_array_append_new(iv, json_pack("{s:f,s:s,s:f,s:{s:f}}", "t", (double)(i + 1) * 10,
+                                                "phase", i == 0 ? "warmup" : "measure", "rate",
+                                                rate + i, "latency_us", "p99_us",
+                                                (double)sim_hist_percentile(h, 99) / 1e3 + i));
         json_object_set_new(doc, "intervals", iv);
     }
     if (r->curve_points) {
         json_t *cv = json_array();
         for (int i = 0; i < r->curve_points; i++) {
             double iops = rate * (i + 1) / r->curve_points;
-            json_array_append_new(
-                cv, json_pack("{s:f,s:f,s:{s:f,s:f}}", "target_rate", iops, "iops", iops,
-                              "latency_us", "mean_us", 100.0 + 50 * i, "p99_us",
-                              300.0 + 100 * i));
+            json_array_append_new(cv, json_pack("{s:f,s:f,s:{s:f,s:f}}", "target_rate", iops,
+                                                "iops", iops, "latency_us", "mean_us",
+                                                100.0 + 50 * i, "p99_us", 300.0 + 100 * i));
         }
         json_object_set_new(doc, "curve", cv);
     }
@@ -118,16 +115,14 @@ static inline void fx_write(const fx_run *r, const char *path)
 static inline void fx_tmpdir(char *dir, size_t len, const char *tag)
 {
     snprintf(dir, len, "/tmp/appsim-%s-XXXXXX", tag);
-    if (!mkdtemp(dir))
-        abort();
+    if (!mkdtemp(dir)) abort();
 }
 
 static inline void fx_rmdir(const char *dir)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd))
-        fprintf(stderr, "cannot remove %s\n", dir);
+    if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 #endif

@@ -40,24 +40,29 @@ static char *file(const char *name)
 
 static fx_run base(const char *model, uint64_t n, double seconds, uint64_t base_ns)
 {
-    return (fx_run){.workload = "tpcc", .model = model, .path = "/mnt/x", .scale = 10,
-                    .duration = 60, .seconds = seconds, .base_ns = base_ns, .step_ns = 1000,
-                    .n = n, .histograms = true};
+    return (fx_run){.workload = "tpcc",
+                    .model = model,
+                    .path = "/mnt/x",
+                    .scale = 10,
+                    .duration = 60,
+                    .seconds = seconds,
+                    .base_ns = base_ns,
+                    .step_ns = 1000,
+                    .n = n,
+                    .histograms = true};
 }
 
 static const cmp_metric *metric(const cmp_group *g, const char *id)
 {
     for (int i = 0; i < g->nmetrics; i++)
-        if (!strcmp(g->metrics[i].id, id))
-            return &g->metrics[i];
+        if (!strcmp(g->metrics[i].id, id)) return &g->metrics[i];
     return NULL;
 }
 
 static int entry_of(const cmp_group *g, const char *label)
 {
     for (int e = 0; e < g->nentries; e++)
-        if (!strcmp(g->entries[e].label, label))
-            return e;
+        if (!strcmp(g->entries[e].label, label)) return e;
     return -1;
 }
 
@@ -304,9 +309,9 @@ static json_t *point(double iops, double mean, double p99, const sim_hist *h)
 
 static void write_curve_doc(const char *path, const char *wl, const char *model, json_t *body)
 {
-    json_t *doc = json_pack("{s:s,s:s,s:{s:i},s:{s:s,s:s}}", "schema", "appsim-result/1",
-                            "workload", wl, "config", "qd", 32, "target", "model", model,
-                            "path", "/dev/x");
+    json_t *doc =
+        json_pack("{s:s,s:s,s:{s:i},s:{s:s,s:s}}", "schema", "appsim-result/1", "workload", wl,
+                  "config", "qd", 32, "target", "model", model, "path", "/dev/x");
     json_object_update(doc, body);
     json_decref(body);
     assert_int_equal(json_dump_file(doc, path, 0), 0);
@@ -348,12 +353,12 @@ static void test_workload_curve_shapes(void **state)
     sim_hist_free(h1);
     sim_hist_free(h2);
 
-    write_curve_doc(
-        file("v1.json"), "vdi", "Fast",
-        json_pack("{s:[{s:s,s:s,s:{s:[o,o]}},{s:s,s:s,s:{s:[o]}}]}", "storms", "clones", "full",
-                  "phase", "boot", "curve", "points", point(2000, 100, 300, NULL),
-                  point(1000, 90, 200, NULL), "clones", "linked", "phase", "boot", "curve",
-                  "points", point(800, 150, 400, NULL)));
+    write_curve_doc(file("v1.json"), "vdi", "Fast",
+                    json_pack("{s:[{s:s,s:s,s:{s:[o,o]}},{s:s,s:s,s:{s:[o]}}]}", "storms", "clones",
+                              "full", "phase", "boot", "curve", "points",
+                              point(2000, 100, 300, NULL), point(1000, 90, 200, NULL), "clones",
+                              "linked", "phase", "boot", "curve", "points",
+                              point(800, 150, 400, NULL)));
     char *vp[] = {file("v1.json")};
     assert_int_equal(cmp_build(&set, vp, 1, NULL, 0, err, sizeof err), 0);
     g = &set.groups[0];
@@ -374,8 +379,7 @@ static void expect_refused(const char *name, const char *content, const char *wh
     char err[512] = "";
     assert_int_equal(cmp_build(&set, paths, 1, NULL, 0, err, sizeof err), -1);
     assert_non_null(strstr(err, name));
-    if (!strstr(err, why))
-        print_error("err: %s\n", err);
+    if (!strstr(err, why)) print_error("err: %s\n", err);
     assert_non_null(strstr(err, why));
     const sim_command *c = sim_find_command("compare");
     assert_non_null(c);
@@ -389,8 +393,7 @@ static void test_refuses_non_results(void **state)
     expect_refused("other.json", "{\"foo\": 1}", "not an appsim result");
     expect_refused("future.json", "{\"schema\": \"appsim-result/2\", \"workload\": \"x\"}",
                    "appsim-result/2");
-    expect_refused("nowl.json", "{\"schema\": \"appsim-result/1\", \"summary\": {}}",
-                   "workload");
+    expect_refused("nowl.json", "{\"schema\": \"appsim-result/1\", \"summary\": {}}", "workload");
     expect_refused("empty.json", "{\"schema\": \"appsim-result/1\", \"workload\": \"tpcc\"}",
                    "no measurement");
     expect_refused("badhist.json",
@@ -434,22 +437,21 @@ static void test_formats(void **state)
     assert_non_null(strstr(txt, "(50.0%)"));
     assert_non_null(strstr(txt, "rank (runs)"));
 
-    char *argv2[] = {"compare", "--format", "markdown", file("fa.json"), file("fb.json"),
-                     "--output", out, NULL};
+    char *argv2[] = {"compare",       "--format", "markdown", file("fa.json"),
+                     file("fb.json"), "--output", out,        NULL};
     assert_int_equal(c->main(7, argv2), 0);
     txt = slurp(out);
     assert_non_null(strstr(txt, "| metric | DriveA | DriveB |"));
     assert_non_null(strstr(txt, "**100.0** *"));
 
-    char *argv3[] = {"compare", "--format=csv", file("fa.json"), file("fb.json"), "-o", out,
-                     NULL};
+    char *argv3[] = {"compare", "--format=csv", file("fa.json"), file("fb.json"), "-o", out, NULL};
     assert_int_equal(c->main(6, argv3), 0);
     txt = slurp(out);
     assert_non_null(strstr(txt, "table,workload,metric_id"));
     assert_non_null(strstr(txt, "1,tpcc,rate,TPS,tps,DriveB,2,1,50,50,50,50,0"));
 
-    char *argv4[] = {"compare", "--format", "json", "--label", "one,two", file("fa.json"),
-                     file("fb.json"), "-o", out, NULL};
+    char *argv4[] = {"compare",       "--format",      "json", "--label", "one,two",
+                     file("fa.json"), file("fb.json"), "-o",   out,       NULL};
     assert_int_equal(c->main(9, argv4), 0);
     json_error_t je;
     json_t *j = json_load_file(out, 0, &je);

@@ -33,9 +33,18 @@ static const char *path_in(const char *name)
 static int setup(void **state)
 {
     fx_tmpdir(dir, sizeof dir, "report");
-    a1 = (fx_run){.workload = "tpcc", .model = "Drive <A> & co", .serial = "A", .path = "/a",
-                  .scale = 10, .duration = 60, .seconds = 10, .base_ns = 200000,
-                  .step_ns = 1000, .n = 2000, .histograms = true, .intervals = 6};
+    a1 = (fx_run){.workload = "tpcc",
+                  .model = "Drive <A> & co",
+                  .serial = "A",
+                  .path = "/a",
+                  .scale = 10,
+                  .duration = 60,
+                  .seconds = 10,
+                  .base_ns = 200000,
+                  .step_ns = 1000,
+                  .n = 2000,
+                  .histograms = true,
+                  .intervals = 6};
     a2 = a1;
     a2.base_ns = 900000;
     a2.step_ns = 3001;
@@ -59,9 +68,15 @@ static int setup(void **state)
     fx_write(&ca, path_in("ca.json"));
     fx_write(&cb, path_in("cb.json"));
     snprintf(report, sizeof report, "%s/report.html", dir);
-    char *argv[] = {"report",           (char *)path_in("a1.json"), (char *)path_in("b1.json"),
-                    (char *)path_in("a2.json"), (char *)path_in("ca.json"),
-                    (char *)path_in("cb.json"), "-o", report, NULL};
+    char *argv[] = {"report",
+                    (char *)path_in("a1.json"),
+                    (char *)path_in("b1.json"),
+                    (char *)path_in("a2.json"),
+                    (char *)path_in("ca.json"),
+                    (char *)path_in("cb.json"),
+                    "-o",
+                    report,
+                    NULL};
     return sim_find_command("report")->main(8, argv);
 }
 
@@ -74,8 +89,7 @@ static int teardown(void **state)
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     cmp_buf b = {0};
     char chunk[8192];
     size_t n;
@@ -84,8 +98,7 @@ static char *slurp(const char *path, size_t *len)
         cmp_buf_puts(&b, chunk);
     }
     fclose(f);
-    if (len)
-        *len = b.len;
+    if (len) *len = b.len;
     return b.s ? b.s : strdup("");
 }
 
@@ -120,13 +133,12 @@ static void test_html_self_contained(void **state)
     assert_non_null(strstr(html, "Drive &lt;A&gt; &amp; co"));
     assert_null(strstr(html, "Drive <A>"));
     /* Every chart. */
-    const char *charts[] = {"g1-rate", "g1-latency", "g1-percentiles", "g1-rate-time",
-                            "g1-p99-time", "g2-rate", "g2-curve-1"};
+    const char *charts[] = {"g1-rate",     "g1-latency", "g1-percentiles", "g1-rate-time",
+                            "g1-p99-time", "g2-rate",    "g2-curve-1"};
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++) {
         char want[64];
         snprintf(want, sizeof want, "data-chart=\"%s\"", charts[i]);
-        if (!strstr(html, want))
-            print_error("missing chart %s\n", charts[i]);
+        if (!strstr(html, want)) print_error("missing chart %s\n", charts[i]);
         assert_non_null(strstr(html, want));
     }
     /* Identities and configurations. */
@@ -170,8 +182,7 @@ static const char *find_chromium(void)
     static const char *const cands[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser",
                                         "/usr/lib/chromium/chromium", NULL};
     for (int i = 0; cands[i]; i++)
-        if (access(cands[i], X_OK) == 0)
-            return cands[i];
+        if (access(cands[i], X_OK) == 0) return cands[i];
     return NULL;
 }
 
@@ -192,8 +203,7 @@ static void unescape(char *s)
                 done = true;
             }
         }
-        if (!done)
-            *w++ = *r++;
+        if (!done) *w++ = *r++;
     }
     *w = 0;
 }
@@ -201,8 +211,7 @@ static void unescape(char *s)
 static json_t *render(void)
 {
     const char *chromium = find_chromium();
-    if (!chromium)
-        return NULL;
+    if (!chromium) return NULL;
     char *html = slurp(report, NULL);
     char *body = strstr(html, "</body>");
     assert_non_null(body);
@@ -237,8 +246,7 @@ static json_t *render(void)
     unescape(start);
     json_error_t je;
     json_t *m = json_loads(start, 0, &je);
-    if (!m)
-        print_error("probe output is not JSON: %s\n", je.text);
+    if (!m) print_error("probe output is not JSON: %s\n", je.text);
     free(dom);
     return m;
 }
@@ -247,8 +255,8 @@ static json_t *chart(json_t *m, const char *id)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(m, i, c) if (!strcmp(json_string_value(json_object_get(c, "id")), id))
-        return c;
+    json_array_foreach(m, i,
+                       c) if (!strcmp(json_string_value(json_object_get(c, "id")), id)) return c;
     print_error("chart %s not drawn\n", id);
     fail();
     return NULL;
@@ -342,8 +350,7 @@ static void test_rendered_in_chromium(void **state)
     json_array_foreach(cv, i, c)
     {
         int k = (int)(i % 5);
-        const fx_run *r = !strcmp(json_string_value(json_object_get(c, "s")), "DriveB") ? &cb
-                                                                                         : &ca;
+        const fx_run *r = !strcmp(json_string_value(json_object_get(c, "s")), "DriveB") ? &cb : &ca;
         double rate_r = (double)r->n / r->seconds;
         assert_double_equal(num(c, "x"), rate_r * (k + 1) / 5, 1e-6);
         assert_double_equal(num(c, "v"), 100.0 + 50 * k, 1e-6);
@@ -361,8 +368,7 @@ static void test_report_usage_errors(void **state)
     FILE *f = fopen(path_in("junk.json"), "w");
     fputs("[1,2,3]", f);
     fclose(f);
-    char *junk[] = {"report", (char *)path_in("junk.json"), "-o", (char *)path_in("x.html"),
-                    NULL};
+    char *junk[] = {"report", (char *)path_in("junk.json"), "-o", (char *)path_in("x.html"), NULL};
     assert_int_equal(r->main(4, junk), SIM_EXIT_USAGE);
     assert_int_equal(access(path_in("x.html"), F_OK), -1);
 }

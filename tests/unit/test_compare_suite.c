@@ -40,11 +40,18 @@ static int fake_main(int argc, char **argv)
     char *pos[1];
     int npos;
     int rc = sim_opts_parse("fakebench", opts, argc, argv, pos, 1, &npos, "fakebench");
-    if (rc)
-        return SIM_EXIT_USAGE;
-    fx_run r = {.workload = "fakebench", .model = "FakeDrive", .path = target, .scale = 1,
-                .duration = 10, .seconds = 10, .base_ns = 100000, .step_ns = 100,
-                .n = (uint64_t)(tps * 10), .histograms = true, .interrupted = failflag};
+    if (rc) return SIM_EXIT_USAGE;
+    fx_run r = {.workload = "fakebench",
+                .model = "FakeDrive",
+                .path = target,
+                .scale = 1,
+                .duration = 10,
+                .seconds = 10,
+                .base_ns = 100000,
+                .step_ns = 100,
+                .n = (uint64_t)(tps * 10),
+                .histograms = true,
+                .interrupted = failflag};
     fx_write(&r, json);
     return failflag ? SIM_EXIT_FAIL : SIM_EXIT_OK;
 }
@@ -91,8 +98,7 @@ static int run_suite(const char *suite, const char *out, const char *extra)
     argv[argc++] = "/tmp/fake-target";
     argv[argc++] = "-o";
     argv[argc++] = (char *)out;
-    if (extra)
-        argv[argc++] = (char *)extra;
+    if (extra) argv[argc++] = (char *)extra;
     argv[argc] = NULL;
     return sim_find_command("suite")->main(argc, argv);
 }
@@ -136,8 +142,7 @@ static void test_tiny_suite_end_to_end(void **state)
     /* Size-specific arguments follow the common ones. */
     assert_non_null(strstr(fake_last_args, "--tps 50"));
     json_t *fast = load(path_in("out/fast.json"));
-    assert_double_equal(json_number_value(json_object_get(json_object_get(fast, "summary"),
-                                                          "tps")),
+    assert_double_equal(json_number_value(json_object_get(json_object_get(fast, "summary"), "tps")),
                         200.0, 1e-9);
     json_decref(fast);
     json_t *st = load(path_in("out/suite.json"));
@@ -157,8 +162,9 @@ static void test_tiny_suite_end_to_end(void **state)
     assert_int_equal(fake_calls, 2);
     /* Another size in the same directory would mix results: refused. */
     assert_int_equal(run_suite(ini, out, "--size=full"), SIM_EXIT_USAGE);
-    char *argv[] = {"suite", (char *)ini, "--target", "/tmp/fake-target", "-o", (char *)out,
-                    "--resume", "--size", "full", NULL};
+    char *argv[] = {"suite", (char *)ini, "--target", "/tmp/fake-target",
+                    "-o",    (char *)out, "--resume", "--size",
+                    "full",  NULL};
     assert_int_equal(sim_find_command("suite")->main(9, argv), SIM_EXIT_USAGE);
     assert_int_equal(fake_calls, 2);
 }
@@ -213,8 +219,7 @@ static void expect_bad_suite(const char *text, const char *why)
         assert_int_equal(fake_calls, calls);
         return;
     }
-    if (!strstr(err, why))
-        print_error("err: %s\n", err);
+    if (!strstr(err, why)) print_error("err: %s\n", err);
     assert_non_null(strstr(err, why));
     assert_int_equal(run_suite(ini, path_in("badout"), NULL), SIM_EXIT_USAGE);
 }
@@ -241,8 +246,7 @@ static void test_words_and_placeholders(void **state)
     char **w;
     int n;
     char err[256];
-    assert_int_equal(suite_split_words(" a 'b c' \"d \\\"e\\\"\" f\\ g  ", &w, &n, err,
-                                       sizeof err),
+    assert_int_equal(suite_split_words(" a 'b c' \"d \\\"e\\\"\" f\\ g  ", &w, &n, err, sizeof err),
                      0);
     assert_int_equal(n, 4);
     assert_string_equal(w[0], "a");
@@ -266,8 +270,7 @@ static void test_words_and_placeholders(void **state)
 static void test_builtin_review_matches_file(void **state)
 {
     const char *src = getenv("APPSIM_SRC");
-    if (!src)
-        skip();
+    if (!src) skip();
     char path[1024];
     snprintf(path, sizeof path, "%s/suites/review.ini", src);
     FILE *f = fopen(path, "r");
