@@ -166,6 +166,11 @@ void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yu
                    const double *values /* [cat * nseries + series] */);
 void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
                     const char *ylabel, svg_scale ys, const svg_series *series, int nseries);
+/* The same with a dashed vertical marker at x = mark_x (e.g. the end of the warm-up),
+ * labelled mark_label; NAN for none. */
+void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
+                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
+                           int nseries, double mark_x, const char *mark_label);
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
 int cmp_split_labels(const char *list, char ***labels, char **store);

@@ -183,6 +183,7 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
     double *bufs[total * 3];
     char *names[total];
     int ns = 0, nb = 0;
+    double warm_end = NAN; /* the latest end of a warm-up interval over the runs */
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++) {
             const json_t *iv = json_object_get(g->entries[e].runs[r]->doc, "intervals");
@@ -195,6 +196,10 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
             bufs[nb++] = pp;
             for (size_t i = 0; i < n; i++) {
                 const json_t *x = json_array_get(iv, i);
+                const char *phase = cmp_str(x, "phase");
+                double tt;
+                if (phase && !strcmp(phase, "warmup") && cmp_num(x, "t", &tt) && !(tt <= warm_end))
+                    warm_end = tt;
                 if (!cmp_num(x, "t", &t[i])) t[i] = (double)i;
                 if (!cmp_num(x, "rate", &ra[i])) ra[i] = NAN;
                 if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
@@ -208,10 +213,11 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
         char id[64], title[160];
         chart_id(id, sizeof id, gi, "rate-time");
         snprintf(title, sizeof title, "%s over time (warm-up included, per interval)", unit_name);
-        svg_line_chart(b, id, title, "seconds", SVG_LINEAR, unit_name, SVG_LINEAR, rate, ns);
+        svg_line_chart_marked(b, id, title, "seconds", SVG_LINEAR, unit_name, SVG_LINEAR, rate, ns,
+                              warm_end, "end of warm-up");
         chart_id(id, sizeof id, gi, "p99-time");
-        svg_line_chart(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
-                       "p99 latency (us)", SVG_LINEAR, p99, ns);
+        svg_line_chart_marked(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
+                              "p99 latency (us)", SVG_LINEAR, p99, ns, warm_end, "end of warm-up");
     }
     for (int i = 0; i < ns; i++)
         free(names[i]);

@@ -256,8 +256,9 @@ void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yu
     cmp_buf_puts(b, "</svg>\n");
 }
 
-void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
-                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries)
+void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
+                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
+                           int nseries, double mark_x, const char *mark_label)
 {
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
     for (int s = 0; s < nseries; s++)
@@ -305,6 +306,22 @@ void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *x
             cmp_buf_printf(b, ": %g, %g</title></circle>\n", x, y);
         }
     }
+    if (valid(xs, mark_x) && tf(xs, mark_x) >= xa.lo && tf(xs, mark_x) <= xa.hi) {
+        double x = px(&xa, mark_x, PX0, PX1);
+        cmp_buf_printf(b,
+                       "<line class=\"mark\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.0f\" y2=\"%.0f\" "
+                       "stroke=\"#555\" stroke-dasharray=\"4 3\" data-x=\"%.10g\"/>"
+                       "<text class=\"tick\" x=\"%.2f\" y=\"%.0f\">",
+                       x, x, PY0, PY1, mark_x, x + 3, PY0 + 12);
+        cmp_buf_html(b, mark_label ? mark_label : "");
+        cmp_buf_puts(b, "</text>\n");
+    }
     legend(b, names, nseries);
     cmp_buf_puts(b, "</svg>\n");
+}
+
+void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
+                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries)
+{
+    svg_line_chart_marked(b, id, title, xlabel, xs, ylabel, ys, series, nseries, NAN, NULL);
 }

@@ -447,7 +447,7 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
 
 static const char usage_text[] =
     "appsim suite NAME|FILE.ini --target PATH -o DIR [--size small|medium|full] [--resume]\n"
-    "            [--trace FILE]\n"
+    "            [--trace FILE] [--dry-run]\n"
     "appsim suite list | appsim suite show NAME\n"
     "Runs a battery of appsim commands, one result per step in DIR, then writes\n"
     "DIR/report.html and prints the comparison. Built-in: review (the labs' battery:\n"
@@ -458,7 +458,7 @@ static const char usage_text[] =
 static int suite_main(int argc, char **argv)
 {
     const char *target = NULL, *output = NULL, *size = "small", *trace = NULL;
-    bool resume = false;
+    bool resume = false, dry_run = false;
     sim_opt opts[] = {
         {.name = "target",
          .kind = SIM_OPT_STRING,
@@ -477,6 +477,10 @@ static int suite_main(int argc, char **argv)
          .kind = SIM_OPT_FLAG,
          .dst = &resume,
          .help = "continue the suite in DIR, skipping finished steps"},
+        {.name = "dry-run",
+         .kind = SIM_OPT_FLAG,
+         .dst = &dry_run,
+         .help = "print each step's command line and planned time; run nothing"},
         {.name = "trace",
          .kind = SIM_OPT_STRING,
          .dst = &trace,
@@ -563,12 +567,41 @@ static int suite_main(int argc, char **argv)
             rc = SIM_EXIT_USAGE;
         }
     }
-    if (!rc && mkdirs(output)) {
+    if (!rc && dry_run) {
+        /* Show what would run, run nothing, write nothing. */
+        double total = 0;
+        printf("suite %s (%s), size %s, target %s, results in %s\n", def.name, origin, size, target,
+               output);
+        for (int i = 0; i < def.nsteps; i++) {
+            const suite_step *st = &def.steps[i];
+            char *result = xasprintf("%s/%s.json", output, st->name);
+            char err[1024], **sv, pl[32];
+            int sc;
+            fmt_duration(pl, sizeof pl, planned[i]);
+            total += planned[i];
+            printf("%d/%d %s: ", i + 1, def.nsteps, st->name);
+            if (!sim_find_command(st->command))
+                printf("unavailable: command '%s' is not part of this appsim build\n", st->command);
+            else if (step_argv(&c, st, result, &sv, &sc, err, sizeof err))
+                printf("not run: %s\n", err);
+            else {
+                printf("appsim");
+                for (int k = 0; k < sc; k++)
+                    printf(" %s", sv[k]);
+                printf("  (planned %s)\n", planned[i] > 0 ? pl : "unknown");
+                suite_free_words(sv, sc);
+            }
+            free(result);
+        }
+        char tt[32];
+        fmt_duration(tt, sizeof tt, total);
+        printf("planned in all: at least %s (warm-up + measured; loading not counted)\n", tt);
+    } else if (!rc && mkdirs(output)) {
         sim_error("suite: cannot create %s: %s", output, strerror(errno));
         rc = SIM_EXIT_USAGE;
     }
-    if (!rc) rc = check_resume(&c, resume);
-    if (!rc) {
+    if (!rc && !dry_run) rc = check_resume(&c, resume);
+    if (!rc && !dry_run) {
         sim_info("suite: %s (%s), size %s, %d steps, results in %s", def.name, origin, size,
                  def.nsteps, output);
         for (int i = 0; i < def.nsteps; i++) {

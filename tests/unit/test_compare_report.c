@@ -141,6 +141,10 @@ static void test_html_self_contained(void **state)
         if (!strstr(html, want)) print_error("missing chart %s\n", charts[i]);
         assert_non_null(strstr(html, want));
     }
+    /* The warm-up boundary is marked on the charts over time (the fixtures' first
+     * interval, ending at 10 s, is warm-up). */
+    assert_non_null(strstr(html, "class=\"mark\""));
+    assert_non_null(strstr(html, "data-x=\"10\"/><text class=\"tick\""));
     /* Identities and configurations. */
     assert_non_null(strstr(html, "target.serial"));
     assert_non_null(strstr(html, "config.scale"));

@@ -169,6 +169,15 @@ static void test_tiny_suite_end_to_end(void **state)
     assert_int_equal(fake_calls, 2);
 }
 
+static void test_dry_run_runs_nothing(void **state)
+{
+    const char *ini = path_in("tiny.ini"), *out = path_in("dry");
+    write_text(ini, tiny_suite);
+    assert_int_equal(run_suite(ini, out, "--dry-run"), SIM_EXIT_OK);
+    assert_int_equal(fake_calls, 0);
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 static void test_resume_skips_finished_steps(void **state)
 {
     const char *ini = path_in("r.ini"), *out = path_in("rout");
@@ -307,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tiny_suite_end_to_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_runs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_skips_finished_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_suite_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_words_and_placeholders, setup, teardown),
