@@ -73,7 +73,7 @@ void cmp_set_free(cmp_set *set)
 static char *distinguisher(const cmp_result *r)
 {
     const json_t *t = json_object_get(r->doc, "target");
-    const char *serial = cmp_str(t, "serial");
+    const char *serial = cmp_find_string(t, "serial", 0);
     if (serial && *serial) return strdup(serial);
     const char *p = cmp_str(t, "path");
     if (p && *p) return strdup(p);

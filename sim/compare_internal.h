@@ -109,6 +109,10 @@ sim_hist *cmp_merged_hist(cmp_result **runs, int n, const char *key);
 /* Histogram stored under doc.histograms.<key>, or NULL. Caller frees. */
 sim_hist *cmp_hist_of(const json_t *doc, const char *key);
 
+/* First non-empty string under `key` in obj or its nested objects and arrays (up to
+ * 3 levels below depth), e.g. "model" in target.device.model; NULL when none. */
+const char *cmp_find_string(const json_t *obj, const char *key, int depth);
+
 /* Numeric helpers over JSON (NULL-safe; missing or non-numeric gives false). */
 bool cmp_num(const json_t *obj, const char *key, double *v);
 const char *cmp_str(const json_t *obj, const char *key);

@@ -56,7 +56,7 @@ bool cmp_config_key_soft(const char *key)
 }
 
 /* First string value under `key` in obj or its nested objects/arrays (depth-limited). */
-static const char *find_string(const json_t *obj, const char *key, int depth)
+const char *cmp_find_string(const json_t *obj, const char *key, int depth)
 {
     if (!obj || depth > 3) return NULL;
     if (json_is_object(obj)) {
@@ -67,7 +67,7 @@ static const char *find_string(const json_t *obj, const char *key, int depth)
         json_object_foreach((json_t *)obj, k, v)
         {
             if (json_is_object(v) || json_is_array(v)) {
-                const char *r = find_string(v, key, depth + 1);
+                const char *r = cmp_find_string(v, key, depth + 1);
                 if (r) return r;
             }
         }
@@ -76,7 +76,7 @@ static const char *find_string(const json_t *obj, const char *key, int depth)
         json_t *v;
         json_array_foreach((json_t *)obj, i, v)
         {
-            const char *r = find_string(v, key, depth + 1);
+            const char *r = cmp_find_string(v, key, depth + 1);
             if (r) return r;
         }
     }
@@ -105,7 +105,7 @@ static char *file_stem(const char *path)
 char *cmp_identity_label(const json_t *doc, const char *path)
 {
     const json_t *t = json_object_get(doc, "target");
-    const char *model = find_string(t, "model", 0);
+    const char *model = cmp_find_string(t, "model", 0);
     if (model) return trimmed_dup(model);
     const char *tp = cmp_str(t, "path");
     if (tp && *tp) return strdup(tp);
@@ -115,8 +115,8 @@ char *cmp_identity_label(const json_t *doc, const char *path)
 static char *drive_key(const json_t *doc, const char *path)
 {
     const json_t *t = json_object_get(doc, "target");
-    const char *serial = find_string(t, "serial", 0);
-    const char *model = find_string(t, "model", 0);
+    const char *serial = cmp_find_string(t, "serial", 0);
+    const char *model = cmp_find_string(t, "model", 0);
     const char *tp = cmp_str(t, "path");
     char buf[1024];
     if (serial)
