@@ -110,6 +110,17 @@ static void latency_metrics(cmp_mlist *l, const char *idp, const char *namep, si
                             char **warn, const char *what)
 {
     char id[256], name[256];
+    /* No samples, no latency: a type that never ran must not look like the fastest. */
+    if (hist && sim_hist_count(hist) == 0) return;
+    if (!hist) {
+        bool all_zero = n > 0; /* every run says it had no sample (-1 = not said) */
+        for (int i = 0; i < n; i++) {
+            double c;
+            if (!cmp_num(lats[i], "count", &c)) c = counts[i];
+            all_zero = all_zero && c == 0;
+        }
+        if (all_zero) return;
+    }
     for (int r = 0; r < nlat_rows; r++) {
         if (!full && (r == 1 || r == 4)) continue; /* per-type tables keep to mean, p95, p99 */
         bool have = false;
@@ -183,7 +194,7 @@ static void summary_metrics(cmp_result **runs, int n, cmp_mlist *out, char **war
         else
             have_err = false;
         lats[i] = json_object_get(s, "latency_us");
-        counts[i] = cmp_num(s, "count", &c) ? c : 0;
+        counts[i] = cmp_num(s, "count", &c) ? c : -1;
     }
     bool have = by_count || have_rate;
     double rate = by_count ? count / secs : rate_sum / n;
@@ -227,7 +238,7 @@ static void type_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
             else
                 have_rate = false;
             lats[i] = json_object_get(t, "latency_us");
-            counts[i] = cmp_num(t, "count", &c) ? c : 0;
+            counts[i] = cmp_num(t, "count", &c) ? c : -1;
         }
         if (!all) continue;
         char id[256], name[256];
@@ -379,7 +390,7 @@ static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
             }
             sum += v;
             lats[i] = cmp_point_latency(peaks[i]);
-            double cnt = 0;
+            double cnt = -1;
             if (!cmp_num(peaks[i], "count", &cnt) && !cmp_num(lats[i], "count", &cnt))
                 cmp_num(json_object_get(json_object_get(peaks[i], "run"), "summary"), "count",
                         &cnt);

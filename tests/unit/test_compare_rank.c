@@ -240,6 +240,37 @@ static void test_runs_without_histograms(void **state)
     cmp_set_free(&set);
 }
 
+/* A transaction type that never ran has a rate of 0 and no latency rows (a latency of 0
+ * would look like the best). */
+static void test_type_without_samples(void **state)
+{
+    for (int k = 0; k < 2; k++) {
+        fx_run a = base("DriveA", 100, 10, 100000);
+        a.histograms = k == 0;
+        json_t *doc = fx_doc(&a);
+        sim_hist *empty = sim_hist_new();
+        json_object_set_new(json_object_get(doc, "per_type"), "delivery",
+                            json_pack("{s:i,s:i,s:f,s:o}", "count", 0, "errors", 0, "rate", 0.0,
+                                      "latency_us", sim_hist_summary_json(empty)));
+        if (a.histograms)
+            json_object_set_new(json_object_get(doc, "histograms"), "delivery",
+                                sim_hist_to_json(empty));
+        sim_hist_free(empty);
+        assert_int_equal(json_dump_file(doc, file("z.json"), 0), 0);
+        json_decref(doc);
+        char *paths[] = {file("z.json")};
+        cmp_set set;
+        char err[512];
+        assert_int_equal(cmp_build(&set, paths, 1, NULL, 0, err, sizeof err), 0);
+        const cmp_group *g = &set.groups[0];
+        assert_non_null(metric(g, "type.delivery.rate"));
+        assert_null(metric(g, "type.delivery.lat.mean"));
+        assert_null(metric(g, "type.delivery.lat.p99"));
+        assert_non_null(metric(g, "type.new_order.lat.p99"));
+        cmp_set_free(&set);
+    }
+}
+
 static void test_labels_and_identity(void **state)
 {
     fx_run a = base("Same Model", 1000, 10, 100000);
@@ -478,6 +509,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_incomparable_configs_not_ranked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_runs_merge_histograms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs_without_histograms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_type_without_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_labels_and_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_curves_peak, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workload_curve_shapes, setup, teardown),
