@@ -567,6 +567,13 @@ static int suite_main(int argc, char **argv)
             rc = SIM_EXIT_USAGE;
         }
     }
+    /* Every step would fail on a missing target: say so once, before running any. */
+    if (!rc && !dry_run && access(target, F_OK) != 0) {
+        sim_error("suite: target %s does not exist (%s); create the directory on the drive "
+                  "under test, or give the block device",
+                  target, strerror(errno));
+        rc = SIM_EXIT_USAGE;
+    }
     if (!rc && dry_run) {
         /* Show what would run, run nothing, write nothing. */
         double total = 0;

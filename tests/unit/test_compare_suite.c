@@ -95,7 +95,7 @@ static int run_suite(const char *suite, const char *out, const char *extra)
     argv[argc++] = "suite";
     argv[argc++] = (char *)suite;
     argv[argc++] = "--target";
-    argv[argc++] = "/tmp/fake-target";
+    argv[argc++] = dir;
     argv[argc++] = "-o";
     argv[argc++] = (char *)out;
     if (extra) argv[argc++] = (char *)extra;
@@ -162,9 +162,8 @@ static void test_tiny_suite_end_to_end(void **state)
     assert_int_equal(fake_calls, 2);
     /* Another size in the same directory would mix results: refused. */
     assert_int_equal(run_suite(ini, out, "--size=full"), SIM_EXIT_USAGE);
-    char *argv[] = {"suite", (char *)ini, "--target", "/tmp/fake-target",
-                    "-o",    (char *)out, "--resume", "--size",
-                    "full",  NULL};
+    char *argv[] = {"suite",     (char *)ini, "--target", dir,    "-o",
+                    (char *)out, "--resume",  "--size",   "full", NULL};
     assert_int_equal(sim_find_command("suite")->main(9, argv), SIM_EXIT_USAGE);
     assert_int_equal(fake_calls, 2);
 }
