@@ -12,6 +12,7 @@
  */
 #include "sim/compare_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,6 +433,26 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
               size_t errlen)
 {
     memset(set, 0, sizeof *set);
+    if (npaths <= 0) {
+        snprintf(err, errlen, "no result files given");
+        return -1;
+    }
+    /* The same file twice would be counted as two runs. */
+    for (int i = 0; i < npaths; i++) {
+        char *ri = realpath(paths[i], NULL);
+        for (int j = 0; ri && j < i; j++) {
+            char *rj = realpath(paths[j], NULL);
+            bool same = rj && !strcmp(ri, rj);
+            free(rj);
+            if (same) {
+                snprintf(err, errlen, "%s: given twice (as %s too); give each result once",
+                         paths[i], paths[j]);
+                free(ri);
+                return -1;
+            }
+        }
+        free(ri);
+    }
     set->results = calloc((size_t)npaths, sizeof *set->results);
     for (int i = 0; i < npaths; i++) {
         if (cmp_load(&set->results[i], paths[i], err, errlen)) {

@@ -431,6 +431,15 @@ static void test_refuses_non_results(void **state)
                    "{\"schema\": \"appsim-result/1\", \"workload\": \"tpcc\", \"summary\": {},"
                    " \"histograms\": {\"all\": {\"buckets\": 3}}}",
                    "histograms.all");
+    fx_run a = base("DriveA", 100, 10, 100000);
+    fx_write(&a, file("twice.json"));
+    char again[600];
+    snprintf(again, sizeof again, "%s/../%s/twice.json", dir, strrchr(dir, '/') + 1);
+    char *twice[] = {file("twice.json"), again};
+    cmp_set set2;
+    char err2[512] = "";
+    assert_int_equal(cmp_build(&set2, twice, 2, NULL, 0, err2, sizeof err2), -1);
+    assert_non_null(strstr(err2, "given twice"));
     char *paths[] = {file("does-not-exist.json")};
     cmp_set set;
     char err[512] = "";
