@@ -117,9 +117,10 @@ static double planned_seconds(const suite_step *st, int size, char **words, int 
     uint64_t ns;
     const char *est = st->size_estimate[size] ? st->size_estimate[size] : st->estimate;
     if (est && !sim_parse_duration(est, &ns)) return (double)ns / 1e9;
-    double total = 0;
+    /* The last value of each option wins, as on a command line. */
+    static const char *const keys[] = {"--warmup", "--duration", "--time"};
+    double last[3] = {0, 0, 0};
     for (int i = 0; i < nwords; i++) {
-        static const char *const keys[] = {"--warmup", "--duration", "--time"};
         for (int k = 0; k < 3; k++) {
             size_t kl = strlen(keys[k]);
             const char *val = NULL;
@@ -127,10 +128,10 @@ static double planned_seconds(const suite_step *st, int size, char **words, int 
                 val = words[i + 1];
             else if (!strncmp(words[i], keys[k], kl) && words[i][kl] == '=')
                 val = words[i] + kl + 1;
-            if (val && !sim_parse_duration(val, &ns)) total += (double)ns / 1e9;
+            if (val && !sim_parse_duration(val, &ns)) last[k] = (double)ns / 1e9;
         }
     }
-    return total;
+    return last[0] + last[1] + last[2];
 }
 
 typedef struct suite_ctx {
@@ -138,6 +139,7 @@ typedef struct suite_ctx {
     const char *size, *target, *dir, *trace, *origin;
     int size_index;
     step_state *states;
+    json_t *overrides; /* the STEP=ARGS given on the command line, for suite.json */
 } suite_ctx;
 
 /* Builds the step's argv (argv[0] = command) with placeholders expanded. */
@@ -184,8 +186,9 @@ static json_t *state_json(const suite_ctx *c)
         if (s->result[0]) json_object_set_new(j, "result", json_string(s->result));
         json_array_append_new(steps, j);
     }
-    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o}", "schema", STATE_SCHEMA, "suite", c->def->name,
-                     "size", c->size, "target", c->target, "trace", c->trace, "steps", steps);
+    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:O,s:o}", "schema", STATE_SCHEMA, "suite",
+                     c->def->name, "size", c->size, "target", c->target, "trace", c->trace,
+                     "overrides", c->overrides, "steps", steps);
 }
 
 static void save_state(const suite_ctx *c)
@@ -447,13 +450,15 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
 
 static const char usage_text[] =
     "appsim suite NAME|FILE.ini --target PATH -o DIR [--size small|medium|full] [--resume]\n"
-    "            [--trace FILE] [--dry-run]\n"
+    "            [--trace FILE] [--dry-run] [STEP='OPTIONS'...] [all='OPTIONS']\n"
     "appsim suite list | appsim suite show NAME\n"
     "Runs a battery of appsim commands, one result per step in DIR, then writes\n"
     "DIR/report.html and prints the comparison. Built-in: review (the labs' battery:\n"
     "tpcc, sysbench on SQLite and LMDB, replay, VDI). A suite file is INI with one\n"
     "section per step (see `appsim suite show review` and docs/compare.md).\n"
-    "--resume continues an interrupted suite in the same DIR, never redoing finished steps.";
+    "--resume continues an interrupted suite in the same DIR, never redoing finished steps.\n"
+    "STEP='OPTIONS' adds explicit options to one step (all= to every step), after the\n"
+    "suite's own, e.g. tpcc='--scale 50 --vusers 500'.";
 
 static int suite_main(int argc, char **argv)
 {
@@ -487,10 +492,10 @@ static int suite_main(int argc, char **argv)
          .help = "block trace for the steps that replay one ({trace})"},
         SIM_OPT_END,
     };
-    char *pos[3];
+    char *pos[64];
     int npos = 0;
     char **av = cmp_argv_short_o(argc, argv);
-    int rc = sim_opts_parse("suite", opts, argc, av, pos, 3, &npos, usage_text);
+    int rc = sim_opts_parse("suite", opts, argc, av, pos, 64, &npos, usage_text);
     free(av);
     if (rc < 0) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
@@ -514,7 +519,7 @@ static int suite_main(int argc, char **argv)
         fputs(t, stdout);
         return SIM_EXIT_OK;
     }
-    if (npos != 1) {
+    if (npos < 1 || !strcmp(pos[0], "list") || !strcmp(pos[0], "show")) {
         sim_error("suite: give one suite (a built-in name or a suite file); see "
                   "`appsim suite --help`");
         return SIM_EXIT_USAGE;
@@ -527,7 +532,39 @@ static int suite_main(int argc, char **argv)
     char *origin, *text;
     rc = load_suite(pos[0], &def, &origin, &text);
     if (rc) return rc;
-    suite_ctx c = {&def, size, target, output, trace, origin, suite_size_index(size), NULL};
+    suite_ctx c = {&def, size, target, output, trace, origin, suite_size_index(size), NULL, NULL};
+    /* Explicit options: STEP=ARGS (or all=ARGS) after the suite, appended to the step's
+     * arguments for this size, so they override the suite's values. */
+    c.overrides = json_array();
+    for (int i = 1; i < npos && !rc; i++) {
+        char *eq = strchr(pos[i], '=');
+        bool found = false;
+        if (eq) {
+            size_t kl = (size_t)(eq - pos[i]);
+            for (int k = 0; k < def.nsteps; k++) {
+                suite_step *st = &def.steps[k];
+                bool match = (kl == 3 && !strncmp(pos[i], "all", 3)) ||
+                             (strlen(st->name) == kl && !strncmp(pos[i], st->name, kl));
+                if (!match) continue;
+                found = true;
+                char **slot = &st->size_args[c.size_index];
+                char *joined = xasprintf("%s%s%s", *slot ? *slot : "", *slot ? " " : "", eq + 1);
+                free(*slot);
+                *slot = joined;
+            }
+        }
+        if (!found) {
+            cmp_buf names = {0};
+            for (int k = 0; k < def.nsteps; k++)
+                cmp_buf_printf(&names, "%s%s", k ? ", " : "", def.steps[k].name);
+            sim_error("suite: '%s': explicit options are STEP=ARGS or all=ARGS, where STEP is "
+                      "one of: %s",
+                      pos[i], names.s);
+            cmp_buf_free(&names);
+            rc = SIM_EXIT_USAGE;
+        }
+        json_array_append_new(c.overrides, json_string(pos[i]));
+    }
     c.states = calloc((size_t)def.nsteps, sizeof *c.states);
     /* Check every step's arguments before running anything: a typo in step 5 should
      * not be found after hours of steps 1 to 4. */
@@ -538,28 +575,27 @@ static int suite_main(int argc, char **argv)
         suite_vars v = {target, "x", output, size, trace ? trace : "x"};
         const suite_step *st = &def.steps[i];
         bool has_result = false;
-        const char *parts[2] = {st->args, st->size_args[c.size_index]};
-        for (int p = 0; p < 2 && !rc; p++) {
-            if (!parts[p]) continue;
-            if (suite_split_words(parts[p], &words, &n, err, sizeof err)) {
+        /* The same words step_argv will use: common arguments, then this size's. */
+        char *all = xasprintf("%s %s", st->args ? st->args : "",
+                              st->size_args[c.size_index] ? st->size_args[c.size_index] : "");
+        if (suite_split_words(all, &words, &n, err, sizeof err)) {
+            sim_error("suite: %s: step %s: %s", origin, st->name, err);
+            rc = SIM_EXIT_USAGE;
+            free(all);
+            break;
+        }
+        free(all);
+        for (int k = 0; k < n && !rc; k++) {
+            char *x = suite_expand(words[k], &v, err, sizeof err);
+            if (!x) {
                 sim_error("suite: %s: step %s: %s", origin, st->name, err);
                 rc = SIM_EXIT_USAGE;
-                break;
             }
-            for (int k = 0; k < n && !rc; k++) {
-                char *x = suite_expand(words[k], &v, err, sizeof err);
-                if (!x) {
-                    sim_error("suite: %s: step %s: %s", origin, st->name, err);
-                    rc = SIM_EXIT_USAGE;
-                }
-                free(x);
-                has_result = has_result || suite_uses(words[k], "result");
-            }
-            planned[i] += planned_seconds(st, c.size_index, words, n);
-            suite_free_words(words, n);
+            free(x);
+            has_result = has_result || suite_uses(words[k], "result");
         }
-        if (st->estimate || st->size_estimate[c.size_index])
-            planned[i] = planned_seconds(st, c.size_index, NULL, 0);
+        planned[i] = planned_seconds(st, c.size_index, words, n);
+        suite_free_words(words, n);
         if (!rc && !has_result) {
             sim_error("suite: %s: step %s: its arguments must contain {result} (where the "
                       "command writes its result, e.g. --json {result})",
@@ -587,15 +623,17 @@ static int suite_main(int argc, char **argv)
             fmt_duration(pl, sizeof pl, planned[i]);
             total += planned[i];
             printf("%d/%d %s: ", i + 1, def.nsteps, st->name);
-            if (!sim_find_command(st->command))
-                printf("unavailable: command '%s' is not part of this appsim build\n", st->command);
-            else if (step_argv(&c, st, result, &sv, &sc, err, sizeof err))
+            if (step_argv(&c, st, result, &sv, &sc, err, sizeof err)) {
                 printf("not run: %s\n", err);
-            else {
+            } else {
                 printf("appsim");
                 for (int k = 0; k < sc; k++)
                     printf(" %s", sv[k]);
-                printf("  (planned %s)\n", planned[i] > 0 ? pl : "unknown");
+                if (!sim_find_command(st->command))
+                    printf("\n    unavailable: command '%s' is not part of this appsim build\n",
+                           st->command);
+                else
+                    printf("  (planned %s)\n", planned[i] > 0 ? pl : "unknown");
                 suite_free_words(sv, sc);
             }
             free(result);
@@ -621,6 +659,7 @@ static int suite_main(int argc, char **argv)
     for (int i = 0; i < def.nsteps; i++)
         free(c.states[i].message);
     free(c.states);
+    json_decref(c.overrides);
     free(planned);
     suite_def_free(&def);
     free(origin);

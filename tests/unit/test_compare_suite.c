@@ -168,6 +168,29 @@ static void test_tiny_suite_end_to_end(void **state)
     assert_int_equal(fake_calls, 2);
 }
 
+static void test_explicit_options(void **state)
+{
+    const char *ini = path_in("tiny.ini"), *out = path_in("ovr");
+    write_text(ini, tiny_suite);
+    char *argv[] = {"suite", (char *)ini, "--target",       dir,
+                    "-o",    (char *)out, "fast=--tps 300", NULL};
+    assert_int_equal(sim_find_command("suite")->main(7, argv), SIM_EXIT_OK);
+    json_t *fast = load(path_in("ovr/fast.json"));
+    /* After the suite's own --tps 200: the explicit value wins. */
+    assert_double_equal(json_number_value(json_object_get(json_object_get(fast, "summary"), "tps")),
+                        300.0, 1e-9);
+    json_decref(fast);
+    json_t *st = load(path_in("ovr/suite.json"));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(st, "overrides"), 0)),
+                        "fast=--tps 300");
+    json_decref(st);
+    int calls = fake_calls;
+    char *bad[] = {"suite",        (char *)ini, "--target", dir, "-o", (char *)path_in("ovr2"),
+                   "fats=--tps 1", NULL};
+    assert_int_equal(sim_find_command("suite")->main(7, bad), SIM_EXIT_USAGE);
+    assert_int_equal(fake_calls, calls);
+}
+
 static void test_dry_run_runs_nothing(void **state)
 {
     const char *ini = path_in("tiny.ini"), *out = path_in("dry");
@@ -316,6 +339,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tiny_suite_end_to_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_runs_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_explicit_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_skips_finished_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_suite_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_words_and_placeholders, setup, teardown),
