@@ -156,6 +156,18 @@ static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
         ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns]};
         ns++;
     }
+    cmp_buf missing = {0};
+    for (int e = 0; e < ne; e++)
+        if (!g->entries[e].hist_all || sim_hist_count(g->entries[e].hist_all) == 0) {
+            cmp_buf_puts(&missing, missing.len ? ", " : "");
+            cmp_buf_html(&missing, g->entries[e].label);
+        }
+    if (missing.s)
+        cmp_buf_printf(b,
+                       "<p class=\"note\">No latency histograms in the results of %s: no "
+                       "percentile curve for %s.</p>\n",
+                       missing.s, strchr(missing.s, ',') ? "them" : "it");
+    cmp_buf_free(&missing);
     if (!ns) return;
     char id[64];
     chart_id(id, sizeof id, gi, "percentiles");
