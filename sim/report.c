@@ -143,6 +143,8 @@ static void bars(cmp_buf *b, const cmp_group *g, int gi)
 
 static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
 {
+    /* Curve-only results (replay --curve, vdi) keep their histograms per point. */
+    if (metric_index(g, "rate") < 0) return;
     int ne = g->nentries, ns = 0;
     svg_series ser[ne];
     double xs[ne][NCURVE_PCTS], ys[ne][NCURVE_PCTS];
