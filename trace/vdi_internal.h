@@ -126,4 +126,25 @@ uint64_t vdi_storm_start_ns(const tr_source *s, uint32_t d);
 int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint64_t seed,
                     vdi_trace *out, char *err, size_t errlen);
 
+/* ------------------------------------------------------------------ phase traces */
+
+/* One phase of one desktop is at most this many records (bounds memory: 40 bytes
+ * each). */
+#define VDI_MAX_RECORDS (16u << 20)
+
+/* The three phase traces of one desktop and the image geometry they share. */
+typedef struct vdi_phase_traces {
+    vdi_trace t[VDI_NPHASES];
+    bool user[VDI_NPHASES]; /* given by the user */
+    vdi_image img;          /* geometry of all three phases */
+} vdi_phase_traces;
+
+/* user[p]: a file for phase p or NULL (the capture shipped in trace/desktops/, else
+ * the model). The boot trace must exist (user's or shipped). */
+int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHASES],
+                          double model_seconds, uint64_t seed, char *err, size_t errlen);
+void vdi_phase_traces_free(vdi_phase_traces *pt);
+/* {"source": "captured"|"user capture"|"modeled", "origin", counts, "duration_s"} */
+json_t *vdi_trace_json(const vdi_trace *t, bool user);
+
 #endif

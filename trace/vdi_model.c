@@ -22,6 +22,7 @@
 #include "trace/vdi_internal.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
