@@ -148,7 +148,8 @@ static int push_piece(storm *s, const tr_record *r)
 
 /* Linked clone read: replica for unwritten grains, delta for written ones, split
  * where that changes. The pieces go to s->pend. */
-static int linked_read(storm *s, uint32_t d, const tr_record *in, tr_record *out)
+static int linked_read(storm *s, uint32_t d, const tr_record *in, const tr_record *base,
+                       tr_record *out)
 {
     const vdi_image *img = s->img;
     uint64_t delta0 = s->o.base + img->image_bytes + (uint64_t)d * img->delta_bytes;
@@ -163,7 +164,7 @@ static int linked_read(storm *s, uint32_t d, const tr_record *in, tr_record *out
         } while (stop < end && grain_written(s, d, vdi_delta_map(img, stop)) == w);
         if (stop > end)
             stop = end;
-        tr_record p = *in;
+        tr_record p = *base;
         p.offset = w ? delta0 + (uint64_t)vdi_delta_map(img, pos)
                      : s->o.base + (uint64_t)vdi_image_map(img, pos);
         p.length = (uint32_t)(stop - pos);
@@ -213,9 +214,9 @@ static int storm_next(tr_source *src, tr_record *out)
         else
             s->st.writes++;
     } else if (r.op == TR_READ) {
-        if (linked_read(s, d, in, &r) != 0)
+        tr_record base = r;
+        if (linked_read(s, d, in, &base, &r) != 0)
             return -1;
-        r.time_ns = t;
     } else {
         int64_t dpos = vdi_delta_map(img, in->offset);
         r.offset = s->o.base + img->image_bytes + (uint64_t)d * img->delta_bytes +
