@@ -39,8 +39,8 @@ typedef struct file_source {
     /* counts of the current pass */
     uint64_t records, nonio, bad, reordered, late, other_volume, zero_length;
     uint64_t passes;
-    char first_bad[320];
-    char err[512];
+    char first_bad[1024];
+    char err[1400];
 } file_source;
 
 static bool item_less(const heap_item *a, const heap_item *b)
@@ -133,15 +133,15 @@ static int next_line(tr_parse *p, char **line, size_t *len)
 /* The next raw record from the parser: 1, 0 at end, -1 on error (fs->err set). */
 static int pull(file_source *fs, tr_record *r)
 {
-    char at[400];
+    char at[600];
     for (;;) {
         int rc;
         memset(r, 0, sizeof *r);
         r->latency_ns = TR_LATENCY_UNKNOWN;
         fs->p.why[0] = 0;
         if (fs->fmt->text) {
-            char *line;
-            size_t len;
+            char *line = NULL;
+            size_t len = 0;
             rc = next_line(&fs->p, &line, &len);
             if (rc == 0)
                 return 0;
