@@ -30,24 +30,12 @@ typedef struct combo {
     vdi_phase phase;
 } combo;
 
-/* The latency of a curve point: mean over reads and writes weighted by count, and
- * the larger p99 of the two (the exact merged p99 is in the point's run). */
+/* The latency of a curve point: over reads and writes together (merged histogram). */
 static void point_latency(const json_t *pt, double *iops, double *mean_us, double *p99_us)
 {
     *iops = json_number_value(json_object_get(pt, "iops"));
-    double sum = 0, n = 0, p99 = 0;
-    const char *kinds[] = {"read", "write"};
-    for (int k = 0; k < 2; k++) {
-        const json_t *o = json_object_get(pt, kinds[k]);
-        double c = json_number_value(json_object_get(o, "count"));
-        sum += c * json_number_value(json_object_get(o, "mean_us"));
-        n += c;
-        double p = json_number_value(json_object_get(o, "p99_us"));
-        if (p > p99)
-            p99 = p;
-    }
-    *mean_us = n > 0 ? sum / n : 0;
-    *p99_us = p99;
+    *mean_us = json_number_value(json_object_get(pt, "mean_us"));
+    *p99_us = json_number_value(json_object_get(pt, "p99_us"));
 }
 
 static json_t *storm_json(tr_source *src, const vdi_storm_opts *so)
@@ -83,7 +71,7 @@ static int vdi_main(int argc, char **argv)
     uint64_t desktops = 8, qd = 32, seed = 1, warmup = 2000000000ull, measure = 5000000000ull;
     uint64_t stagger = 0;
     double jitter = 0.1, stagger_frac = 0.1, model_seconds = 60;
-    bool all = false, allow_destroy = false, json = false, quiet = false, max_only = false;
+    bool all = false, allow_destroy = false, json = false, quiet = false;
     sim_opt opts[] = {
         {.name = "target", .kind = SIM_OPT_STRING, .dst = &target,
          .help = "directory on the drive, or a block device (with --allow-destroy)"},
@@ -118,8 +106,6 @@ static int vdi_main(int argc, char **argv)
          .help = "I/O engine (io_uring, psync)"},
         {.name = "curve-points", .kind = SIM_OPT_STRING, .dst = &points,
          .help = "fractions of the maximum rate for the curve"},
-        {.name = "max-only", .kind = SIM_OPT_FLAG, .dst = &max_only,
-         .help = "only the maximum-rate run, no curve"},
         {.name = "point-warmup", .kind = SIM_OPT_DURATION, .dst = &warmup,
          .help = "warm-up of each curve point"},
         {.name = "point-duration", .kind = SIM_OPT_DURATION, .dst = &measure,
@@ -222,6 +208,7 @@ static int vdi_main(int argc, char **argv)
             .jitter = jitter,
             .seed = seed,
             .base = 0,
+            .volume_per_desktop = false,
         };
         tr_source *src = NULL;
         if (vdi_storm_open(tr, &pt.img, &so, &src, err, sizeof err) != 0) {
@@ -242,7 +229,7 @@ static int vdi_main(int argc, char **argv)
         ro.file_size = layout;
         ro.file_name = fname;
         ro.seed = seed;
-        tr_curve_opts co = {.fractions = fr, .nfractions = max_only ? 0 : nfr,
+        tr_curve_opts co = {.fractions = fr, .nfractions = nfr,
                             .warmup_ns = warmup, .measure_ns = measure, .quiet = quiet};
         bool modeled = tr->modeled;
         sim_info("vdi: %s clones, %s (%s), %llu desktops, layout %.1f MiB in %s",

@@ -93,6 +93,10 @@ typedef struct vdi_storm_opts {
     double jitter;       /* each inter-arrival gap scaled by 1 +- U(0, jitter) */
     uint64_t seed;
     uint64_t base;       /* target offset of the layout */
+    /* volume = desktop number (for tests and trace export); false: volume 0, the
+     * offsets being already absolute in the layout (what the replay needs, since it
+     * gives every volume its own slice). */
+    bool volume_per_desktop;
 } vdi_storm_opts;
 
 /* Bytes the layout needs from base. */
@@ -108,7 +112,7 @@ typedef struct vdi_storm_stats {
 } vdi_storm_stats;
 
 /*
- * The storm as a tr_source: records in time order, volume = desktop number,
+ * The storm as a tr_source: records in time order (volume: see the options),
  * latency unknown. Rewind restarts it identically (same seed: same offsets and
  * times; delta tracking reset). The trace and image must outlive the source.
  */

@@ -200,7 +200,7 @@ static int storm_next(tr_source *src, tr_record *out)
     s->st.source_records++;
     tr_record r = *in;
     r.time_ns = t;
-    r.volume = d;
+    r.volume = s->o.volume_per_desktop ? d : 0;
     r.latency_ns = TR_LATENCY_UNKNOWN;
     const vdi_image *img = s->img;
     if (r.op == TR_FLUSH) {

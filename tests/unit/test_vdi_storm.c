@@ -77,7 +77,7 @@ static tr_source *open_storm(const vdi_trace *t, const vdi_image *img, vdi_clone
                              uint32_t n, uint64_t stagger_ns)
 {
     vdi_storm_opts o = {.clones = c, .desktops = n, .stagger_ns = stagger_ns, .jitter = 0.1,
-                        .seed = 42, .base = 0};
+                        .seed = 42, .base = 0, .volume_per_desktop = true};
     tr_source *s = NULL;
     char err[256];
     assert_int_equal(vdi_storm_open(t, img, &o, &s, err, sizeof err), 0);
