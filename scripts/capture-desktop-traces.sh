@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # Re-captures the desktop traces shipped in trace/desktops/ with appsim itself.
 #
-#   scripts/capture-desktop-traces.sh image    # build the Debian image (once, cached)
-#   scripts/capture-desktop-traces.sh boot     # capture boot -> trace/desktops/boot.atr
-#   scripts/capture-desktop-traces.sh all      # both
+#   scripts/capture-desktop-traces.sh image    # build the Debian desktop image (cached)
+#   scripts/capture-desktop-traces.sh boot     # boot only -> boot.atr
+#   scripts/capture-desktop-traces.sh all      # image, then boot + initial login, then
+#                                              # a second boot + Monday login
 #
-# How a capture is made (docs/vdi.md, "Desktop traces"):
-#   1. debootstrap a Debian 12 system (kernel, systemd, udev) into an ext4 image file;
-#      a oneshot unit prints APPSIM-BOOT-DONE on the serial console once
-#      multi-user.target is reached (boot finished, login prompt up).
-#   2. For each capture: copy the pristine image (every capture starts from the same
-#      bytes), attach the copy to a loop device with direct I/O, and run
-#        appsim trace capture --device /dev/loopN -o OUT -- qemu-system-x86_64 ...
-#      qemu (TCG, no KVM here) boots the guest from the loop device with cache=none,
-#      so every guest disk I/O is one block request on the loop device.
-#   3. When the marker appears on the serial console, qemu is killed: the trace ends
-#      at the end of boot and contains no shutdown I/O.
-# Needs root, debootstrap and qemu-system-x86 (scripts/deps.sh), and network access to
-# a Debian mirror (MIRROR=...). Work files go to WORKDIR (default /tmp/appsim-desktops).
+# How the captures are made (docs/vdi.md, "Desktop traces"):
+#   1. debootstrap Debian 12 with a kernel, systemd and an Xfce desktop (xfce4-session,
+#      xfwm4, xfce4-panel, xfdesktop4) on a virtual framebuffer (Xvfb) into an ext4
+#      image. A desktop user "desk" exists without a home; pam_mkhomedir creates it at
+#      the first login, so that login creates the profile. A guest service drives the
+#      phases over the serial port: it prints APPSIM-BOOT-DONE once multi-user.target
+#      is reached, waits for "login" from the host, logs "desk" in through PAM (su -l)
+#      and starts the Xfce session, and prints APPSIM-LOGIN-DONE 15 s after the panel
+#      and the desktop are running.
+#   2. A fresh copy of the image on a loop device (direct I/O); qemu (TCG: no KVM
+#      here) boots it with cache=none, so each guest disk I/O is one block request on
+#      the loop device, which `appsim trace capture` records:
+#        boot.atr           from qemu's start to APPSIM-BOOT-DONE;
+#        initial-login.atr  from "login" to APPSIM-LOGIN-DONE (first login: profile
+#                           created), then the guest shuts down cleanly;
+#        monday-login.atr   second boot of the same disk (caches cold, profile
+#                           exists), from "login" to APPSIM-LOGIN-DONE.
+# Needs root, debootstrap and qemu-system-x86 (scripts/deps.sh), and a Debian mirror
+# (MIRROR=...). Work files go to WORKDIR (default /tmp/appsim-desktops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
@@ -25,10 +32,11 @@ APPSIM=${APPSIM:-$SRC/build/appsim}
 WORKDIR=${WORKDIR:-/tmp/appsim-desktops}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 SUITE=${SUITE:-bookworm}
-IMAGE_SIZE=${IMAGE_SIZE:-2G}
+IMAGE_SIZE=${IMAGE_SIZE:-4G}
 OUTDIR=${OUTDIR:-$SRC/trace/desktops}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
-GUEST_MEM=${GUEST_MEM:-1024}
+TIMEOUT=${TIMEOUT:-1800}
+GUEST_MEM=${GUEST_MEM:-1536}
+DESKTOP_PKGS=xvfb,xauth,dbus-x11,libpam-systemd,xfce4-session,xfwm4,xfce4-panel,xfdesktop4,xfce4-settings,xfconf
 
 die() { echo "capture-desktop-traces: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, loop devices, tracefs)"
@@ -36,17 +44,19 @@ die() { echo "capture-desktop-traces: $*" >&2; exit 1; }
 MNT=""
 LOOP=""
 QEMU_PID=""
+CAT_PID=""
 cleanup() {
-  [ -n "$QEMU_PID" ] && kill "$QEMU_PID" 2>/dev/null || true
+  [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null || true
+  [ -n "$CAT_PID" ] && kill "$CAT_PID" 2>/dev/null || true
   [ -n "$MNT" ] && mountpoint -q "$MNT" && umount "$MNT" || true
   [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null || true
 }
 trap cleanup EXIT
 
 build_image() {
-  local img=$WORKDIR/pristine.img
+  local img=$WORKDIR/desktop.img
   if [ -f "$img" ] && [ -f "$WORKDIR/vmlinuz" ] && [ -f "$WORKDIR/initrd.img" ]; then
-    echo "image: $img exists (delete $WORKDIR to rebuild)"
+    echo "image: $img exists (delete it to rebuild)"
     return
   fi
   command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/deps.sh"
@@ -57,24 +67,49 @@ build_image() {
   MNT=$(mktemp -d /tmp/appsim-desktop-mnt.XXXXXX)
   mount -o loop "$img.tmp" "$MNT"
   debootstrap --variant=minbase \
-    --include=linux-image-amd64,systemd-sysv,udev,dbus,login,passwd,procps,kmod \
+    --include=linux-image-amd64,systemd-sysv,udev,dbus,login,passwd,procps,kmod,$DESKTOP_PKGS \
     "$SUITE" "$MNT" "$MIRROR"
-  # The guest: root on the virtio disk, console on the serial port, a boot marker.
   echo "LABEL=appsim-desktop / ext4 defaults 0 1" >"$MNT/etc/fstab"
   echo appsim-desktop >"$MNT/etc/hostname"
   chroot "$MNT" /bin/sh -c 'echo root:appsim | chpasswd'
-  cat >"$MNT/etc/systemd/system/appsim-boot-done.service" <<'EOF'
+  # The desktop user: no home yet; the first login creates it (the profile).
+  chroot "$MNT" useradd -M -s /bin/bash desk
+  echo "session optional pam_mkhomedir.so skel=/etc/skel umask=0077" \
+    >>"$MNT/etc/pam.d/common-session"
+  # The serial port belongs to the phase driver, not to a getty.
+  chroot "$MNT" systemctl mask serial-getty@ttyS0.service
+  cat >"$MNT/usr/local/sbin/appsim-phases" <<'EOF'
+#!/bin/sh
+# Drives the capture phases over the serial port (see capture-desktop-traces.sh).
+stty -F /dev/ttyS0 sane 2>/dev/null
+echo APPSIM-BOOT-DONE >/dev/ttyS0
+read -r cmd </dev/ttyS0
+echo APPSIM-LOGIN-START >/dev/ttyS0
+su -l desk -c 'exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-launch --exit-with-session startxfce4' \
+  >/dev/null 2>&1 &
+i=0
+while [ $i -lt 1200 ]; do
+  pgrep -u desk -x xfdesktop >/dev/null && pgrep -u desk -x xfce4-panel >/dev/null && break
+  sleep 1; i=$((i + 1))
+done
+sleep 15
+echo APPSIM-LOGIN-DONE >/dev/ttyS0
+read -r cmd </dev/ttyS0
+[ "$cmd" = shutdown ] && systemctl poweroff
+exit 0
+EOF
+  chmod +x "$MNT/usr/local/sbin/appsim-phases"
+  cat >"$MNT/etc/systemd/system/appsim-phases.service" <<'EOF'
 [Unit]
-Description=Tell the capture script that boot has finished
+Description=appsim capture phases (boot done, login on request)
 After=multi-user.target
 [Service]
-Type=oneshot
-ExecStart=/bin/sh -c 'echo APPSIM-BOOT-DONE >/dev/ttyS0'
+Type=simple
+ExecStart=/usr/local/sbin/appsim-phases
 [Install]
 WantedBy=multi-user.target
 EOF
-  chroot "$MNT" systemctl enable appsim-boot-done.service
-  # virtio drivers in the initramfs so that the root disk is found.
+  chroot "$MNT" systemctl enable appsim-phases.service
   printf 'virtio_pci\nvirtio_blk\n' >>"$MNT/etc/initramfs-tools/modules"
   chroot "$MNT" update-initramfs -u -k all
   cp -L "$MNT/vmlinuz" "$WORKDIR/vmlinuz"
@@ -87,48 +122,90 @@ EOF
   echo "image: built $img"
 }
 
-# capture_boot OUT: one boot of a fresh copy of the image, traced on its loop device.
-capture_boot() {
+SER=$WORKDIR/serial
+# Starts qemu on $LOOP in the background with the serial port on $SER.{in,out}.
+start_guest() {
+  rm -f "$SER.in" "$SER.out"
+  mkfifo "$SER.in" "$SER.out"
+  : >"$SER.log"
+  cat "$SER.out" >>"$SER.log" &
+  CAT_PID=$!
+  qemu-system-x86_64 -accel tcg -machine q35 -smp 1 -m "$GUEST_MEM" -display none \
+    -monitor none -serial "pipe:$SER" -nic none \
+    -kernel "$WORKDIR/vmlinuz" -initrd "$WORKDIR/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0 quiet" \
+    -drive "file=$LOOP,format=raw,if=virtio,cache=none,aio=native" </dev/null >/dev/null 2>&1 &
+  QEMU_PID=$!
+  echo "$QEMU_PID" >"$WORKDIR/qemu.pid"
+}
+
+# wait_marker TEXT: until the guest prints TEXT on the serial port (or times out).
+wait_marker() {
+  local deadline=$((SECONDS + TIMEOUT))
+  while ! grep -q "$1" "$SER.log" 2>/dev/null; do
+    kill -0 "$(cat "$WORKDIR/qemu.pid")" 2>/dev/null || die "qemu exited before $1"
+    [ $SECONDS -lt $deadline ] || die "no $1 within $TIMEOUT s"
+    sleep 0.2
+  done
+}
+
+stop_guest() {
+  kill -9 "$QEMU_PID" 2>/dev/null || true
+  wait "$QEMU_PID" 2>/dev/null || true
+  QEMU_PID=""
+  kill "$CAT_PID" 2>/dev/null || true
+  wait "$CAT_PID" 2>/dev/null || true
+  CAT_PID=""
+}
+
+capture() { # capture OUT COMMAND...: appsim trace capture of $LOOP while COMMAND runs
   local out=$1
+  shift
+  mkdir -p "$(dirname "$out")"
+  "$APPSIM" trace capture --device "$LOOP" -o "$out" -- "$@"
+}
+
+run_phases() {
+  local what=$1
   [ -x "$APPSIM" ] || die "appsim binary not found at $APPSIM (build first or set APPSIM)"
   command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/deps.sh"
-  local copy=$WORKDIR/boot-run.img serial=$WORKDIR/boot-serial.log
-  cp --sparse=always "$WORKDIR/pristine.img" "$copy"
+  local copy=$WORKDIR/run.img
+  cp --sparse=always "$WORKDIR/desktop.img" "$copy"
   LOOP=$(losetup --find --show --direct-io=on "$copy")
-  rm -f "$serial"
-  # The command traced: qemu until the marker shows, then killed (no shutdown I/O).
-  cat >"$WORKDIR/boot-guest.sh" <<EOF
-#!/usr/bin/env bash
-qemu-system-x86_64 -accel tcg -machine q35 -smp 1 -m $GUEST_MEM -nographic \\
-  -monitor none -serial file:$serial -nic none \\
-  -kernel $WORKDIR/vmlinuz -initrd $WORKDIR/initrd.img \\
-  -append "root=/dev/vda rw console=ttyS0 quiet" \\
-  -drive file=$LOOP,format=raw,if=virtio,cache=none,aio=native &
-pid=\$!
-for ((i = 0; i < $BOOT_TIMEOUT * 5; i++)); do
-  if grep -q APPSIM-BOOT-DONE "$serial" 2>/dev/null; then
-    kill -9 \$pid; wait \$pid 2>/dev/null; exit 0
+  export -f start_guest wait_marker die
+  export SER WORKDIR GUEST_MEM LOOP TIMEOUT
+  # Boot: the capture starts qemu, and ends when boot has finished (qemu keeps running).
+  capture "$OUTDIR/boot.atr" bash -c 'start_guest; wait_marker APPSIM-BOOT-DONE'
+  QEMU_PID=$(cat "$WORKDIR/qemu.pid")
+  CAT_PID=$(pgrep -f "cat $SER.out" | head -1)
+  if [ "$what" = boot ]; then
+    stop_guest
+  else
+    capture "$OUTDIR/initial-login.atr" bash -c \
+      'echo login >"$SER.in"; wait_marker APPSIM-LOGIN-DONE'
+    echo shutdown >"$SER.in"
+    wait "$QEMU_PID" 2>/dev/null || while kill -0 "$QEMU_PID" 2>/dev/null; do sleep 1; done
+    QEMU_PID=""
+    stop_guest
+    # Second boot of the same disk: caches cold, the profile exists.
+    start_guest
+    wait_marker APPSIM-BOOT-DONE
+    capture "$OUTDIR/monday-login.atr" bash -c \
+      'echo login >"$SER.in"; wait_marker APPSIM-LOGIN-DONE'
+    stop_guest
   fi
-  kill -0 \$pid 2>/dev/null || { echo "qemu exited before boot finished" >&2; exit 1; }
-  sleep 0.2
-done
-kill -9 \$pid; echo "boot did not finish in $BOOT_TIMEOUT s" >&2; exit 1
-EOF
-  chmod +x "$WORKDIR/boot-guest.sh"
-  mkdir -p "$(dirname "$out")"
-  "$APPSIM" trace capture --device "$LOOP" -o "$out" -- "$WORKDIR/boot-guest.sh"
   losetup -d "$LOOP"
   LOOP=""
   rm -f "$copy"
-  echo "boot: captured $out"
+  ls -l "$OUTDIR"
 }
 
 case "${1:-all}" in
 image) build_image ;;
-boot) capture_boot "$OUTDIR/boot.atr" ;;
+boot) run_phases boot ;;
 all)
   build_image
-  capture_boot "$OUTDIR/boot.atr"
+  run_phases all
   ;;
 *) die "usage: $0 image|boot|all" ;;
 esac

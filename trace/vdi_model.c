@@ -15,9 +15,11 @@
  *   - Monday login: the profile exists and the desktop's caches are cold after the
  *     idle weekend, like after a refresh: 65 % reads, the middle of the published
  *     60-70 % boot/refresh read share.
- * Footprint: not published for logins; the I/Os are spread uniformly over the chunks
- * of the desktop's image (the captured boot's footprint), each I/O inside one chunk
- * and 4 KiB aligned. The phase length (seconds) is a parameter, recorded in results.
+ * Footprint: not published for logins; reads are spread uniformly over the chunks of
+ * the desktop's image (the captured boot's footprint), writes over the chunks the
+ * captured boot wrote (where this desktop keeps its changing files; the image when
+ * the boot wrote nothing), each I/O inside one chunk and 4 KiB aligned. The phase
+ * length (seconds) is a parameter, recorded in results.
  */
 #include "trace/vdi_internal.h"
 
@@ -62,7 +64,13 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
         bool read = sim_rng_double(&rng) < read_share;
         r->op = read ? TR_READ : TR_WRITE;
         r->length = read ? MODEL_READ_BYTES : (sim_rng_u64(&rng) & 1 ? 12288 : 8192);
-        uint64_t chunk = img->chunks[sim_rng_range(&rng, 0, img->nchunks - 1)];
+        const uint64_t *set = img->chunks;
+        size_t nset = img->nchunks;
+        if (!read && img->nwchunks) {
+            set = img->wchunks;
+            nset = img->nwchunks;
+        }
+        uint64_t chunk = set[sim_rng_range(&rng, 0, nset - 1)];
         uint64_t slots = (VDI_CHUNK - r->length) / 4096;
         r->offset = chunk * VDI_CHUNK + sim_rng_range(&rng, 0, slots) * 4096;
         r->time_ns = t;
@@ -73,7 +81,7 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
     out->modeled = true;
     snprintf(out->origin, sizeof out->origin,
              "modeled %s: %.0f%% reads of 36 KiB, writes of 8/12 KiB (10 KiB mean), "
-             "%.1f IOPS, %.0f s, over the boot image's footprint",
+             "%.1f IOPS, %.0f s, over the boot's read and write footprints",
              vdi_phase_name(phase), read_share * 100, MODEL_IOPS, seconds);
     return 0;
 }
