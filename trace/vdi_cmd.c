@@ -13,10 +13,14 @@
  */
 #include "trace/vdi_internal.h"
 
+#include <errno.h>
+#include <linux/fs.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 static const char usage[] =
     "appsim vdi --target PATH --desktops N (--clones full|linked --phase "
@@ -36,6 +40,63 @@ static void point_latency(const json_t *pt, double *iops, double *mean_us, doubl
     *iops = json_number_value(json_object_get(pt, "iops"));
     *mean_us = json_number_value(json_object_get(pt, "mean_us"));
     *p99_us = json_number_value(json_object_get(pt, "p99_us"));
+}
+
+/* A device target has no data file for the replay to fill: lay the storm out here,
+ * once per clone model, so that the replica and the copies are written before the
+ * first measured I/O (as on a directory target). */
+static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err, size_t errlen)
+{
+    int fd = -1;
+    int rc = st_target_create_file(t, NULL, 0, &fd, err, errlen);
+    if (rc)
+        return rc;
+    uint64_t size = 0;
+    if (ioctl(fd, BLKGETSIZE64, &size) != 0 || size < bytes) {
+        char a[32], b[32];
+        snprintf(err, errlen, "the storm's layout needs %s but %s holds %s: fewer --desktops",
+                 sim_format_size(bytes, a, sizeof a), st_target_path(t),
+                 sim_format_size(size, b, sizeof b));
+        close(fd);
+        return SIM_EXIT_USAGE;
+    }
+    const size_t chunk = 4u << 20;
+    uint64_t *buf = st_alloc_aligned(chunk);
+    if (!buf) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    sim_rng rng;
+    sim_rng_seed(&rng, seed, 77);
+    char a[32];
+    sim_info("vdi: writing the layout (%s) on %s", sim_format_size(bytes, a, sizeof a),
+             st_target_path(t));
+    rc = 0;
+    for (uint64_t off = 0; off < bytes && !sim_interrupted(); off += chunk) {
+        /* Incompressible: a drive that compresses or deduplicates cannot shortcut it. */
+        for (size_t i = 0; i < chunk / 8; i++)
+            buf[i] = sim_rng_u64(&rng);
+        size_t len = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
+        len = (len + 4095) / 4096 * 4096;
+        if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
+            snprintf(err, errlen, "writing the layout at %llu on %s: %s",
+                     (unsigned long long)off, st_target_path(t), strerror(errno));
+            rc = SIM_EXIT_FAIL;
+            break;
+        }
+    }
+    if (rc == 0 && sim_interrupted()) {
+        snprintf(err, errlen, "interrupted while writing the layout");
+        rc = SIM_EXIT_FAIL;
+    }
+    if (rc == 0 && fdatasync(fd) != 0) {
+        snprintf(err, errlen, "fdatasync %s: %s", st_target_path(t), strerror(errno));
+        rc = SIM_EXIT_FAIL;
+    }
+    st_free_aligned(buf);
+    close(fd);
+    return rc;
 }
 
 static json_t *storm_json(tr_source *src, const vdi_storm_opts *so)
@@ -195,6 +256,7 @@ static int vdi_main(int argc, char **argv)
     json_object_set_new(doc, "storms", results);
 
     int status = SIM_EXIT_OK;
+    bool laid_out[2] = {false, false};
     for (int i = 0; i < ncombos && status == SIM_EXIT_OK && !sim_interrupted(); i++) {
         const combo *k = &combos[i];
         const vdi_trace *tr = &pt.t[k->phase];
@@ -210,6 +272,14 @@ static int vdi_main(int argc, char **argv)
             .base = 0,
             .volume_per_desktop = false,
         };
+        if (st_target_is_device(t) && !laid_out[k->clones]) {
+            if ((rc = layout_device(t, layout, seed, err, sizeof err)) != 0) {
+                sim_error("vdi: %s", err);
+                status = rc;
+                break;
+            }
+            laid_out[k->clones] = true;
+        }
         tr_source *src = NULL;
         if (vdi_storm_open(tr, &pt.img, &so, &src, err, sizeof err) != 0) {
             sim_error("vdi: %s", err);
@@ -290,6 +360,8 @@ static int vdi_main(int argc, char **argv)
 
     /* The table: one row per storm, like the labs' VDI rows. */
     FILE *out = json ? stderr : stdout;
+    if (json_array_size(results) == 0)
+        goto done;
     fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)desktops,
             target, (unsigned long long)qd);
     fprintf(out, "%-7s %-14s %-9s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
@@ -319,6 +391,7 @@ static int vdi_main(int argc, char **argv)
     }
     fprintf(out, "source: captured = trace recorded with `appsim trace capture`; modeled = "
                  "calibrated to published per-desktop figures (docs/vdi.md)\n");
+done:
     if (sim_interrupted())
         json_object_set_new(doc, "interrupted", json_true());
     if (output && sim_result_write(doc, output) != 0 && status == SIM_EXIT_OK)
