@@ -276,16 +276,18 @@ static int capture_main(int argc, char **argv)
         (json_int_t)ps.incomplete, "unmatched_completions",
         (json_int_t)ps.unmatched_completes, "requeued", (json_int_t)ps.requeued,
         "io_errors", (json_int_t)ps.errors, "complete", lost == 0 && bad_pages == 0);
+    /* The summary goes where the trace does not (-o - writes the trace on stdout). */
+    FILE *out = strcmp(output, "-") ? stdout : stderr;
     if (json) {
-        json_dumpf(sum, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        json_dumpf(sum, out, JSON_INDENT(2));
+        fputc('\n', out);
     } else {
-        printf("captured %zu I/Os from %s in %.1f s (%s): %llu reads, %llu writes, %llu "
+        fprintf(out, "captured %zu I/Os from %s in %.1f s (%s): %llu reads, %llu writes, %llu "
                "flushes, %llu trims -> %s\n",
                nrec, device, (double)elapsed / 1e9, why, (unsigned long long)n[TR_READ],
                (unsigned long long)n[TR_WRITE], (unsigned long long)n[TR_FLUSH],
                (unsigned long long)n[TR_DISCARD], output);
-        printf("lost events: %llu; issued but not completed: %llu; completions of earlier "
+        fprintf(out, "lost events: %llu; issued but not completed: %llu; completions of earlier "
                "I/Os: %llu; requeued: %llu; I/O errors: %llu\n",
                (unsigned long long)lost, (unsigned long long)ps.incomplete,
                (unsigned long long)ps.unmatched_completes, (unsigned long long)ps.requeued,
