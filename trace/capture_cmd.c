@@ -54,8 +54,7 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/start", maj, min);
         f = fopen(sys, "r");
         if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f)
-                fclose(f);
+            if (f) fclose(f);
             snprintf(err, errlen, "cannot read %s", sys);
             return -1;
         }
@@ -64,8 +63,7 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/size", maj, min);
         f = fopen(sys, "r");
         if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f)
-                fclose(f);
+            if (f) fclose(f);
             snprintf(err, errlen, "cannot read %s", sys);
             return -1;
         }
@@ -74,8 +72,7 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/../dev", maj, min);
         f = fopen(sys, "r");
         if (!f || !fgets(buf, sizeof buf, f) || sscanf(buf, "%u:%u", &maj, &min) != 2) {
-            if (f)
-                fclose(f);
+            if (f) fclose(f);
             snprintf(err, errlen, "cannot find the disk of partition %s", path);
             return -1;
         }
@@ -96,8 +93,7 @@ static pid_t start_command(char **argv, char *err, size_t errlen)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         execvp(argv[0], argv);
-        fprintf(stderr, "appsim: trace capture: cannot run %s: %s\n", argv[0],
-                strerror(errno));
+        fprintf(stderr, "appsim: trace capture: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     return pid;
@@ -109,19 +105,33 @@ static int capture_main(int argc, char **argv)
     uint64_t duration = 0, buffer_kb = 16384, max_events = 64u << 20;
     bool json = false, quiet = false;
     sim_opt opts[] = {
-        {.name = "device", .kind = SIM_OPT_STRING, .dst = &device,
+        {.name = "device",
+         .kind = SIM_OPT_STRING,
+         .dst = &device,
          .help = "block device to record (disk or partition)"},
         {.name = "o", .kind = SIM_OPT_STRING, .dst = &output, .help = "trace file to write"},
-        {.name = "duration", .kind = SIM_OPT_DURATION, .dst = &duration,
+        {.name = "duration",
+         .kind = SIM_OPT_DURATION,
+         .dst = &duration,
          .help = "record this long (with a command: at most this long)"},
-        {.name = "format", .kind = SIM_OPT_STRING, .dst = &format,
+        {.name = "format",
+         .kind = SIM_OPT_STRING,
+         .dst = &format,
          .help = "output format (`appsim trace formats`)"},
-        {.name = "buffer-kb", .kind = SIM_OPT_U64, .dst = &buffer_kb,
-         .help = "ring buffer per CPU, KiB", .min = 64, .max = 1 << 20},
-        {.name = "max-events", .kind = SIM_OPT_U64, .dst = &max_events,
+        {.name = "buffer-kb",
+         .kind = SIM_OPT_U64,
+         .dst = &buffer_kb,
+         .help = "ring buffer per CPU, KiB",
+         .min = 64,
+         .max = 1 << 20},
+        {.name = "max-events",
+         .kind = SIM_OPT_U64,
+         .dst = &max_events,
          .help = "events kept in memory (32 bytes each); more are counted as lost",
          .min = 1024},
-        {.name = "json", .kind = SIM_OPT_FLAG, .dst = &json,
+        {.name = "json",
+         .kind = SIM_OPT_FLAG,
+         .dst = &json,
          .help = "print the summary as JSON on stdout"},
         {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &quiet, .help = "no progress messages"},
         SIM_OPT_END,
@@ -134,10 +144,8 @@ static int capture_main(int argc, char **argv)
         }
     int npos = 0;
     int rc = sim_opts_parse("trace capture", opts, split, argv, NULL, 0, &npos, usage);
-    if (rc < 0)
-        return SIM_EXIT_OK;
-    if (rc)
-        return rc;
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return rc;
     sim_set_quiet(quiet);
     char **cmd = split + 1 < argc ? argv + split + 1 : NULL;
     if (split < argc && !cmd) {
@@ -209,8 +217,7 @@ static int capture_main(int argc, char **argv)
             why = "interrupted";
             break;
         }
-        if (duration && sim_now_ns() - t_start >= duration)
-            break;
+        if (duration && sim_now_ns() - t_start >= duration) break;
     }
     if (child > 0) {
         kill(child, SIGTERM);
@@ -218,8 +225,7 @@ static int capture_main(int argc, char **argv)
     }
     uint64_t elapsed = sim_now_ns() - t_start;
     uint64_t lost_kernel = 0;
-    if (rc == 0 && cap_session_stop(&s, &lost_kernel, err, sizeof err) != 0)
-        rc = -1;
+    if (rc == 0 && cap_session_stop(&s, &lost_kernel, err, sizeof err) != 0) rc = -1;
     if (rc != 0) {
         sim_error("trace capture: %s", err);
         cap_session_close(&s);
@@ -235,8 +241,7 @@ static int capture_main(int argc, char **argv)
         return SIM_EXIT_FAIL;
     }
     uint64_t lost = lost_kernel + s.over_limit;
-    if (s.missed_in_pages > lost)
-        lost = s.missed_in_pages;
+    if (s.missed_in_pages > lost) lost = s.missed_in_pages;
     uint64_t events = s.nev, bad_pages = s.bad_pages, over_limit = s.over_limit;
     cap_session_close(&s);
 
@@ -263,35 +268,37 @@ static int capture_main(int argc, char **argv)
         return SIM_EXIT_FAIL;
     }
 
-    json_t *sum = json_pack(
-        "{s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:I, "
-        "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
-        "device", device, "output", output, "format", format, "stopped", why, "seconds",
-        (double)elapsed / 1e9, "events", (json_int_t)events, "records", (json_int_t)nrec,
-        "ops", "read", (json_int_t)n[TR_READ], "write", (json_int_t)n[TR_WRITE], "flush",
-        (json_int_t)n[TR_FLUSH], "trim", (json_int_t)n[TR_DISCARD], "bytes", "read",
-        (json_int_t)bytes[TR_READ], "write", (json_int_t)bytes[TR_WRITE], "lost_events",
-        (json_int_t)lost, "lost_kernel", (json_int_t)lost_kernel, "lost_over_max_events",
-        (json_int_t)over_limit, "bad_pages", (json_int_t)bad_pages, "incomplete",
-        (json_int_t)ps.incomplete, "unmatched_completions",
-        (json_int_t)ps.unmatched_completes, "requeued", (json_int_t)ps.requeued,
-        "io_errors", (json_int_t)ps.errors, "complete", lost == 0 && bad_pages == 0);
+    json_t *sum =
+        json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:I, "
+                  "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+                  "device", device, "output", output, "format", format, "stopped", why, "seconds",
+                  (double)elapsed / 1e9, "events", (json_int_t)events, "records", (json_int_t)nrec,
+                  "ops", "read", (json_int_t)n[TR_READ], "write", (json_int_t)n[TR_WRITE], "flush",
+                  (json_int_t)n[TR_FLUSH], "trim", (json_int_t)n[TR_DISCARD], "bytes", "read",
+                  (json_int_t)bytes[TR_READ], "write", (json_int_t)bytes[TR_WRITE], "lost_events",
+                  (json_int_t)lost, "lost_kernel", (json_int_t)lost_kernel, "lost_over_max_events",
+                  (json_int_t)over_limit, "bad_pages", (json_int_t)bad_pages, "incomplete",
+                  (json_int_t)ps.incomplete, "unmatched_completions",
+                  (json_int_t)ps.unmatched_completes, "requeued", (json_int_t)ps.requeued,
+                  "io_errors", (json_int_t)ps.errors, "complete", lost == 0 && bad_pages == 0);
     /* The summary goes where the trace does not (-o - writes the trace on stdout). */
     FILE *out = strcmp(output, "-") ? stdout : stderr;
     if (json) {
         json_dumpf(sum, out, JSON_INDENT(2));
         fputc('\n', out);
     } else {
-        fprintf(out, "captured %zu I/Os from %s in %.1f s (%s): %llu reads, %llu writes, %llu "
-               "flushes, %llu trims -> %s\n",
-               nrec, device, (double)elapsed / 1e9, why, (unsigned long long)n[TR_READ],
-               (unsigned long long)n[TR_WRITE], (unsigned long long)n[TR_FLUSH],
-               (unsigned long long)n[TR_DISCARD], output);
-        fprintf(out, "lost events: %llu; issued but not completed: %llu; completions of earlier "
-               "I/Os: %llu; requeued: %llu; I/O errors: %llu\n",
-               (unsigned long long)lost, (unsigned long long)ps.incomplete,
-               (unsigned long long)ps.unmatched_completes, (unsigned long long)ps.requeued,
-               (unsigned long long)ps.errors);
+        fprintf(out,
+                "captured %zu I/Os from %s in %.1f s (%s): %llu reads, %llu writes, %llu "
+                "flushes, %llu trims -> %s\n",
+                nrec, device, (double)elapsed / 1e9, why, (unsigned long long)n[TR_READ],
+                (unsigned long long)n[TR_WRITE], (unsigned long long)n[TR_FLUSH],
+                (unsigned long long)n[TR_DISCARD], output);
+        fprintf(out,
+                "lost events: %llu; issued but not completed: %llu; completions of earlier "
+                "I/Os: %llu; requeued: %llu; I/O errors: %llu\n",
+                (unsigned long long)lost, (unsigned long long)ps.incomplete,
+                (unsigned long long)ps.unmatched_completes, (unsigned long long)ps.requeued,
+                (unsigned long long)ps.errors);
     }
     json_decref(sum);
     if (lost || bad_pages)
@@ -301,8 +308,7 @@ static int capture_main(int argc, char **argv)
                  (unsigned long long)lost, (unsigned long long)bad_pages);
     if (cmd && WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0 &&
         strcmp(why, "command exited") == 0) {
-        sim_warn("trace capture: the command exited with status %d",
-                 WEXITSTATUS(child_status));
+        sim_warn("trace capture: the command exited with status %d", WEXITSTATUS(child_status));
         return SIM_EXIT_FAIL;
     }
     return SIM_EXIT_OK;

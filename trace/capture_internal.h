@@ -23,15 +23,10 @@ typedef struct cap_field {
     int size;
 } cap_field;
 
-typedef enum cap_kind {
-    CAP_ISSUE,
-    CAP_COMPLETE,
-    CAP_REQUEUE,
-    CAP_NKINDS
-} cap_kind;
+typedef enum cap_kind { CAP_ISSUE, CAP_COMPLETE, CAP_REQUEUE, CAP_NKINDS } cap_kind;
 
 typedef struct cap_event_fmt {
-    int id; /* common_type of the event, -1 = not known */
+    int id;                                        /* common_type of the event, -1 = not known */
     cap_field dev, sector, nr_sector, rwbs, error; /* error: completions only */
 } cap_event_fmt;
 
@@ -52,10 +47,10 @@ typedef struct cap_event {
     uint64_t ts;     /* trace clock (mono: CLOCK_MONOTONIC), ns */
     uint64_t sector; /* 512-byte sectors */
     uint32_t nr_sector;
-    uint32_t dev;    /* kernel dev_t encoding: major << 20 | minor */
-    int32_t error;   /* completion status (0 = success) */
-    uint8_t kind;    /* cap_kind */
-    uint8_t op;      /* tr_op */
+    uint32_t dev;  /* kernel dev_t encoding: major << 20 | minor */
+    int32_t error; /* completion status (0 = success) */
+    uint8_t kind;  /* cap_kind */
+    uint8_t op;    /* tr_op */
 } cap_event;
 
 /* The operation a rwbs string ("WS", "FWFS", "R", "D", "FN", ...) names. */
@@ -69,8 +64,8 @@ typedef int (*cap_sink)(void *ctx, const cap_event *ev);
  * page says events were lost before it (by the stored count, or by 1 when the kernel
  * only flags it). Returns 0, or -1 on a page that is not well formed.
  */
-int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len,
-                    cap_sink sink, void *ctx, uint64_t *missed);
+int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, cap_sink sink,
+                    void *ctx, uint64_t *missed);
 
 /* Per-I/O records from a stream of events: issue and complete paired per (sector,
  * operation) in issue order; a requeue withdraws the issue it matches. */
@@ -79,29 +74,29 @@ typedef struct cap_pair_stats {
     uint64_t incomplete;          /* issued, not seen completing (latency unknown) */
     uint64_t unmatched_completes; /* completion of an I/O issued before the capture */
     uint64_t requeued;
-    uint64_t errors;              /* completions with a non-zero error */
-    uint64_t flush_steps;         /* zero-sector data events of a flush sequence (skipped) */
+    uint64_t errors;      /* completions with a non-zero error */
+    uint64_t flush_steps; /* zero-sector data events of a flush sequence (skipped) */
 } cap_pair_stats;
 
 /* Sorts events by time and pairs them into records (time from the first issue,
  * latency = complete - issue). sector_base/sector_len select a partition's sectors of
  * the disk (len 0 = all) and rebase offsets to the partition. *out is malloc'd. */
-int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len,
-             tr_record **out, size_t *nout, cap_pair_stats *st);
+int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
+             size_t *nout, cap_pair_stats *st);
 
 /* ------------------------------------------------------------------ tracefs session */
 
 /* A dedicated tracefs instance recording the block events of one disk. */
 typedef struct cap_session {
-    char inst[512];     /* the instance directory */
+    char inst[512]; /* the instance directory */
     int ncpu;
-    int *fds;           /* per-CPU trace_pipe_raw, non-blocking */
+    int *fds; /* per-CPU trace_pipe_raw, non-blocking */
     cap_layout layout;
     unsigned char *buf;
     size_t bufsize;
-    cap_event *ev;      /* every block event read so far */
+    cap_event *ev; /* every block event read so far */
     size_t nev, cap;
-    size_t max_events;  /* memory bound: past it, events are counted as lost */
+    size_t max_events; /* memory bound: past it, events are counted as lost */
     uint64_t over_limit;
     uint64_t missed_in_pages; /* losses the ring-buffer pages reported */
     uint64_t bad_pages;

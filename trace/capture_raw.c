@@ -39,8 +39,7 @@ static int find_field(const char *text, const char *name, cap_field *f)
             /* The name is the last word before ';', without an array suffix. */
             const char *e = semi;
             const char *br = memchr(fl, '[', (size_t)(semi - fl));
-            if (br)
-                e = br;
+            if (br) e = br;
             const char *b = e;
             while (b > fl && b[-1] != ' ' && b[-1] != ':')
                 b--;
@@ -64,10 +63,8 @@ int cap_parse_event_format(const char *text, cap_event_fmt *f)
     memset(f, 0, sizeof *f);
     f->id = -1;
     const char *id = strstr(text, "\nID:");
-    if (!id && !strncmp(text, "ID:", 3))
-        id = text - 1;
-    if (id)
-        f->id = atoi(id + 4);
+    if (!id && !strncmp(text, "ID:", 3)) id = text - 1;
+    if (id) f->id = atoi(id + 4);
     int rc = 0;
     rc |= find_field(text, "dev", &f->dev);
     rc |= find_field(text, "sector", &f->sector);
@@ -123,51 +120,42 @@ int cap_rwbs_op(const char *rwbs, size_t len)
 static int decode_event(const cap_layout *l, const unsigned char *d, size_t dlen, uint64_t ts,
                         cap_sink sink, void *ctx)
 {
-    if (dlen < 2)
-        return 0;
+    if (dlen < 2) return 0;
     int id = (int)rd(d, 2);
     for (int k = 0; k < CAP_NKINDS; k++) {
         const cap_event_fmt *f = &l->ev[k];
-        if (f->id != id)
-            continue;
+        if (f->id != id) continue;
         int need = f->rwbs.offset + f->rwbs.size;
-        if (f->sector.offset + 8 > need)
-            need = f->sector.offset + 8;
-        if ((size_t)need > dlen)
-            return -1;
+        if (f->sector.offset + 8 > need) need = f->sector.offset + 8;
+        if ((size_t)need > dlen) return -1;
         cap_event ev = {0};
         ev.ts = ts;
         ev.kind = (uint8_t)k;
         ev.dev = (uint32_t)rd(d + f->dev.offset, 4);
         ev.sector = rd(d + f->sector.offset, 8);
         ev.nr_sector = (uint32_t)rd(d + f->nr_sector.offset, 4);
-        if (f->error.offset >= 0 && f->error.size == 4 &&
-            (size_t)(f->error.offset + 4) <= dlen)
+        if (f->error.offset >= 0 && f->error.size == 4 && (size_t)(f->error.offset + 4) <= dlen)
             ev.error = (int32_t)rd(d + f->error.offset, 4);
         int op = cap_rwbs_op((const char *)d + f->rwbs.offset, (size_t)f->rwbs.size);
-        if (op < 0)
-            return 0; /* no data and no flush (e.g. write-zeroes): not a trace record */
+        if (op < 0) return 0; /* no data and no flush (e.g. write-zeroes): not a trace record */
         ev.op = (uint8_t)op;
         return sink(ctx, &ev);
     }
     return 0;
 }
 
-int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len,
-                    cap_sink sink, void *ctx, uint64_t *missed)
+int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, cap_sink sink,
+                    void *ctx, uint64_t *missed)
 {
     size_t hdr = (size_t)l->data.offset;
-    if (len < hdr)
-        return -1;
+    if (len < hdr) return -1;
     uint64_t ts = rd(page + l->ts.offset, 8);
     uint64_t commit = rd(page + l->commit.offset, l->commit.size);
     size_t size = (size_t)(commit & RB_COMMIT_MASK);
-    if (hdr + size > len)
-        return -1;
+    if (hdr + size > len) return -1;
     if (commit & RB_MISSED_EVENTS) {
         uint64_t n = 1;
-        if ((commit & RB_MISSED_STORED) && hdr + size + 8 <= len)
-            n = rd(page + hdr + size, 8);
+        if ((commit & RB_MISSED_STORED) && hdr + size + 8 <= len) n = rd(page + hdr + size, 8);
         *missed += n ? n : 1;
     }
     const unsigned char *p = page + hdr, *end = p + size;
@@ -176,24 +164,20 @@ int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len,
         unsigned type_len = h & 31;
         uint64_t delta = h >> 5;
         if (type_len == 29) { /* padding */
-            if (delta == 0)
-                break;
-            if (p + 8 > end)
-                return -1;
+            if (delta == 0) break;
+            if (p + 8 > end) return -1;
             p += 4 + rd(p + 4, 4);
             continue;
         }
         if (type_len == 30 || type_len == 31) {
-            if (p + 8 > end)
-                return -1;
+            if (p + 8 > end) return -1;
             uint64_t v = delta | (rd(p + 4, 4) << 27);
             if (type_len == 30) {
                 ts += v;
             } else {
                 if (ts & TS_MSB) {
                     v |= ts & TS_MSB;
-                    if (v < ts)
-                        v += 1ull << 59;
+                    if (v < ts) v += 1ull << 59;
                 }
                 ts = v;
             }
@@ -203,23 +187,19 @@ int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len,
         const unsigned char *data;
         size_t dlen;
         if (type_len == 0) {
-            if (p + 8 > end)
-                return -1;
+            if (p + 8 > end) return -1;
             uint64_t l0 = rd(p + 4, 4);
-            if (l0 < 4)
-                return -1;
+            if (l0 < 4) return -1;
             data = p + 8;
             dlen = (size_t)l0 - 4;
         } else {
             data = p + 4;
             dlen = 4u * type_len;
         }
-        if (data + dlen > end)
-            return -1;
+        if (data + dlen > end) return -1;
         ts += delta;
         int rc = decode_event(l, data, dlen, ts, sink, ctx);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         p = data + dlen;
     }
     return 0;
@@ -230,11 +210,9 @@ int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len,
 static int cmp_event(const void *a, const void *b)
 {
     const cap_event *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     /* Same instant: an issue before what ends it. */
-    static const int order[CAP_NKINDS] = {[CAP_ISSUE] = 0, [CAP_REQUEUE] = 1,
-                                          [CAP_COMPLETE] = 2};
+    static const int order[CAP_NKINDS] = {[CAP_ISSUE] = 0, [CAP_REQUEUE] = 1, [CAP_COMPLETE] = 2};
     return order[x->kind] - order[y->kind];
 }
 
@@ -243,7 +221,7 @@ static int cmp_event(const void *a, const void *b)
 typedef struct pend {
     uint64_t sector;
     uint64_t issue_ts;
-    size_t rec;   /* index into the records */
+    size_t rec;    /* index into the records */
     uint32_t next; /* next pending in the bucket, UINT32_MAX = none */
     uint8_t op;
 } pend;
@@ -254,8 +232,8 @@ static uint32_t bucket_of(uint64_t sector, uint8_t op)
     return (uint32_t)(h >> 40) % NBUCKETS;
 }
 
-int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len,
-             tr_record **out, size_t *nout, cap_pair_stats *st)
+int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
+             size_t *nout, cap_pair_stats *st)
 {
     memset(st, 0, sizeof *st);
     *out = NULL;
@@ -325,8 +303,7 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
         while (*link != UINT32_MAX && !(pool[*link].sector == key && pool[*link].op == e->op))
             link = &pool[*link].next;
         if (*link == UINT32_MAX) {
-            if (e->kind == CAP_COMPLETE)
-                st->unmatched_completes++;
+            if (e->kind == CAP_COMPLETE) st->unmatched_completes++;
             continue;
         }
         pend *p = &pool[*link];
@@ -339,15 +316,12 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
         }
         recs[p->rec].latency_ns = e->ts - p->issue_ts;
         st->completed++;
-        if (e->error)
-            st->errors++;
+        if (e->error) st->errors++;
     }
     size_t k = 0;
     for (size_t i = 0; i < nrec; i++) {
-        if (dropped[i])
-            continue;
-        if (recs[i].latency_ns == TR_LATENCY_UNKNOWN)
-            st->incomplete++;
+        if (dropped[i]) continue;
+        if (recs[i].latency_ns == TR_LATENCY_UNKNOWN) st->incomplete++;
         recs[k++] = recs[i];
     }
     free(dropped);

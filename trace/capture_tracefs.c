@@ -52,13 +52,11 @@ static int write_file(const char *dir, const char *name, const char *value, char
 static char *read_text(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
+    if (fd < 0) return NULL;
     size_t cap = 8192, len = 0;
     char *buf = malloc(cap);
     for (;;) {
-        if (!buf)
-            break;
+        if (!buf) break;
         if (len + 1 >= cap) {
             char *n = realloc(buf, cap * 2);
             if (!n) {
@@ -109,8 +107,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
     memset(s, 0, sizeof *s);
     s->max_events = max_events;
     char root[256];
-    if (tracefs_root(root, sizeof root, err, errlen) != 0)
-        return -1;
+    if (tracefs_root(root, sizeof root, err, errlen) != 0) return -1;
 
     char path[1024];
     snprintf(path, sizeof path, "%s/events/header_page", root);
@@ -153,20 +150,16 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
     for (int k = 0; k < CAP_NKINDS; k++) {
         char ev[256];
         snprintf(ev, sizeof ev, "events/block/%s/filter", event_names[k]);
-        if (write_file(s->inst, ev, val, err, errlen))
-            return -1;
+        if (write_file(s->inst, ev, val, err, errlen)) return -1;
         snprintf(ev, sizeof ev, "events/block/%s/enable", event_names[k]);
-        if (write_file(s->inst, ev, "1", err, errlen))
-            return -1;
+        if (write_file(s->inst, ev, "1", err, errlen)) return -1;
     }
 
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    if (ncpu < 1)
-        ncpu = 1;
+    if (ncpu < 1) ncpu = 1;
     s->fds = malloc((size_t)ncpu * sizeof *s->fds);
     s->bufsize = (size_t)(s->layout.data.offset + s->layout.data.size);
-    if (s->bufsize < (size_t)sysconf(_SC_PAGESIZE))
-        s->bufsize = (size_t)sysconf(_SC_PAGESIZE);
+    if (s->bufsize < (size_t)sysconf(_SC_PAGESIZE)) s->bufsize = (size_t)sysconf(_SC_PAGESIZE);
     s->buf = malloc(s->bufsize);
     if (!s->fds || !s->buf) {
         snprintf(err, errlen, "out of memory");
@@ -176,8 +169,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         snprintf(path, sizeof path, "%s/per_cpu/cpu%ld/trace_pipe_raw", s->inst, c);
         int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
-            if (errno == ENOENT)
-                continue; /* a CPU that is not possible on this machine */
+            if (errno == ENOENT) continue; /* a CPU that is not possible on this machine */
             snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
             return -1;
         }
@@ -199,8 +191,7 @@ static int add_event(void *ctx, const cap_event *ev)
     }
     if (s->nev == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 65536;
-        if (nc > s->max_events)
-            nc = s->max_events;
+        if (nc > s->max_events) nc = s->max_events;
         cap_event *n = realloc(s->ev, nc * sizeof *n);
         if (!n) {
             s->over_limit++;
@@ -219,15 +210,12 @@ static int drain_cpu(cap_session *s, int fd, char *err, size_t errlen)
     for (;;) {
         ssize_t n = read(fd, s->buf, s->bufsize);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                return 0;
+            if (errno == EAGAIN || errno == EINTR) return 0;
             snprintf(err, errlen, "reading trace_pipe_raw: %s", strerror(errno));
             return -1;
         }
-        if (n == 0)
-            return 0;
-        if (cap_decode_page(&s->layout, s->buf, (size_t)n, add_event, s,
-                            &s->missed_in_pages) != 0)
+        if (n == 0) return 0;
+        if (cap_decode_page(&s->layout, s->buf, (size_t)n, add_event, s, &s->missed_in_pages) != 0)
             s->bad_pages++;
     }
 }
@@ -249,8 +237,7 @@ int cap_session_poll(cap_session *s, int wait_ms, char *err, size_t errlen)
         }
     }
     for (int i = 0; i < s->ncpu; i++)
-        if (drain_cpu(s, s->fds[i], err, errlen) != 0)
-            return -1;
+        if (drain_cpu(s, s->fds[i], err, errlen) != 0) return -1;
     return 0;
 }
 
@@ -263,17 +250,14 @@ static uint64_t stat_value(const char *text, const char *key)
 int cap_session_stop(cap_session *s, uint64_t *lost_kernel, char *err, size_t errlen)
 {
     *lost_kernel = 0;
-    if (write_file(s->inst, "tracing_on", "0", err, errlen) != 0)
-        return -1;
-    if (cap_session_poll(s, 0, err, errlen) != 0)
-        return -1;
+    if (write_file(s->inst, "tracing_on", "0", err, errlen) != 0) return -1;
+    if (cap_session_poll(s, 0, err, errlen) != 0) return -1;
     for (int c = 0;; c++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/per_cpu/cpu%d/stats", s->inst, c);
         char *text = read_text(path);
         if (!text) {
-            if (c >= s->ncpu)
-                break;
+            if (c >= s->ncpu) break;
             continue;
         }
         *lost_kernel += stat_value(text, "overrun:") + stat_value(text, "dropped events:");

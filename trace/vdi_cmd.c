@@ -49,8 +49,7 @@ static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err,
 {
     int fd = -1;
     int rc = st_target_create_file(t, NULL, 0, &fd, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     uint64_t size = 0;
     if (ioctl(fd, BLKGETSIZE64, &size) != 0 || size < bytes) {
         char a[32], b[32];
@@ -80,8 +79,8 @@ static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err,
         size_t len = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
         len = (len + 4095) / 4096 * 4096;
         if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
-            snprintf(err, errlen, "writing the layout at %llu on %s: %s",
-                     (unsigned long long)off, st_target_path(t), strerror(errno));
+            snprintf(err, errlen, "writing the layout at %llu on %s: %s", (unsigned long long)off,
+                     st_target_path(t), strerror(errno));
             rc = SIM_EXIT_FAIL;
             break;
         }
@@ -134,58 +133,104 @@ static int vdi_main(int argc, char **argv)
     double jitter = 0.1, stagger_frac = 0.1, model_seconds = 60;
     bool all = false, allow_destroy = false, json = false, quiet = false;
     sim_opt opts[] = {
-        {.name = "target", .kind = SIM_OPT_STRING, .dst = &target,
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &target,
          .help = "directory on the drive, or a block device (with --allow-destroy)"},
-        {.name = "clones", .kind = SIM_OPT_CHOICE, .dst = &clones_s, .choices = "full|linked",
+        {.name = "clones",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &clones_s,
+         .choices = "full|linked",
          .help = "full: own copy per desktop; linked: shared replica + per-desktop delta"},
-        {.name = "phase", .kind = SIM_OPT_CHOICE, .dst = &phase_s,
-         .choices = "boot|initial-login|monday-login", .help = "which storm"},
-        {.name = "all", .kind = SIM_OPT_FLAG, .dst = &all,
+        {.name = "phase",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &phase_s,
+         .choices = "boot|initial-login|monday-login",
+         .help = "which storm"},
+        {.name = "all",
+         .kind = SIM_OPT_FLAG,
+         .dst = &all,
          .help = "the six combinations the labs publish, one table"},
-        {.name = "desktops", .kind = SIM_OPT_U64, .dst = &desktops,
-         .help = "desktops in the storm", .min = 1, .max = 100000},
-        {.name = "stagger", .kind = SIM_OPT_DURATION, .dst = &stagger,
+        {.name = "desktops",
+         .kind = SIM_OPT_U64,
+         .dst = &desktops,
+         .help = "desktops in the storm",
+         .min = 1,
+         .max = 100000},
+        {.name = "stagger",
+         .kind = SIM_OPT_DURATION,
+         .dst = &stagger,
          .help = "desktops start spread over this window (0: --stagger-fraction of the "
                  "phase trace's length)"},
-        {.name = "stagger-fraction", .kind = SIM_OPT_DOUBLE, .dst = &stagger_frac,
-         .help = "default stagger as a fraction of the phase trace's length", .min = 0,
+        {.name = "stagger-fraction",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &stagger_frac,
+         .help = "default stagger as a fraction of the phase trace's length",
+         .min = 0,
          .max = 100},
-        {.name = "jitter", .kind = SIM_OPT_DOUBLE, .dst = &jitter,
-         .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)", .min = 0,
+        {.name = "jitter",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &jitter,
+         .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)",
+         .min = 0,
          .max = 1},
-        {.name = "boot-trace", .kind = SIM_OPT_STRING, .dst = &boot_trace,
+        {.name = "boot-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &boot_trace,
          .help = "your own capture of one desktop's boot (any trace format)"},
-        {.name = "login-trace", .kind = SIM_OPT_STRING, .dst = &login_trace,
+        {.name = "login-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &login_trace,
          .help = "your own capture of one desktop's first login"},
-        {.name = "monday-trace", .kind = SIM_OPT_STRING, .dst = &monday_trace,
+        {.name = "monday-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &monday_trace,
          .help = "your own capture of one desktop's Monday login"},
-        {.name = "model-seconds", .kind = SIM_OPT_DOUBLE, .dst = &model_seconds,
-         .help = "length of a modeled login phase (not published)", .min = 1, .max = 86400},
-        {.name = "qd", .kind = SIM_OPT_U64, .dst = &qd, .help = "most I/Os outstanding",
-         .min = 1, .max = 4096},
-        {.name = "engine", .kind = SIM_OPT_STRING, .dst = &engine,
+        {.name = "model-seconds",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &model_seconds,
+         .help = "length of a modeled login phase (not published)",
+         .min = 1,
+         .max = 86400},
+        {.name = "qd",
+         .kind = SIM_OPT_U64,
+         .dst = &qd,
+         .help = "most I/Os outstanding",
+         .min = 1,
+         .max = 4096},
+        {.name = "engine",
+         .kind = SIM_OPT_STRING,
+         .dst = &engine,
          .help = "I/O engine (io_uring, psync)"},
-        {.name = "curve-points", .kind = SIM_OPT_STRING, .dst = &points,
+        {.name = "curve-points",
+         .kind = SIM_OPT_STRING,
+         .dst = &points,
          .help = "fractions of the maximum rate for the curve"},
-        {.name = "point-warmup", .kind = SIM_OPT_DURATION, .dst = &warmup,
+        {.name = "point-warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &warmup,
          .help = "warm-up of each curve point"},
-        {.name = "point-duration", .kind = SIM_OPT_DURATION, .dst = &measure,
+        {.name = "point-duration",
+         .kind = SIM_OPT_DURATION,
+         .dst = &measure,
          .help = "measured interval of each curve point"},
         {.name = "seed", .kind = SIM_OPT_U64, .dst = &seed, .help = "random seed"},
-        {.name = "allow-destroy", .kind = SIM_OPT_FLAG, .dst = &allow_destroy,
+        {.name = "allow-destroy",
+         .kind = SIM_OPT_FLAG,
+         .dst = &allow_destroy,
          .help = "a block device target may be overwritten"},
         {.name = "o", .kind = SIM_OPT_STRING, .dst = &output, .help = "result file (JSON)"},
-        {.name = "json", .kind = SIM_OPT_FLAG, .dst = &json,
+        {.name = "json",
+         .kind = SIM_OPT_FLAG,
+         .dst = &json,
          .help = "print the result document on stdout"},
         {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &quiet, .help = "no progress lines"},
         SIM_OPT_END,
     };
     int npos = 0;
     int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
-    if (rc < 0)
-        return SIM_EXIT_OK;
-    if (rc)
-        return rc;
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return rc;
     sim_set_quiet(quiet);
     if (!target) {
         sim_error("vdi: --target is required (a directory on the drive, or a device)");
@@ -209,8 +254,7 @@ static int vdi_main(int argc, char **argv)
         }
         combo k = {!strcmp(clones_s, "full") ? VDI_FULL : VDI_LINKED, VDI_BOOT};
         for (int p = 0; p < VDI_NPHASES; p++)
-            if (!strcmp(phase_s, vdi_phase_name((vdi_phase)p)))
-                k.phase = (vdi_phase)p;
+            if (!strcmp(phase_s, vdi_phase_name((vdi_phase)p))) k.phase = (vdi_phase)p;
         combos[ncombos++] = k;
     }
     double fr[32];
@@ -299,8 +343,11 @@ static int vdi_main(int argc, char **argv)
         ro.file_size = layout;
         ro.file_name = fname;
         ro.seed = seed;
-        tr_curve_opts co = {.fractions = fr, .nfractions = nfr,
-                            .warmup_ns = warmup, .measure_ns = measure, .quiet = quiet};
+        tr_curve_opts co = {.fractions = fr,
+                            .nfractions = nfr,
+                            .warmup_ns = warmup,
+                            .measure_ns = measure,
+                            .quiet = quiet};
         bool modeled = tr->modeled;
         sim_info("vdi: %s clones, %s (%s), %llu desktops, layout %.1f MiB in %s",
                  vdi_clones_name(k->clones), vdi_phase_name(k->phase),
@@ -328,10 +375,10 @@ static int vdi_main(int argc, char **argv)
         {
             double iops, mean, p99;
             point_latency(p, &iops, &mean, &p99);
-            json_array_append_new(
-                lat_iops, json_pack("{s:f, s:f, s:f, s:f}", "fraction",
-                                    json_number_value(json_object_get(p, "fraction")), "iops",
-                                    iops, "mean_us", mean, "p99_us", p99));
+            json_array_append_new(lat_iops,
+                                  json_pack("{s:f, s:f, s:f, s:f}", "fraction",
+                                            json_number_value(json_object_get(p, "fraction")),
+                                            "iops", iops, "mean_us", mean, "p99_us", p99));
             if (iops > best) {
                 best = iops;
                 best_mean = mean;
@@ -339,20 +386,18 @@ static int vdi_main(int argc, char **argv)
             }
         }
         json_t *res = json_pack(
-            "{s:s, s:s, s:s, s:I, s:f, s:f, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o}",
-            "clones", vdi_clones_name(k->clones), "phase", vdi_phase_name(k->phase), "source",
-            modeled ? "modeled" : (pt.user[k->phase] ? "user capture" : "captured"),
-            "desktops", (json_int_t)desktops, "stagger_s", (double)so.stagger_ns / 1e9,
-            "jitter", jitter, "data_file", fname, "layout_bytes", (json_int_t)layout,
-            "composition", comp, "peak", "iops", best, "mean_us", best_mean, "p99_us",
-            best_p99, "latency_vs_iops", lat_iops, "curve", curve);
-        json_object_set_new(res, "layout",
-                            json_pack("{s:I, s:I, s:I}", "image_bytes",
-                                      (json_int_t)pt.img.image_bytes, "delta_bytes",
-                                      (json_int_t)(k->clones == VDI_LINKED ? pt.img.delta_bytes
-                                                                           : 0),
-                                      "copies",
-                                      (json_int_t)(k->clones == VDI_FULL ? desktops : 1)));
+            "{s:s, s:s, s:s, s:I, s:f, s:f, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o}", "clones",
+            vdi_clones_name(k->clones), "phase", vdi_phase_name(k->phase), "source",
+            modeled ? "modeled" : (pt.user[k->phase] ? "user capture" : "captured"), "desktops",
+            (json_int_t)desktops, "stagger_s", (double)so.stagger_ns / 1e9, "jitter", jitter,
+            "data_file", fname, "layout_bytes", (json_int_t)layout, "composition", comp, "peak",
+            "iops", best, "mean_us", best_mean, "p99_us", best_p99, "latency_vs_iops", lat_iops,
+            "curve", curve);
+        json_object_set_new(
+            res, "layout",
+            json_pack("{s:I, s:I, s:I}", "image_bytes", (json_int_t)pt.img.image_bytes,
+                      "delta_bytes", (json_int_t)(k->clones == VDI_LINKED ? pt.img.delta_bytes : 0),
+                      "copies", (json_int_t)(k->clones == VDI_FULL ? desktops : 1)));
         json_array_append_new(results, res);
     }
     st_target_close(t);
@@ -360,8 +405,7 @@ static int vdi_main(int argc, char **argv)
 
     /* The table: one row per storm, like the labs' VDI rows. */
     FILE *out = json ? stderr : stdout;
-    if (json_array_size(results) == 0)
-        goto done;
+    if (json_array_size(results) == 0) goto done;
     fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)desktops,
             target, (unsigned long long)qd);
     fprintf(out, "%-7s %-14s %-9s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
@@ -382,8 +426,7 @@ static int vdi_main(int argc, char **argv)
         json_t *q;
         json_array_foreach(json_object_get(r, "latency_vs_iops"), j, q)
         {
-            if (j == 0)
-                continue; /* the max run is the peak column */
+            if (j == 0) continue; /* the max run is the peak column */
             fprintf(out, " %.0f@%.0f", json_number_value(json_object_get(q, "mean_us")),
                     json_number_value(json_object_get(q, "iops")));
         }
@@ -392,8 +435,7 @@ static int vdi_main(int argc, char **argv)
     fprintf(out, "source: captured = trace recorded with `appsim trace capture`; modeled = "
                  "calibrated to published per-desktop figures (docs/vdi.md)\n");
 done:
-    if (sim_interrupted())
-        json_object_set_new(doc, "interrupted", json_true());
+    if (sim_interrupted()) json_object_set_new(doc, "interrupted", json_true());
     if (output && sim_result_write(doc, output) != 0 && status == SIM_EXIT_OK)
         status = SIM_EXIT_FAIL;
     if (json) {

@@ -27,14 +27,12 @@ void vdi_trace_free(vdi_trace *t)
     t->n = 0;
 }
 
-int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *err,
-                   size_t errlen)
+int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     tr_open_opts oo = {.format = NULL, .skip_bad = false, .volume = -1, .sort_window = 0};
     tr_source *src = NULL;
-    if (tr_open(path, &oo, &src, err, errlen) != 0)
-        return -1;
+    if (tr_open(path, &oo, &src, err, errlen) != 0) return -1;
     size_t cap = 4096;
     out->recs = malloc(cap * sizeof *out->recs);
     if (!out->recs) {
@@ -106,8 +104,7 @@ void vdi_trace_stats_of(const vdi_trace *t, vdi_trace_stats *st)
             break;
         }
     }
-    if (t->n)
-        st->duration_ns = t->recs[t->n - 1].time_ns - t->recs[0].time_ns;
+    if (t->n) st->duration_ns = t->recs[t->n - 1].time_ns - t->recs[0].time_ns;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -119,13 +116,11 @@ static int cmp_u64(const void *a, const void *b)
 /* Sorts and removes duplicates; returns the new count. */
 static size_t uniq(uint64_t *v, size_t n)
 {
-    if (!n)
-        return 0;
+    if (!n) return 0;
     qsort(v, n, sizeof *v, cmp_u64);
     size_t k = 1;
     for (size_t i = 1; i < n; i++)
-        if (v[i] != v[k - 1])
-            v[k++] = v[i];
+        if (v[i] != v[k - 1]) v[k++] = v[i];
     return k;
 }
 
@@ -138,8 +133,7 @@ static int add_span(uint64_t **v, size_t *n, size_t *cap, uint64_t offset, uint3
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 1024;
             uint64_t *p = realloc(*v, nc * sizeof *p);
-            if (!p)
-                return -1;
+            if (!p) return -1;
             *v = p;
             *cap = nc;
         }
@@ -154,14 +148,11 @@ int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img,
     memset(img, 0, sizeof *img);
     size_t cap = 0, wcap = 0;
     for (int t = 0; t < ntraces; t++) {
-        if (!traces[t])
-            continue;
+        if (!traces[t]) continue;
         for (size_t i = 0; i < traces[t]->n; i++) {
             const tr_record *r = &traces[t]->recs[i];
-            if (r->op == TR_FLUSH)
-                continue;
-            if (add_span(&img->chunks, &img->nchunks, &cap, r->offset, r->length) != 0)
-                goto oom;
+            if (r->op == TR_FLUSH) continue;
+            if (add_span(&img->chunks, &img->nchunks, &cap, r->offset, r->length) != 0) goto oom;
             /* Reads may land in the delta too, but only on blocks that were written. */
             if (r->op != TR_READ &&
                 add_span(&img->wchunks, &img->nwchunks, &wcap, r->offset, r->length) != 0)
@@ -203,8 +194,7 @@ static int64_t map_in(const uint64_t *v, size_t n, uint64_t offset)
         else
             hi = mid;
     }
-    if (lo == n || v[lo] != c)
-        return -1;
+    if (lo == n || v[lo] != c) return -1;
     return (int64_t)(lo * (uint64_t)VDI_CHUNK + offset % VDI_CHUNK);
 }
 
@@ -220,7 +210,6 @@ int64_t vdi_delta_map(const vdi_image *img, uint64_t offset)
 
 uint64_t vdi_layout_bytes(const vdi_image *img, vdi_clones clones, uint32_t desktops)
 {
-    if (clones == VDI_FULL)
-        return img->image_bytes * desktops;
+    if (clones == VDI_FULL) return img->image_bytes * desktops;
     return img->image_bytes + img->delta_bytes * desktops;
 }

@@ -20,9 +20,9 @@
 #include <string.h>
 
 typedef struct desk {
-    size_t idx;         /* next record of the desktop trace */
-    uint64_t t;         /* storm time of that record */
-    uint64_t start;     /* storm time of the desktop's first record */
+    size_t idx;     /* next record of the desktop trace */
+    uint64_t t;     /* storm time of that record */
+    uint64_t start; /* storm time of the desktop's first record */
     sim_rng rng;
 } desk;
 
@@ -44,7 +44,9 @@ typedef struct storm {
 
 static bool before(const storm *s, uint32_t a, uint32_t b)
 {
-    return s->d[a].t < s->d[b].t || (s->d[a].t == s->d[b].t && a < b);
+    uint64_t ta = s->d[a].t, tb = s->d[b].t;
+    /* Equal times: the lower desktop first, so the order is deterministic. */
+    return ta < tb || (ta == tb && a < b);
 }
 
 static void heap_push(storm *s, uint32_t v)
@@ -52,8 +54,7 @@ static void heap_push(storm *s, uint32_t v)
     uint32_t i = s->nheap++;
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (!before(s, v, s->heap[p]))
-            break;
+        if (!before(s, v, s->heap[p])) break;
         s->heap[i] = s->heap[p];
         i = p;
     }
@@ -67,17 +68,13 @@ static uint32_t heap_pop(storm *s)
     uint32_t i = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= s->nheap)
-            break;
-        if (c + 1 < s->nheap && before(s, s->heap[c + 1], s->heap[c]))
-            c++;
-        if (!before(s, s->heap[c], v))
-            break;
+        if (c >= s->nheap) break;
+        if (c + 1 < s->nheap && before(s, s->heap[c + 1], s->heap[c])) c++;
+        if (!before(s, s->heap[c], v)) break;
         s->heap[i] = s->heap[c];
         i = c;
     }
-    if (s->nheap)
-        s->heap[i] = v;
+    if (s->nheap) s->heap[i] = v;
     return top;
 }
 
@@ -94,8 +91,7 @@ static void reset(storm *s)
         k->t = k->start + s->tr->recs[0].time_ns;
         heap_push(s, i);
     }
-    if (s->written)
-        memset(s->written, 0, (size_t)n * s->words * sizeof *s->written);
+    if (s->written) memset(s->written, 0, (size_t)n * s->words * sizeof *s->written);
     s->npend = s->ipend = 0;
     memset(&s->st, 0, sizeof s->st);
 }
@@ -104,8 +100,7 @@ static void advance(storm *s, uint32_t i)
 {
     desk *k = &s->d[i];
     size_t cur = k->idx++;
-    if (k->idx == s->tr->n)
-        return;
+    if (k->idx == s->tr->n) return;
     uint64_t gap = s->tr->recs[k->idx].time_ns - s->tr->recs[cur].time_ns;
     if (s->o.jitter > 0 && gap > 0) {
         double f = 1.0 + s->o.jitter * (2.0 * sim_rng_double(&k->rng) - 1.0);
@@ -117,8 +112,7 @@ static void advance(storm *s, uint32_t i)
 
 static bool grain_written(const storm *s, uint32_t d, int64_t dpos)
 {
-    if (dpos < 0)
-        return false;
+    if (dpos < 0) return false;
     uint64_t g = (uint64_t)dpos / VDI_GRAIN;
     return (s->written[d * s->words + g / 64] >> (g % 64)) & 1;
 }
@@ -162,8 +156,7 @@ static int linked_read(storm *s, uint32_t d, const tr_record *in, const tr_recor
         do {
             stop = (stop / VDI_GRAIN + 1) * VDI_GRAIN;
         } while (stop < end && grain_written(s, d, vdi_delta_map(img, stop)) == w);
-        if (stop > end)
-            stop = end;
+        if (stop > end) stop = end;
         tr_record p = *base;
         p.offset = w ? delta0 + (uint64_t)vdi_delta_map(img, pos)
                      : s->o.base + (uint64_t)vdi_image_map(img, pos);
@@ -172,14 +165,11 @@ static int linked_read(storm *s, uint32_t d, const tr_record *in, const tr_recor
             s->st.delta_reads++;
         else
             s->st.replica_reads++;
-        if (push_piece(s, &p) != 0)
-            return -1;
-        if (in->length == 0)
-            break;
+        if (push_piece(s, &p) != 0) return -1;
+        if (in->length == 0) break;
         pos = stop;
     }
-    if (s->npend > 1)
-        s->st.split_reads++;
+    if (s->npend > 1) s->st.split_reads++;
     *out = s->pend[s->ipend++];
     return 0;
 }
@@ -192,8 +182,7 @@ static int storm_next(tr_source *src, tr_record *out)
         s->st.records++;
         return 1;
     }
-    if (s->nheap == 0)
-        return 0;
+    if (s->nheap == 0) return 0;
     uint32_t d = heap_pop(s);
     const tr_record *in = &s->tr->recs[s->d[d].idx];
     uint64_t t = s->d[d].t;
@@ -207,20 +196,18 @@ static int storm_next(tr_source *src, tr_record *out)
         r.offset = 0;
         r.length = 0;
     } else if (s->o.clones == VDI_FULL) {
-        r.offset = s->o.base + (uint64_t)d * img->image_bytes +
-                   (uint64_t)vdi_image_map(img, in->offset);
+        r.offset =
+            s->o.base + (uint64_t)d * img->image_bytes + (uint64_t)vdi_image_map(img, in->offset);
         if (r.op == TR_READ)
             s->st.own_reads++;
         else
             s->st.writes++;
     } else if (r.op == TR_READ) {
         tr_record base = r;
-        if (linked_read(s, d, in, &base, &r) != 0)
-            return -1;
+        if (linked_read(s, d, in, &base, &r) != 0) return -1;
     } else {
         int64_t dpos = vdi_delta_map(img, in->offset);
-        r.offset = s->o.base + img->image_bytes + (uint64_t)d * img->delta_bytes +
-                   (uint64_t)dpos;
+        r.offset = s->o.base + img->image_bytes + (uint64_t)d * img->delta_bytes + (uint64_t)dpos;
         mark_written(s, d, (uint64_t)dpos, in->length);
         s->st.writes++;
     }
@@ -269,30 +256,26 @@ int vdi_storm_open(const vdi_trace *trace, const vdi_image *img, const vdi_storm
     /* Every data record must fall in the image (it was built from these traces). */
     for (size_t i = 0; i < trace->n; i++) {
         const tr_record *r = &trace->recs[i];
-        if (r->op == TR_FLUSH)
-            continue;
+        if (r->op == TR_FLUSH) continue;
         if (vdi_image_map(img, r->offset) < 0 ||
             (r->op != TR_READ && vdi_delta_map(img, r->offset) < 0)) {
-            snprintf(err, errlen, "%s: record %zu lies outside the image geometry",
-                     trace->origin, i);
+            snprintf(err, errlen, "%s: record %zu lies outside the image geometry", trace->origin,
+                     i);
             return -1;
         }
     }
     storm *s = calloc(1, sizeof *s);
-    if (!s)
-        goto oom;
+    if (!s) goto oom;
     s->tr = trace;
     s->img = img;
     s->o = *opts;
     s->d = calloc(opts->desktops, sizeof *s->d);
     s->heap = calloc(opts->desktops, sizeof *s->heap);
-    if (!s->d || !s->heap)
-        goto oom;
+    if (!s->d || !s->heap) goto oom;
     if (opts->clones == VDI_LINKED) {
         s->words = (img->delta_bytes / VDI_GRAIN + 63) / 64;
         s->written = calloc((size_t)opts->desktops * s->words, sizeof *s->written);
-        if (!s->written)
-            goto oom;
+        if (!s->written) goto oom;
     }
     reset(s);
     s->src.ops = &storm_ops;

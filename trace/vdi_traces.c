@@ -42,11 +42,9 @@ static bool find_shipped(vdi_phase p, char *out, size_t len)
         if (slash) {
             *slash = 0;
             snprintf(out, len, "%s/../trace/desktops/%s", exe, shipped_names[p]);
-            if (readable(out))
-                return true;
+            if (readable(out)) return true;
             snprintf(out, len, "%s/../share/appsim/desktops/%s", exe, shipped_names[p]);
-            if (readable(out))
-                return true;
+            if (readable(out)) return true;
         }
     }
     char src[PATH_MAX];
@@ -55,8 +53,7 @@ static bool find_shipped(vdi_phase p, char *out, size_t len)
     if (slash) {
         *slash = 0;
         snprintf(out, len, "%s/desktops/%s", src, shipped_names[p]);
-        if (readable(out))
-            return true;
+        if (readable(out)) return true;
     }
     return false;
 }
@@ -76,8 +73,7 @@ int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHAS
     /* Captured traces first: the models address the boot image's footprint. */
     for (int p = 0; p < VDI_NPHASES; p++) {
         const char *file = user[p];
-        if (!file && find_shipped((vdi_phase)p, path, sizeof path))
-            file = path;
+        if (!file && find_shipped((vdi_phase)p, path, sizeof path)) file = path;
         if (!file) {
             if (p == VDI_BOOT) {
                 snprintf(err, errlen,
@@ -89,19 +85,16 @@ int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHAS
             }
             continue;
         }
-        if (vdi_trace_load(file, VDI_MAX_RECORDS, &pt->t[p], err, errlen) != 0)
-            goto fail;
+        if (vdi_trace_load(file, VDI_MAX_RECORDS, &pt->t[p], err, errlen) != 0) goto fail;
         pt->user[p] = user[p] != NULL;
     }
     const vdi_trace *boot[1] = {&pt->t[VDI_BOOT]};
     vdi_image bimg;
-    if (vdi_image_build(boot, 1, &bimg, err, errlen) != 0)
-        goto fail;
+    if (vdi_image_build(boot, 1, &bimg, err, errlen) != 0) goto fail;
     for (int p = 0; p < VDI_NPHASES; p++) {
-        if (pt->t[p].n)
-            continue;
-        if (vdi_model_build((vdi_phase)p, &bimg, model_seconds, seed, &pt->t[p], err,
-                            errlen) != 0) {
+        if (pt->t[p].n) continue;
+        if (vdi_model_build((vdi_phase)p, &bimg, model_seconds, seed, &pt->t[p], err, errlen) !=
+            0) {
             vdi_image_free(&bimg);
             goto fail;
         }
@@ -110,8 +103,7 @@ int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHAS
     const vdi_trace *all[VDI_NPHASES];
     for (int p = 0; p < VDI_NPHASES; p++)
         all[p] = &pt->t[p];
-    if (vdi_image_build(all, VDI_NPHASES, &pt->img, err, errlen) != 0)
-        goto fail;
+    if (vdi_image_build(all, VDI_NPHASES, &pt->img, err, errlen) != 0) goto fail;
     return 0;
 fail:
     vdi_phase_traces_free(pt);
@@ -123,10 +115,10 @@ json_t *vdi_trace_json(const vdi_trace *t, bool user)
     vdi_trace_stats st;
     vdi_trace_stats_of(t, &st);
     return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "source",
-                     t->modeled ? "modeled" : (user ? "user capture" : "captured"),
-                     "origin", t->origin, "records", (json_int_t)t->n, "reads",
-                     (json_int_t)st.reads, "writes", (json_int_t)st.writes, "flushes",
-                     (json_int_t)st.flushes, "read_bytes", (json_int_t)st.read_bytes,
-                     "write_bytes", (json_int_t)st.write_bytes, "trims",
-                     (json_int_t)st.discards, "duration_s", (double)st.duration_ns / 1e9);
+                     t->modeled ? "modeled" : (user ? "user capture" : "captured"), "origin",
+                     t->origin, "records", (json_int_t)t->n, "reads", (json_int_t)st.reads,
+                     "writes", (json_int_t)st.writes, "flushes", (json_int_t)st.flushes,
+                     "read_bytes", (json_int_t)st.read_bytes, "write_bytes",
+                     (json_int_t)st.write_bytes, "trims", (json_int_t)st.discards, "duration_s",
+                     (double)st.duration_ns / 1e9);
 }

@@ -16,11 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char header_page[] =
-    "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+                                  "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+                                  "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+                                  "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
 static const char issue_fmt[] =
     "name: block_rq_issue\nID: 2104\nformat:\n"
@@ -117,8 +116,7 @@ static void put_block_event(page *p, int id, uint64_t delta, uint32_t dev, uint6
     memcpy(d + 8, &dev, 4);
     memcpy(d + 16, &sector, 8);
     memcpy(d + 24, &nr, 4);
-    if (id == 2107)
-        memcpy(d + 28, &error, 4);
+    if (id == 2107) memcpy(d + 28, &error, 4);
     memcpy(d + 34, rwbs, strlen(rwbs));
     if (big) { /* type_len 0: length word, then data */
         put32(p, (uint32_t)(delta << 5));
@@ -145,8 +143,7 @@ typedef struct sink_buf {
 static int collect(void *ctx, const cap_event *ev)
 {
     sink_buf *s = ctx;
-    if (s->n < 16)
-        s->ev[s->n++] = *ev;
+    if (s->n < 16) s->ev[s->n++] = *ev;
     return 0;
 }
 
@@ -228,8 +225,8 @@ static void test_decode_page(void **state)
 
 static cap_event ev(uint64_t ts, int kind, int op, uint64_t sector, uint32_t nr)
 {
-    cap_event e = {.ts = ts, .sector = sector, .nr_sector = nr, .kind = (uint8_t)kind,
-                   .op = (uint8_t)op};
+    cap_event e = {
+        .ts = ts, .sector = sector, .nr_sector = nr, .kind = (uint8_t)kind, .op = (uint8_t)op};
     return e;
 }
 

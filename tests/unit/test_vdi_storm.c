@@ -20,8 +20,11 @@
 
 static tr_record rec(uint64_t t_ms, int op, uint64_t off, uint32_t len)
 {
-    tr_record r = {.time_ns = t_ms * 1000000ull, .offset = off, .length = len,
-                   .op = (uint8_t)op, .latency_ns = TR_LATENCY_UNKNOWN};
+    tr_record r = {.time_ns = t_ms * 1000000ull,
+                   .offset = off,
+                   .length = len,
+                   .op = (uint8_t)op,
+                   .latency_ns = TR_LATENCY_UNKNOWN};
     return r;
 }
 
@@ -36,7 +39,7 @@ static void synthetic(vdi_trace *t)
     r[n++] = rec(3, TR_READ, 100 * MiB, 16384);
     r[n++] = rec(4, TR_WRITE, 100 * MiB + 32768, 8192);
     r[n++] = rec(5, TR_FLUSH, 0, 0);
-    r[n++] = rec(6, TR_READ, 7 * MiB + 8192, 4096); /* read after write */
+    r[n++] = rec(6, TR_READ, 7 * MiB + 8192, 4096);    /* read after write */
     r[n++] = rec(7, TR_READ, 100 * MiB + 32768, 8192); /* read after write */
     r[n++] = rec(9, TR_WRITE, 0, 4096);
     r[n++] = rec(12, TR_READ, 4096, 4096); /* never written: replica */
@@ -73,11 +76,16 @@ static void test_image_packing(void **state)
     vdi_trace_free(&t);
 }
 
-static tr_source *open_storm(const vdi_trace *t, const vdi_image *img, vdi_clones c,
-                             uint32_t n, uint64_t stagger_ns)
+static tr_source *open_storm(const vdi_trace *t, const vdi_image *img, vdi_clones c, uint32_t n,
+                             uint64_t stagger_ns)
 {
-    vdi_storm_opts o = {.clones = c, .desktops = n, .stagger_ns = stagger_ns, .jitter = 0.1,
-                        .seed = 42, .base = 0, .volume_per_desktop = true};
+    vdi_storm_opts o = {.clones = c,
+                        .desktops = n,
+                        .stagger_ns = stagger_ns,
+                        .jitter = 0.1,
+                        .seed = 42,
+                        .base = 0,
+                        .volume_per_desktop = true};
     tr_source *s = NULL;
     char err[256];
     assert_int_equal(vdi_storm_open(t, img, &o, &s, err, sizeof err), 0);
@@ -101,8 +109,7 @@ static void test_full_clones_disjoint(void **state)
         const tr_record *in = &t.recs[seen[r.volume]++];
         assert_int_equal(r.op, in->op);
         assert_int_equal(r.length, in->length);
-        if (r.op == TR_FLUSH)
-            continue;
+        if (r.op == TR_FLUSH) continue;
         uint64_t lo = (uint64_t)r.volume * img.image_bytes, hi = lo + img.image_bytes;
         assert_true(r.offset >= lo && r.offset + r.length <= hi);
         assert_int_equal(r.offset - lo, vdi_image_map(&img, in->offset));
@@ -127,17 +134,14 @@ static void test_linked_clones(void **state)
     uint64_t wrote_at[5][2] = {{0}};
     while (tr_next(s, &r) == 1) {
         const tr_record *in = &t.recs[seen[r.volume]++];
-        if (r.op == TR_FLUSH)
-            continue;
+        if (r.op == TR_FLUSH) continue;
         uint64_t d0 = img.image_bytes + (uint64_t)r.volume * img.delta_bytes;
         if (r.op == TR_WRITE) {
             /* Writes only to the desktop's own delta. */
             assert_true(r.offset >= d0 && r.offset + r.length <= d0 + img.delta_bytes);
             assert_int_equal(r.offset - d0, vdi_delta_map(&img, in->offset));
-            if (in->offset == 7 * MiB + 8192)
-                wrote_at[r.volume][0] = r.offset;
-            if (in->offset == 100 * MiB + 32768)
-                wrote_at[r.volume][1] = r.offset;
+            if (in->offset == 7 * MiB + 8192) wrote_at[r.volume][0] = r.offset;
+            if (in->offset == 100 * MiB + 32768) wrote_at[r.volume][1] = r.offset;
             continue;
         }
         if (in->time_ns == 6000000) { /* read after write: the delta, same place */
@@ -332,10 +336,10 @@ static void test_login_models(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_image_packing),     cmocka_unit_test(test_full_clones_disjoint),
-        cmocka_unit_test(test_linked_clones),     cmocka_unit_test(test_linked_split_read),
-        cmocka_unit_test(test_stagger),           cmocka_unit_test(test_totals_full),
-        cmocka_unit_test(test_totals_linked),     cmocka_unit_test(test_login_models),
+        cmocka_unit_test(test_image_packing), cmocka_unit_test(test_full_clones_disjoint),
+        cmocka_unit_test(test_linked_clones), cmocka_unit_test(test_linked_split_read),
+        cmocka_unit_test(test_stagger),       cmocka_unit_test(test_totals_full),
+        cmocka_unit_test(test_totals_linked), cmocka_unit_test(test_login_models),
     };
     return cmocka_run_group_tests(tests, 0, NULL);
 }
