@@ -5,6 +5,8 @@
 #   scripts/capture-desktop-traces.sh boot     # boot only -> boot.atr
 #   scripts/capture-desktop-traces.sh all      # image, then boot + initial login, then
 #                                              # a second boot + Monday login
+#   scripts/capture-desktop-traces.sh update-guest  # rewrite the guest's phase driver in a
+#                                              # cached image (after editing it below)
 #
 # How the captures are made (docs/vdi.md, "Desktop traces"):
 #   1. debootstrap Debian 12 with a kernel, systemd and an Xfce desktop (xfce4-session,
@@ -14,7 +16,8 @@
 #      phases over the serial port: it prints APPSIM-BOOT-DONE once multi-user.target
 #      is reached, waits for "login" from the host, logs "desk" in through PAM (su -l)
 #      and starts the Xfce session, and prints APPSIM-LOGIN-DONE 15 s after the panel
-#      and the desktop are running.
+#      and the desktop are running; once the capture has stopped it prints the
+#      session's processes and the profile's size (evidence kept in WORKDIR).
 #   2. A fresh copy of the image on a loop device (direct I/O); qemu (TCG: no KVM
 #      here) boots it with cache=none, so each guest disk I/O is one block request on
 #      the loop device, which `appsim trace capture` records:
@@ -53,6 +56,50 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The guest's phase driver (run by appsim-phases.service after multi-user.target).
+write_guest_driver() {
+  local MNT=$1
+  cat >"$MNT/usr/local/sbin/appsim-phases" <<'EOF'
+#!/bin/sh
+# Drives the capture phases over the serial port (see capture-desktop-traces.sh).
+stty -F /dev/ttyS0 sane 2>/dev/null
+echo APPSIM-BOOT-DONE >/dev/ttyS0
+read -r cmd </dev/ttyS0
+echo APPSIM-LOGIN-START >/dev/ttyS0
+su -l desk -c 'exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-launch --exit-with-session startxfce4' \
+  >/dev/null 2>&1 &
+i=0
+while [ $i -lt 1200 ]; do
+  pgrep -u desk -x xfdesktop >/dev/null && pgrep -u desk -x xfce4-panel >/dev/null && break
+  sleep 1; i=$((i + 1))
+done
+sleep 15
+echo APPSIM-LOGIN-DONE >/dev/ttyS0
+# After the capture has stopped (the host says so): evidence in the serial log, the
+# session's processes and the profile's size.
+read -r cmd </dev/ttyS0
+echo "APPSIM-SESSION: $(pgrep -u desk -l . | tr '\n' ' ')" >/dev/ttyS0
+echo "APPSIM-PROFILE: $(du -sk /home/desk | cut -f1) KiB, $(find /home/desk | wc -l) entries" >/dev/ttyS0
+echo APPSIM-EVIDENCE-DONE >/dev/ttyS0
+read -r cmd </dev/ttyS0
+[ "$cmd" = shutdown ] && systemctl poweroff
+exit 0
+EOF
+  chmod +x "$MNT/usr/local/sbin/appsim-phases"
+}
+
+update_guest() {
+  local img=$WORKDIR/desktop.img
+  [ -f "$img" ] || die "no image to update: run '$0 image' first"
+  MNT=$(mktemp -d /tmp/appsim-desktop-mnt.XXXXXX)
+  mount -o loop "$img" "$MNT"
+  write_guest_driver "$MNT"
+  umount "$MNT"
+  rmdir "$MNT"
+  MNT=""
+  echo "image: guest phase driver updated in $img"
+}
+
 build_image() {
   local img=$WORKDIR/desktop.img
   if [ -f "$img" ] && [ -f "$WORKDIR/vmlinuz" ] && [ -f "$WORKDIR/initrd.img" ]; then
@@ -78,27 +125,7 @@ build_image() {
     >>"$MNT/etc/pam.d/common-session"
   # The serial port belongs to the phase driver, not to a getty.
   chroot "$MNT" systemctl mask serial-getty@ttyS0.service
-  cat >"$MNT/usr/local/sbin/appsim-phases" <<'EOF'
-#!/bin/sh
-# Drives the capture phases over the serial port (see capture-desktop-traces.sh).
-stty -F /dev/ttyS0 sane 2>/dev/null
-echo APPSIM-BOOT-DONE >/dev/ttyS0
-read -r cmd </dev/ttyS0
-echo APPSIM-LOGIN-START >/dev/ttyS0
-su -l desk -c 'exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-launch --exit-with-session startxfce4' \
-  >/dev/null 2>&1 &
-i=0
-while [ $i -lt 1200 ]; do
-  pgrep -u desk -x xfdesktop >/dev/null && pgrep -u desk -x xfce4-panel >/dev/null && break
-  sleep 1; i=$((i + 1))
-done
-sleep 15
-echo APPSIM-LOGIN-DONE >/dev/ttyS0
-read -r cmd </dev/ttyS0
-[ "$cmd" = shutdown ] && systemctl poweroff
-exit 0
-EOF
-  chmod +x "$MNT/usr/local/sbin/appsim-phases"
+  write_guest_driver "$MNT"
   cat >"$MNT/etc/systemd/system/appsim-phases.service" <<'EOF'
 [Unit]
 Description=appsim capture phases (boot done, login on request)
@@ -162,7 +189,8 @@ capture() { # capture OUT COMMAND...: appsim trace capture of $LOOP while COMMAN
   local out=$1
   shift
   mkdir -p "$(dirname "$out")"
-  "$APPSIM" trace capture --device "$LOOP" -o "$out" -- "$@"
+  "$APPSIM" trace capture --json --device "$LOOP" -o "$out" -- "$@" >"${out%.atr}.capture.json"
+  cat "${out%.atr}.capture.json"
 }
 
 run_phases() {
@@ -183,6 +211,9 @@ run_phases() {
   else
     capture "$OUTDIR/initial-login.atr" bash -c \
       'echo login >"$SER.in"; wait_marker APPSIM-LOGIN-DONE'
+    echo evidence >"$SER.in"
+    wait_marker APPSIM-EVIDENCE-DONE
+    cp "$SER.log" "$WORKDIR/serial-first-boot.log"
     echo shutdown >"$SER.in"
     wait "$QEMU_PID" 2>/dev/null || while kill -0 "$QEMU_PID" 2>/dev/null; do sleep 1; done
     QEMU_PID=""
@@ -192,20 +223,34 @@ run_phases() {
     wait_marker APPSIM-BOOT-DONE
     capture "$OUTDIR/monday-login.atr" bash -c \
       'echo login >"$SER.in"; wait_marker APPSIM-LOGIN-DONE'
+    echo evidence >"$SER.in"
+    wait_marker APPSIM-EVIDENCE-DONE
+    cp "$SER.log" "$WORKDIR/serial-second-boot.log"
     stop_guest
   fi
   losetup -d "$LOOP"
   LOOP=""
   rm -f "$copy"
+  # Provenance next to the traces: how, when, with what.
+  {
+    echo "captured: $(date -u +%Y-%m-%dT%H:%M:%SZ) by scripts/capture-desktop-traces.sh $what"
+    echo "host: $(uname -sr), $(nproc) CPUs; $(qemu-system-x86_64 --version | head -1) (TCG)"
+    echo "guest: Debian $SUITE, $(grep -E '^linux-image-[0-9]' "$WORKDIR/packages.txt" | head -1), $(wc -l <"$WORKDIR/packages.txt") packages (packages.txt), ${GUEST_MEM} MiB, 1 vCPU"
+    for f in "$WORKDIR"/serial-*-boot.log; do
+      [ -f "$f" ] && grep -a -E '^APPSIM-(SESSION|PROFILE)' "$f" | sed "s|^|$(basename "$f" .log): |"
+    done
+  } >"$OUTDIR/provenance.txt"
+  cp "$WORKDIR/packages.txt" "$OUTDIR/packages.txt"
   ls -l "$OUTDIR"
 }
 
 case "${1:-all}" in
 image) build_image ;;
+update-guest) update_guest ;;
 boot) run_phases boot ;;
 all)
   build_image
   run_phases all
   ;;
-*) die "usage: $0 image|boot|all" ;;
+*) die "usage: $0 image|update-guest|boot|all" ;;
 esac

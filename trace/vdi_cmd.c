@@ -131,7 +131,7 @@ static int vdi_main(int argc, char **argv)
     uint64_t desktops = 8, qd = 32, seed = 1, warmup = 2000000000ull, measure = 5000000000ull;
     uint64_t stagger = 0;
     double jitter = 0.1, stagger_frac = 0.1, model_seconds = 60;
-    bool all = false, allow_destroy = false, json = false, quiet = false;
+    bool all = false, allow_destroy = false, model_logins = false, json = false, quiet = false;
     sim_opt opts[] = {
         {.name = "target",
          .kind = SIM_OPT_STRING,
@@ -186,6 +186,11 @@ static int vdi_main(int argc, char **argv)
          .kind = SIM_OPT_STRING,
          .dst = &monday_trace,
          .help = "your own capture of one desktop's Monday login"},
+        {.name = "model-logins",
+         .kind = SIM_OPT_FLAG,
+         .dst = &model_logins,
+         .help = "model the login phases on published per-desktop figures instead of the "
+                 "shipped captures"},
         {.name = "model-seconds",
          .kind = SIM_OPT_DOUBLE,
          .dst = &model_seconds,
@@ -277,7 +282,7 @@ static int vdi_main(int argc, char **argv)
     char err[1024] = "";
     const char *user[VDI_NPHASES] = {boot_trace, login_trace, monday_trace};
     vdi_phase_traces pt;
-    if (vdi_phase_traces_load(&pt, user, model_seconds, seed, err, sizeof err) != 0) {
+    if (vdi_phase_traces_load(&pt, user, model_logins, model_seconds, seed, err, sizeof err) != 0) {
         sim_error("vdi: %s", err);
         return SIM_EXIT_USAGE;
     }

@@ -137,10 +137,13 @@ typedef struct vdi_phase_traces {
     vdi_image img;          /* geometry of all three phases */
 } vdi_phase_traces;
 
-/* user[p]: a file for phase p or NULL (the capture shipped in trace/desktops/, else
- * the model). The boot trace must exist (user's or shipped). */
+/* user[p]: a file for phase p or NULL. Without a user boot trace, the captures
+ * shipped in trace/desktops/ are used (the logins only unless model_logins); a login
+ * phase with neither is modeled (vdi_model_build) on the boot's image. The boot trace
+ * must exist (user's or shipped). */
 int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHASES],
-                          double model_seconds, uint64_t seed, char *err, size_t errlen);
+                          bool model_logins, double model_seconds, uint64_t seed, char *err,
+                          size_t errlen);
 void vdi_phase_traces_free(vdi_phase_traces *pt);
 /* {"source": "captured"|"user capture"|"modeled", "origin", counts, "duration_s"} */
 json_t *vdi_trace_json(const vdi_trace *t, bool user);

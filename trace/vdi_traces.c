@@ -3,6 +3,10 @@
  * (--boot-trace, --login-trace, --monday-trace), the captures shipped with appsim
  * (trace/desktops/), or the login models (vdi_model.c) when no capture exists.
  *
+ * The shipped captures are used as a set (boot and both logins of the same desktop):
+ * when the user gives their own boot, or asks for the models, a login phase without
+ * the user's own trace is modeled on the boot's image.
+ *
  * Shipped captures are looked up in $APPSIM_DESKTOPS, next to the executable
  * (../trace/desktops for a build tree, ../share/appsim/desktops when installed), and
  * in the source tree this file was compiled from.
@@ -66,14 +70,18 @@ void vdi_phase_traces_free(vdi_phase_traces *pt)
 }
 
 int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHASES],
-                          double model_seconds, uint64_t seed, char *err, size_t errlen)
+                          bool model_logins, double model_seconds, uint64_t seed, char *err,
+                          size_t errlen)
 {
     memset(pt, 0, sizeof *pt);
     char path[PATH_MAX + 64];
     /* Captured traces first: the models address the boot image's footprint. */
     for (int p = 0; p < VDI_NPHASES; p++) {
         const char *file = user[p];
-        if (!file && find_shipped((vdi_phase)p, path, sizeof path)) file = path;
+        /* The shipped captures go together: with the user's own boot, the phases the
+         * user did not capture are modeled on that boot's image. */
+        bool shipped_ok = !user[VDI_BOOT] && !(model_logins && p != VDI_BOOT);
+        if (!file && shipped_ok && find_shipped((vdi_phase)p, path, sizeof path)) file = path;
         if (!file) {
             if (p == VDI_BOOT) {
                 snprintf(err, errlen,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/integration/vdi_storm.sh: `appsim vdi` end to end on a directory target, with
-# short curve points: the six combinations of --all in one table, each storm's totals
-# equal to N times its desktop trace, full clones on their own copies, linked clones on
-# the replica and their deltas, the layout files of the right size, modeled phases
-# labelled, a user's own capture (--boot-trace) with reads after writes going to the
+# short curve points: the six combinations of --all in one table from the shipped
+# captures, each storm's totals equal to N times its desktop trace, full clones on their
+# own copies, linked clones on the replica and their deltas, the layout files of the
+# right size, modeled phases labelled (--model-logins, and logins next to a user's own
+# boot), a user's own capture (--boot-trace) with reads after writes going to the
 # delta, and the usage errors.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
@@ -50,11 +51,27 @@ for s in storms:
     assert len(pts) == 2 and pts[1]["fraction"] == 0.5, pts
     data_file = os.path.join(target, s["data_file"])
     assert os.path.getsize(data_file) >= s["layout_bytes"], data_file
+# The shipped captures: all three phases captured with appsim.
 for p, tr in doc["desktop_traces"].items():
-    if tr["source"] == "modeled":
-        assert "modeled" in text
-assert doc["desktop_traces"]["boot"]["source"] == "captured"
+    assert tr["source"] == "captured", (p, tr)
+    assert tr["origin"].endswith(p + ".atr"), tr["origin"]
 print("vdi --all: ok")
+EOF
+
+# 1b. --model-logins: the login rows say "modeled", the boot row "captured".
+"$APPSIM" vdi --clones linked --phase monday-login --model-logins --desktops 2 --target "$T" \
+  "${SHORT[@]}" -o "$APPSIM_TMP/model.json" >"$APPSIM_TMP/model.txt"
+grep -E '^linked +monday-login +modeled ' "$APPSIM_TMP/model.txt" >/dev/null ||
+  { echo "FAIL: modeled row not labelled"; cat "$APPSIM_TMP/model.txt"; exit 1; }
+python3 - "$APPSIM_TMP/model.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["desktop_traces"]
+assert t["boot"]["source"] == "captured", t["boot"]
+assert t["initial-login"]["source"] == "modeled" and t["monday-login"]["source"] == "modeled", t
+assert "65% reads" in t["monday-login"]["origin"], t["monday-login"]["origin"]
+assert d["storms"][0]["source"] == "modeled"
+assert d["config"]["model-logins"] is True, d["config"]
 EOF
 
 # 2. A user's own boot capture (fio iolog v3): a read after a write goes to the delta.
@@ -78,6 +95,9 @@ import json, sys
 s = json.load(open(sys.argv[1]))["storms"][0]
 c = s["composition"]
 assert s["source"] == "user capture", s["source"]
+t = json.load(open(sys.argv[1]))["desktop_traces"]
+# With the user's own boot, the logins are modeled on that boot's image.
+assert t["initial-login"]["source"] == "modeled" and t["monday-login"]["source"] == "modeled", t
 assert c["desktop_records"] == 4 * 7 and c["writes"] == 8, c
 assert c["delta_reads"] == 8 and c["replica_reads"] == 12 and c["split_reads"] == 0, c
 print("user trace: ok")
