@@ -369,10 +369,11 @@ static int vdi_main(int argc, char **argv)
             status = rc;
             break;
         }
-        /* Peak: the point with the most IOPS (the maximum-rate run, or a curve point
-         * that went beyond it), with its latency. */
+        /* Peak: the maximum-rate run (point 0), the top of the curve the labs quote
+         * as "peak IOPS at latency". Rate points past it are overload: queueing, so
+         * their latency is not the drive's, whatever IOPS they reach. */
         json_t *pts = json_object_get(curve, "points");
-        double best = -1, best_mean = 0, best_p99 = 0;
+        double best = 0, best_mean = 0, best_p99 = 0;
         json_t *lat_iops = json_array();
         size_t idx;
         json_t *p;
@@ -384,7 +385,7 @@ static int vdi_main(int argc, char **argv)
                                   json_pack("{s:f, s:f, s:f, s:f}", "fraction",
                                             json_number_value(json_object_get(p, "fraction")),
                                             "iops", iops, "mean_us", mean, "p99_us", p99));
-            if (iops > best) {
+            if (idx == 0) {
                 best = iops;
                 best_mean = mean;
                 best_p99 = p99;
