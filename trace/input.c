@@ -198,9 +198,8 @@ static int next_member(tr_input *in)
 
 static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
 {
-    in->z.next_out = buf;
-    in->z.avail_out = (uInt)len;
-    while (in->z.avail_out == len) {
+    size_t produced = 0;
+    while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
             if (r <= 0)
@@ -210,8 +209,11 @@ static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
             return -1;
         in->z.next_in = in->raw + in->rawpos;
         in->z.avail_in = (uInt)(in->rawlen - in->rawpos);
+        in->z.next_out = buf;
+        in->z.avail_out = (uInt)len;
         int rc = inflate(&in->z, Z_NO_FLUSH);
         in->rawpos = in->rawlen - in->z.avail_in;
+        produced = len - in->z.avail_out;
         if (rc == Z_STREAM_END) {
             in->stream_end = 1;
         } else if (rc == Z_BUF_ERROR && in->raw_eof && in->rawpos >= in->rawlen) {
@@ -221,16 +223,18 @@ static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
             snprintf(in->err, sizeof in->err, "gzip data is corrupt: %s",
                      in->z.msg ? in->z.msg : "inflate failed");
             return -1;
+        } else if (produced == 0 && in->raw_eof && in->rawpos >= in->rawlen) {
+            snprintf(in->err, sizeof in->err, "gzip data ends early (truncated file)");
+            return -1;
         }
     }
-    return (long)(len - in->z.avail_out);
+    return (long)produced;
 }
 
 static long read_bzip2(tr_input *in, unsigned char *buf, size_t len)
 {
-    in->bz.next_out = (char *)buf;
-    in->bz.avail_out = (unsigned)len;
-    while (in->bz.avail_out == len) {
+    size_t produced = 0;
+    while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
             if (r <= 0)
@@ -240,21 +244,23 @@ static long read_bzip2(tr_input *in, unsigned char *buf, size_t len)
             return -1;
         in->bz.next_in = (char *)in->raw + in->rawpos;
         in->bz.avail_in = (unsigned)(in->rawlen - in->rawpos);
-        unsigned before_in = in->bz.avail_in, before_out = in->bz.avail_out;
+        in->bz.next_out = (char *)buf;
+        in->bz.avail_out = (unsigned)len;
+        unsigned before_in = in->bz.avail_in;
         int rc = BZ2_bzDecompress(&in->bz);
         in->rawpos = in->rawlen - in->bz.avail_in;
+        produced = len - in->bz.avail_out;
         if (rc == BZ_STREAM_END) {
             in->stream_end = 1;
         } else if (rc != BZ_OK) {
             snprintf(in->err, sizeof in->err, "bzip2 data is corrupt (code %d)", rc);
             return -1;
-        } else if (in->raw_eof && before_in == in->bz.avail_in &&
-                   before_out == in->bz.avail_out) {
+        } else if (in->raw_eof && before_in == in->bz.avail_in && produced == 0) {
             snprintf(in->err, sizeof in->err, "bzip2 data ends early (truncated file)");
             return -1;
         }
     }
-    return (long)(len - in->bz.avail_out);
+    return (long)produced;
 }
 
 static long read_zstd(tr_input *in, unsigned char *buf, size_t len)
