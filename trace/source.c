@@ -32,7 +32,7 @@ typedef struct file_source {
     char *name;
     uint32_t window;
     heap_item *heap;
-    uint32_t nheap;
+    uint32_t nheap, heap_cap; /* grows up to window: small traces stay small */
     uint64_t seq;
     bool input_done, failed, have_base, any_emitted;
     uint64_t base, max_seen, last_emitted;
@@ -251,6 +251,17 @@ static int fs_next(tr_source *s, tr_record *out)
             fs->reordered++;
         else
             fs->max_seen = r.time_ns;
+        if (fs->nheap == fs->heap_cap) {
+            uint32_t cap = fs->heap_cap * 2 < fs->window ? fs->heap_cap * 2 : fs->window;
+            heap_item *h = realloc(fs->heap, (size_t)cap * sizeof *h);
+            if (!h) {
+                snprintf(fs->err, sizeof fs->err, "out of memory for the sort window");
+                fs->failed = true;
+                return -1;
+            }
+            fs->heap = h;
+            fs->heap_cap = cap;
+        }
         heap_push(fs, &r);
     }
     if (fs->nheap == 0)
@@ -439,7 +450,8 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts,
         return SIM_EXIT_USAGE;
     }
     if (!fs->fmt->sorted) {
-        fs->heap = malloc((size_t)fs->window * sizeof *fs->heap);
+        fs->heap_cap = fs->window < 1024 ? fs->window : 1024;
+        fs->heap = malloc((size_t)fs->heap_cap * sizeof *fs->heap);
         if (!fs->heap) {
             snprintf(err, errlen, "out of memory for a sort window of %u records", fs->window);
             fs_close(&fs->src);
