@@ -322,9 +322,9 @@ static void fs_close(tr_source *s)
 
 static const tr_source_ops file_ops = {fs_next, fs_rewind, fs_error, fs_close};
 
-/* Scores a text format on the first complete lines of the stream: every line must
- * parse or be a recognised non-I/O line, and at least one must be an I/O or a header
- * the format knows. */
+/* Scores a text format on the first complete lines of the stream: lines that parse
+ * count for it, lines it recognises as headers or other events a little, malformed
+ * lines strongly against it. */
 static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof)
 {
     tr_parse p = {0};
@@ -351,11 +351,9 @@ static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, 
         tr_record r;
         memset(&r, 0, sizeof r);
         int rc = f->parse_line(&p, line, c, &r);
-        if (rc < 0) {
-            score = -1;
-            break;
-        }
-        score += rc == 1 ? 10 : 1;
+        /* A few malformed lines do not hide the format (they are reported when read);
+         * a format that fails on many lines is not the one. */
+        score += rc == 1 ? 10 : rc == 0 ? 1 : -30;
     }
     for (uint32_t i = 0; i < p.nnames; i++)
         free(p.names[i]);

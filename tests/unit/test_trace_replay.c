@@ -239,16 +239,19 @@ static void test_curve(void **state)
         double f = json_real_value(json_object_get(p, "fraction"));
         double target_iops = json_real_value(json_object_get(p, "target_iops"));
         double iops = json_real_value(json_object_get(p, "iops"));
-        double lag50 = json_real_value(
-            json_object_get(json_object_get(p, "lag_us"), "p50_us"));
+        const json_t *lag = json_object_get(p, "lag_us");
+        double lag50 = json_real_value(json_object_get(lag, "p50_us"));
+        double lag99 = json_real_value(json_object_get(lag, "p99_us"));
+        double lagmax = json_real_value(json_object_get(lag, "max_us"));
         printf("point %.0f %%: target %.0f, got %.0f IOPS, lag p50 %.1f us\n", f * 100,
                target_iops, iops, lag50);
         assert_true(f > prev);
         prev = f;
         assert_true(fabs(target_iops - f * max) < 1e-6 * max + 1);
-        /* Where the machine could keep the schedule (a shared CI box may not: then the
-         * lag says so), the rate must be the target's within 5 %. */
-        if (f <= 0.8 && lag50 < 1000) {
+        /* Where the machine kept the schedule (a shared CI box may stall the replayer
+         * for tens of ms: then the lag says so and the point proves nothing), the rate
+         * must be the target's within 5 %. */
+        if (f <= 0.8 && lag99 < 2000 && lagmax < 25000) {
             assert_true(fabs(iops - target_iops) <= 0.05 * target_iops);
             checked++;
         }
