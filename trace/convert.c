@@ -28,12 +28,9 @@ int tr_copy_records(tr_source *src, const char *out, const char *to, const char 
     *written = 0;
     while ((got = tr_next(src, &r)) == 1) {
         int keep = rec_filter ? rec_filter(ctx, &r) : 1;
-        if (keep < 0)
-            break;
-        if (!keep)
-            continue;
-        if (tr_writer_put(w, &r) < 0)
-            break;
+        if (keep < 0) break;
+        if (!keep) continue;
+        if (tr_writer_put(w, &r) < 0) break;
         (*written)++;
     }
     if (got < 0) {
@@ -54,12 +51,12 @@ static int convert_main(int argc, char **argv)
     uint64_t volume = 0, window = 65536;
     bool skip_bad = false;
     sim_opt opts[] = {
-        {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL,
-         0, 0, false},
+        {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
+         false},
         {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
         {"fio-file", SIM_OPT_STRING, &fio_file,
-         "fio-v3: the file or device name written in the log (default replay.data)", NULL, 0,
-         0, false},
+         "fio-v3: the file or device name written in the log (default replay.data)", NULL, 0, 0,
+         false},
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
         SIM_OPT_END,
     };
@@ -67,15 +64,13 @@ static int convert_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace convert", opts, argc, argv, pos, 1, &npos,
                             "appsim trace convert TRACE -o OUT [--to appsim|fio-v3]");
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     if (npos != 1 || !out) {
         sim_error("trace convert needs a trace and -o OUT");
         return SIM_EXIT_USAGE;
     }
     tr_source *src;
-    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src)))
-        return rc;
+    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     uint64_t n = 0;
     rc = tr_copy_records(src, out, to, fio_file, NULL, NULL, &n);
     if (rc == 0) {

@@ -42,8 +42,7 @@ typedef struct info {
 static int cmp_ext(const void *a, const void *b)
 {
     const extent *x = a, *y = b;
-    if (x->volume != y->volume)
-        return x->volume < y->volume ? -1 : 1;
+    if (x->volume != y->volume) return x->volume < y->volume ? -1 : 1;
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
@@ -54,8 +53,7 @@ static void compact(info *in)
     for (uint32_t i = 0; i < in->next; i++) {
         if (w > 0 && in->ext[w - 1].volume == in->ext[i].volume &&
             in->ext[i].start <= in->ext[w - 1].end) {
-            if (in->ext[i].end > in->ext[w - 1].end)
-                in->ext[w - 1].end = in->ext[i].end;
+            if (in->ext[i].end > in->ext[w - 1].end) in->ext[w - 1].end = in->ext[i].end;
         } else {
             in->ext[w++] = in->ext[i];
         }
@@ -65,8 +63,7 @@ static void compact(info *in)
 
 static void add_extent(info *in, uint32_t volume, uint64_t off, uint64_t len)
 {
-    if (len == 0)
-        return;
+    if (len == 0) return;
     uint64_t s = off / in->granule * in->granule;
     uint64_t e = (off + len + in->granule - 1) / in->granule * in->granule;
     if (in->next == EXT_CAP) {
@@ -100,8 +97,7 @@ static void add_series(info *in, uint64_t t, uint64_t bytes)
         in->nseries = (in->nseries + 1) / 2;
         b = t / in->width_ns;
     }
-    if (b + 1 > in->nseries)
-        in->nseries = (uint32_t)b + 1;
+    if (b + 1 > in->nseries) in->nseries = (uint32_t)b + 1;
     in->series_ops[b]++;
     in->series_bytes[b] += bytes;
 }
@@ -119,21 +115,17 @@ static int account(info *in, const tr_record *r)
     in->records++;
     in->ops[r->op]++;
     in->bytes[r->op] += r->length;
-    if (in->records > 1)
-        sim_hist_record(in->gaps, r->time_ns - in->prev_time);
+    if (in->records > 1) sim_hist_record(in->gaps, r->time_ns - in->prev_time);
     in->prev_time = in->last_time = r->time_ns;
     uint32_t v = tr_volmap_get(&in->vols, r->volume);
-    if (v == UINT32_MAX)
-        return -1;
+    if (v == UINT32_MAX) return -1;
     if (v >= in->vol_cap) {
         uint32_t cap = in->vol_cap ? in->vol_cap * 2 : 64;
         uint64_t *a = realloc(in->vol_ops, cap * sizeof *a);
-        if (!a)
-            return -1;
+        if (!a) return -1;
         in->vol_ops = a;
         uint64_t *b = realloc(in->vol_end, cap * sizeof *b);
-        if (!b)
-            return -1;
+        if (!b) return -1;
         in->vol_end = b;
         memset(in->vol_ops + in->vol_cap, 0, (cap - in->vol_cap) * sizeof *a);
         memset(in->vol_end + in->vol_cap, 0xff, (cap - in->vol_cap) * sizeof *b);
@@ -144,15 +136,12 @@ static int account(info *in, const tr_record *r)
         in->sizes[size_bucket(r->length)]++;
         if (in->vol_end[v] != UINT64_MAX) {
             in->seq_candidates++;
-            if (r->offset == in->vol_end[v])
-                in->seq++;
+            if (r->offset == in->vol_end[v]) in->seq++;
         }
         in->vol_end[v] = r->offset + r->length;
-        if (r->latency_ns != TR_LATENCY_UNKNOWN)
-            sim_hist_record(in->lat[r->op], r->latency_ns);
+        if (r->latency_ns != TR_LATENCY_UNKNOWN) sim_hist_record(in->lat[r->op], r->latency_ns);
     }
-    if (r->op != TR_FLUSH)
-        add_extent(in, r->volume, r->offset, r->length);
+    if (r->op != TR_FLUSH) add_extent(in, r->volume, r->offset, r->length);
     add_series(in, r->time_ns, r->op == TR_READ || r->op == TR_WRITE ? r->length : 0);
     return 0;
 }
@@ -193,16 +182,15 @@ static json_t *build(info *in, tr_source *src)
             snprintf(label, sizeof label, "<=512");
         else
             snprintf(label, sizeof label, "<=%uK", (512u << b) / 1024);
-        json_array_append_new(sizes, json_pack("{s:s, s:I}", "size", label, "count",
-                                               (json_int_t)in->sizes[b]));
+        json_array_append_new(
+            sizes, json_pack("{s:s, s:I}", "size", label, "count", (json_int_t)in->sizes[b]));
     }
     json_object_set_new(j, "sizes", sizes);
     json_object_set_new(j, "mean_size", json_real(rw ? (double)rwb / rw : 0.0));
     json_object_set_new(j, "footprint_bytes", json_integer((json_int_t)footprint));
     json_object_set_new(j, "footprint_granule", json_integer((json_int_t)in->granule));
     json_object_set_new(j, "sequential_share",
-                        json_real(in->seq_candidates ? (double)in->seq / in->seq_candidates
-                                                     : 0.0));
+                        json_real(in->seq_candidates ? (double)in->seq / in->seq_candidates : 0.0));
     json_object_set_new(j, "duration_s", json_real(secs));
     json_object_set_new(j, "iops", json_real(secs > 0 ? in->records / secs : 0.0));
     json_object_set_new(j, "mbps", json_real(secs > 0 ? rwb / secs / 1e6 : 0.0));
@@ -216,16 +204,15 @@ static json_t *build(info *in, tr_source *src)
     json_object_set_new(j, "series_interval_s", json_real(in->width_ns / 1e9));
     json_object_set_new(j, "series", series);
     if (sim_hist_count(in->lat[0]) + sim_hist_count(in->lat[1]) > 0)
-        json_object_set_new(j, "captured_latency_us",
-                            json_pack("{s:o, s:o}", "read", hist_json(in->lat[0]), "write",
-                                      hist_json(in->lat[1])));
+        json_object_set_new(
+            j, "captured_latency_us",
+            json_pack("{s:o, s:o}", "read", hist_json(in->lat[0]), "write", hist_json(in->lat[1])));
     json_t *vols = json_array();
     for (uint32_t i = 0; i < in->vols.cap; i++) {
-        if (in->vols.vals[i] == UINT32_MAX || json_array_size(vols) >= 256)
-            continue;
-        json_array_append_new(vols, json_pack("{s:I, s:I}", "volume",
-                                              (json_int_t)in->vols.keys[i], "records",
-                                              (json_int_t)in->vol_ops[in->vols.vals[i]]));
+        if (in->vols.vals[i] == UINT32_MAX || json_array_size(vols) >= 256) continue;
+        json_array_append_new(vols,
+                              json_pack("{s:I, s:I}", "volume", (json_int_t)in->vols.keys[i],
+                                        "records", (json_int_t)in->vol_ops[in->vols.vals[i]]));
     }
     json_object_set_new(j, "volumes", json_integer(in->vols.n));
     json_object_set_new(j, "volume_records", vols);
@@ -266,10 +253,10 @@ static void print_text(const json_t *j)
            sim_format_size((uint64_t)num(j, "mean_size"), a, sizeof a),
            num(j, "sequential_share") * 100);
     printf("  footprint: %s (granule %s); %lld volume(s)\n",
-           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_bytes")),
-                           a, sizeof a),
-           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_granule")),
-                           b, sizeof b),
+           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_bytes")), a,
+                           sizeof a),
+           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_granule")), b,
+                           sizeof b),
            (long long)json_integer_value(json_object_get(j, "volumes")));
     printf("  rate: %.1f IOPS, %.2f MB/s on average\n", num(j, "iops"), num(j, "mbps"));
     printf("  sizes:");
@@ -278,8 +265,7 @@ static void print_text(const json_t *j)
     json_array_foreach(json_object_get(j, "sizes"), i, s)
     {
         json_int_t c = json_integer_value(json_object_get(s, "count"));
-        if (c)
-            printf(" %s:%lld", json_string_value(json_object_get(s, "size")), (long long)c);
+        if (c) printf(" %s:%lld", json_string_value(json_object_get(s, "size")), (long long)c);
     }
     printf("\n");
     print_lat("inter-arrival", json_object_get(j, "interarrival_us"));
@@ -311,23 +297,21 @@ static int info_main(int argc, char **argv)
     bool skip_bad = false;
     sim_opt opts[] = {
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
-        {"json", SIM_OPT_STRING, &json_path, "write the figures as JSON to FILE (- = stdout)",
-         NULL, 0, 0, false},
+        {"json", SIM_OPT_STRING, &json_path, "write the figures as JSON to FILE (- = stdout)", NULL,
+         0, 0, false},
         SIM_OPT_END,
     };
     char *pos[1];
     int npos = 0;
     int rc = sim_opts_parse("trace info", opts, argc, argv, pos, 1, &npos,
                             "appsim trace info TRACE [--format F] [--volume N] [--json FILE]");
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     if (npos != 1) {
         sim_error("trace info needs one trace file");
         return SIM_EXIT_USAGE;
     }
     tr_source *src;
-    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src)))
-        return rc;
+    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     info in = {.granule = 1, .width_ns = 1000000000ull};
     in.ext = malloc(EXT_CAP * sizeof *in.ext);
     in.series_ops = calloc(SERIES_MAX, sizeof(uint64_t));

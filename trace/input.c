@@ -41,18 +41,15 @@ static long raw_read(tr_input *in, void *buf, size_t len)
 {
     if (in->fd < 0) {
         size_t n = in->memlen - in->mempos;
-        if (n > len)
-            n = len;
+        if (n > len) n = len;
         memcpy(buf, in->mem + in->mempos, n);
         in->mempos += n;
         return (long)n;
     }
     for (;;) {
         ssize_t n = read(in->fd, buf, len);
-        if (n >= 0)
-            return (long)n;
-        if (errno == EINTR)
-            continue;
+        if (n >= 0) return (long)n;
+        if (errno == EINTR) continue;
         snprintf(in->err, sizeof in->err, "read failed: %s", strerror(errno));
         return -1;
     }
@@ -60,15 +57,12 @@ static long raw_read(tr_input *in, void *buf, size_t len)
 
 static int raw_fill(tr_input *in)
 {
-    if (in->rawpos < in->rawlen || in->raw_eof)
-        return 0;
+    if (in->rawpos < in->rawlen || in->raw_eof) return 0;
     long n = raw_read(in, in->raw, RAW_CAP);
-    if (n < 0)
-        return -1;
+    if (n < 0) return -1;
     in->rawpos = 0;
     in->rawlen = (size_t)n;
-    if (n == 0)
-        in->raw_eof = 1;
+    if (n == 0) in->raw_eof = 1;
     return 0;
 }
 
@@ -77,10 +71,8 @@ static int detect(tr_input *in)
     /* Peek at the first raw bytes without losing them: they stay in in->raw. */
     while (in->rawlen < 4 && !in->raw_eof) {
         long n = raw_read(in, in->raw + in->rawlen, RAW_CAP - in->rawlen);
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            in->raw_eof = 1;
+        if (n < 0) return -1;
+        if (n == 0) in->raw_eof = 1;
         in->rawlen += (size_t)n;
     }
     const unsigned char *b = in->raw;
@@ -96,8 +88,7 @@ static int detect(tr_input *in)
 
 static void codec_end(tr_input *in)
 {
-    if (!in->inited)
-        return;
+    if (!in->inited) return;
     if (in->kind == IN_GZIP)
         inflateEnd(&in->z);
     else if (in->kind == IN_BZIP2)
@@ -121,8 +112,7 @@ static int codec_init(tr_input *in)
             return -1;
         }
     } else if (in->kind == IN_ZSTD) {
-        if (!in->zs)
-            in->zs = ZSTD_createDStream();
+        if (!in->zs) in->zs = ZSTD_createDStream();
         if (!in->zs || ZSTD_isError(ZSTD_initDStream(in->zs))) {
             snprintf(in->err, sizeof in->err, "cannot start zstd decompression");
             return -1;
@@ -137,8 +127,7 @@ static int start(tr_input *in)
 {
     in->rawpos = in->rawlen = 0;
     in->raw_eof = 0;
-    if (detect(in) < 0)
-        return -1;
+    if (detect(in) < 0) return -1;
     return in->kind == IN_PLAIN ? 0 : codec_init(in);
 }
 
@@ -187,12 +176,9 @@ int tr_input_open_mem(const void *buf, size_t len, tr_input **out, char *err, si
 /* A new member may follow the end of a gzip member or bzip2 stream (pigz, pbzip2). */
 static int next_member(tr_input *in)
 {
-    if (raw_fill(in) < 0)
-        return -1;
-    if (in->rawpos >= in->rawlen)
-        return 0; /* no more input: a clean end */
-    if (codec_init(in) < 0)
-        return -1;
+    if (raw_fill(in) < 0) return -1;
+    if (in->rawpos >= in->rawlen) return 0; /* no more input: a clean end */
+    if (codec_init(in) < 0) return -1;
     return 1;
 }
 
@@ -202,11 +188,9 @@ static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
     while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0)
-                return r;
+            if (r <= 0) return r;
         }
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         in->z.next_in = in->raw + in->rawpos;
         in->z.avail_in = (uInt)(in->rawlen - in->rawpos);
         in->z.next_out = buf;
@@ -237,11 +221,9 @@ static long read_bzip2(tr_input *in, unsigned char *buf, size_t len)
     while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0)
-                return r;
+            if (r <= 0) return r;
         }
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         in->bz.next_in = (char *)in->raw + in->rawpos;
         in->bz.avail_in = (unsigned)(in->rawlen - in->rawpos);
         in->bz.next_out = (char *)buf;
@@ -267,8 +249,7 @@ static long read_zstd(tr_input *in, unsigned char *buf, size_t len)
 {
     ZSTD_outBuffer ob = {buf, len, 0};
     while (ob.pos == 0) {
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         if (in->rawpos >= in->rawlen) {
             if (!in->stream_end) {
                 snprintf(in->err, sizeof in->err, "zstd data ends early (truncated file)");
@@ -291,8 +272,7 @@ static long read_zstd(tr_input *in, unsigned char *buf, size_t len)
 
 long tr_input_read(tr_input *in, void *buf, size_t len)
 {
-    if (len == 0)
-        return 0;
+    if (len == 0) return 0;
     switch (in->kind) {
     case IN_GZIP:
         return read_gzip(in, buf, len);
@@ -306,8 +286,7 @@ long tr_input_read(tr_input *in, void *buf, size_t len)
     /* Plain: first the bytes detect() peeked at. */
     if (in->rawpos < in->rawlen) {
         size_t n = in->rawlen - in->rawpos;
-        if (n > len)
-            n = len;
+        if (n > len) n = len;
         memcpy(buf, in->raw + in->rawpos, n);
         in->rawpos += n;
         return (long)n;
@@ -340,13 +319,10 @@ const char *tr_input_compression(const tr_input *in)
 
 void tr_input_close(tr_input *in)
 {
-    if (!in)
-        return;
+    if (!in) return;
     codec_end(in);
-    if (in->zs)
-        ZSTD_freeDStream(in->zs);
-    if (in->fd >= 0)
-        close(in->fd);
+    if (in->zs) ZSTD_freeDStream(in->zs);
+    if (in->fd >= 0) close(in->fd);
     free(in->raw);
     free(in);
 }

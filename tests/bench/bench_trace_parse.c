@@ -42,15 +42,14 @@ static void measure(const char *label, const char *path, uint64_t expect)
         }
         double secs = (sim_now_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
         if (n != expect) {
-            fprintf(stderr, "%s: %llu records, expected %llu: %s\n", label,
-                    (unsigned long long)n, (unsigned long long)expect, tr_error(s));
+            fprintf(stderr, "%s: %llu records, expected %llu: %s\n", label, (unsigned long long)n,
+                    (unsigned long long)expect, tr_error(s));
             exit(1);
         }
         if (pass == 1)
             printf("%-16s %10llu records %7.3f s wall %7.3f s cpu  %6.2f M rec/s per core "
                    "(checksum %llu)\n",
-                   label, (unsigned long long)n, secs, cpu, n / cpu / 1e6,
-                   (unsigned long long)sum);
+                   label, (unsigned long long)n, secs, cpu, n / cpu / 1e6, (unsigned long long)sum);
         tr_close(s);
     }
 }
@@ -65,8 +64,7 @@ int main(int argc, char **argv)
     snprintf(apt, sizeof apt, "%s/bench-trace-%d.apt", dir, (int)getpid());
     snprintf(zst, sizeof zst, "%s/bench-trace-%d.apt.zst", dir, (int)getpid());
     FILE *f = fopen(msr, "w"), *g = fopen(systor, "w");
-    if (!f || !g)
-        return 1;
+    if (!f || !g) return 1;
     fprintf(g, "Timestamp,Response,IOType,LUN,Offset,Size\n");
     uint64_t x = 88172645463325252ull;
     for (uint64_t i = 0; i < n; i++) {

@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     enum { RS = 29 };
     size_t n = size / RS;
-    if (n == 0 || n > 512)
-        return 0;
+    if (n == 0 || n > 512) return 0;
     tr_record *in = calloc(n, sizeof *in);
     for (size_t i = 0; i < n; i++) {
         const unsigned char *p = data + i * RS;
@@ -35,8 +34,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         uint32_t lat;
         memcpy(&lat, p + 25, 4);
         in[i].latency_ns = lat == 0xffffffffu ? TR_LATENCY_UNKNOWN : lat;
-        if (in[i].offset > UINT64_MAX - in[i].length)
-            in[i].offset = 0;
+        if (in[i].offset > UINT64_MAX - in[i].length) in[i].offset = 0;
     }
     qsort(in, n, sizeof *in, cmp);
     char path[64];
@@ -48,16 +46,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         abort();
     }
     for (size_t i = 0; i < n; i++)
-        if (tr_writer_put(w, &in[i]))
-            abort();
+        if (tr_writer_put(w, &in[i])) abort();
     if (tr_writer_close(w, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         abort();
     }
     tr_open_opts o = {.format = "appsim", .volume = -1};
     tr_source *s;
-    if (tr_open(path, &o, &s, err, sizeof err))
-        abort();
+    if (tr_open(path, &o, &s, err, sizeof err)) abort();
     tr_record r;
     size_t k = 0;
     while (tr_next(s, &r) == 1) {
@@ -67,8 +63,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
             r.latency_ns != e->latency_ns)
             abort();
     }
-    if (k != n || tr_error(s)[0])
-        abort();
+    if (k != n || tr_error(s)[0]) abort();
     tr_close(s);
     unlink(path);
     free(in);

@@ -32,8 +32,7 @@ static void read_all(const void *buf, size_t len, const char *format, int64_t vo
     tr_source *s;
     char err[1024];
     int rc = tr_open_mem(buf, len, "t", &o, &s, err, sizeof err);
-    if (rc)
-        fail_msg("open: %s", err);
+    if (rc) fail_msg("open: %s", err);
     snprintf(g->format, sizeof g->format, "%s", tr_source_format(s));
     g->n = 0;
     tr_record r;
@@ -41,8 +40,7 @@ static void read_all(const void *buf, size_t len, const char *format, int64_t vo
         assert_true(g->n < MAXR);
         g->r[g->n++] = r;
     }
-    if (rc < 0)
-        fail_msg("read: %s", tr_error(s));
+    if (rc < 0) fail_msg("read: %s", tr_error(s));
     g->stats = tr_source_stats_json(s);
     tr_close(s);
 }
@@ -192,16 +190,17 @@ static void test_fio(void **state)
 
 static void test_blkparse(void **state)
 {
-    const char *t = "  8,0    3        1     0.000000000   697  Q  WS 1234 + 8 [jbd2/sda1-8]\n"
-                    "  8,0    3        2     0.000001000   697  G  WS 1234 + 8 [jbd2/sda1-8]\n"
-                    "  8,0    3        3     0.000010000   697  D  WS 1234 + 8 [jbd2/sda1-8]\n"
-                    "  8,16   0        1     0.000020000   100  D   R 64 + 16 [fio]\n"
-                    "  8,0    1        4     0.000030000   100  D  FN [kworker/1:1H]\n"
-                    "  8,0    1        5     0.000040000   100  D   D 2048 + 2048 [fstrim]\n"
-                    "  8,0    0        6     0.000200000     0  C  WS 1234 + 8 [0]\n"
-                    "CPU0 (8,0):\n"
-                    " Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\n"
-                    "Total (8,0):\n";
+    const char *t =
+        "  8,0    3        1     0.000000000   697  Q  WS 1234 + 8 [jbd2/sda1-8]\n"
+        "  8,0    3        2     0.000001000   697  G  WS 1234 + 8 [jbd2/sda1-8]\n"
+        "  8,0    3        3     0.000010000   697  D  WS 1234 + 8 [jbd2/sda1-8]\n"
+        "  8,16   0        1     0.000020000   100  D   R 64 + 16 [fio]\n"
+        "  8,0    1        4     0.000030000   100  D  FN [kworker/1:1H]\n"
+        "  8,0    1        5     0.000040000   100  D   D 2048 + 2048 [fstrim]\n"
+        "  8,0    0        6     0.000200000     0  C  WS 1234 + 8 [0]\n"
+        "CPU0 (8,0):\n"
+        " Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\n"
+        "Total (8,0):\n";
     got g;
     read_all(t, strlen(t), NULL, -1, &g);
     assert_string_equal(g.format, "blkparse");
@@ -254,11 +253,11 @@ static void test_blktrace(void **state)
     for (int be = 0; be < 2; be++) {
         unsigned char buf[1024];
         size_t n = 0;
-        n += blk_event(buf + n, be, 100, 0, 0, 1u << 10 << 16, 16);          /* notify + pdu */
-        n += blk_event(buf + n, be, 200, 64, 4096, 1u | (1u << 16), 0);       /* Q read */
-        n += blk_event(buf + n, be, 300, 64, 4096, 7u | (1u << 16), 0);       /* D read */
-        n += blk_event(buf + n, be, 400, 128, 8192, 7u | (2u << 16), 0);      /* D write */
-        n += blk_event(buf + n, be, 500, 0, 0, 7u | (4u << 16), 0);           /* D flush */
+        n += blk_event(buf + n, be, 100, 0, 0, 1u << 10 << 16, 16);              /* notify + pdu */
+        n += blk_event(buf + n, be, 200, 64, 4096, 1u | (1u << 16), 0);          /* Q read */
+        n += blk_event(buf + n, be, 300, 64, 4096, 7u | (1u << 16), 0);          /* D read */
+        n += blk_event(buf + n, be, 400, 128, 8192, 7u | (2u << 16), 0);         /* D write */
+        n += blk_event(buf + n, be, 500, 0, 0, 7u | (4u << 16), 0);              /* D flush */
         n += blk_event(buf + n, be, 600, 256, 1 << 20, 7u | (0x2000u << 16), 0); /* discard */
         got g;
         read_all(buf, n, NULL, -1, &g);
@@ -315,8 +314,8 @@ static void test_vscsi(void **state)
     unsigned char b[256];
     vscsi1(b, 0x2a, 4096, 100, 1000);
     vscsi1(b + 32, 0x28, 512, 8, 1500);
-    vscsi1(b + 64, 0x35, 0, 0, 1600);   /* synchronize cache: flush */
-    vscsi1(b + 96, 0x12, 36, 0, 1700);  /* inquiry: not an I/O */
+    vscsi1(b + 64, 0x35, 0, 0, 1600);  /* synchronize cache: flush */
+    vscsi1(b + 96, 0x12, 36, 0, 1700); /* inquiry: not an I/O */
     got g;
     read_all(b, 128, NULL, -1, &g);
     assert_string_equal(g.format, "vscsi");
@@ -435,8 +434,7 @@ static void sample(const char *name, const char *format, int records, int reads)
     char path[512];
     const char *src = getenv("APPSIM_SRC");
     snprintf(path, sizeof path, "%s/../shared/traces/%s", src ? src : ".", name);
-    if (access(path, R_OK) != 0)
-        snprintf(path, sizeof path, "/work/shared/traces/%s", name);
+    if (access(path, R_OK) != 0) snprintf(path, sizeof path, "/work/shared/traces/%s", name);
     if (access(path, R_OK) != 0) {
         printf("shared sample %s not present: skipped\n", name);
         return;
@@ -477,12 +475,12 @@ static void test_shared_samples(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_msr),          cmocka_unit_test(test_systor),
-        cmocka_unit_test(test_spc),          cmocka_unit_test(test_alibaba),
-        cmocka_unit_test(test_tencent),      cmocka_unit_test(test_fio),
-        cmocka_unit_test(test_blkparse),     cmocka_unit_test(test_blktrace),
-        cmocka_unit_test(test_vscsi),        cmocka_unit_test(test_appsim_roundtrip),
-        cmocka_unit_test(test_fio_writer),   cmocka_unit_test(test_shared_samples),
+        cmocka_unit_test(test_msr),        cmocka_unit_test(test_systor),
+        cmocka_unit_test(test_spc),        cmocka_unit_test(test_alibaba),
+        cmocka_unit_test(test_tencent),    cmocka_unit_test(test_fio),
+        cmocka_unit_test(test_blkparse),   cmocka_unit_test(test_blktrace),
+        cmocka_unit_test(test_vscsi),      cmocka_unit_test(test_appsim_roundtrip),
+        cmocka_unit_test(test_fio_writer), cmocka_unit_test(test_shared_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

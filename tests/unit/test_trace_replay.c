@@ -24,8 +24,7 @@ static st_target *target;
 static int setup(void **state)
 {
     snprintf(root, sizeof root, "/tmp/appsim-test-replay-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
+    if (!mkdtemp(root)) return -1;
     st_target_opts o = {.path = root};
     char err[512];
     if (st_target_open(&o, &target, err, sizeof err)) {
@@ -58,9 +57,8 @@ static char *make_log(int n, unsigned gap_us, uint64_t *rbytes, uint64_t *wbytes
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         uint64_t off = (x >> 33) % 1024 * 4096;
         bool w = i % 3 == 0;
-        len += (size_t)sprintf(t + len, "%llu f %s %llu 4096\n",
-                               (unsigned long long)i * gap_us, w ? "write" : "read",
-                               (unsigned long long)off);
+        len += (size_t)sprintf(t + len, "%llu f %s %llu 4096\n", (unsigned long long)i * gap_us,
+                               w ? "write" : "read", (unsigned long long)off);
         *(w ? wbytes : rbytes) += 4096;
     }
     len += (size_t)sprintf(t + len, "%llu f read 0 0\n%llu f trim 0 4096\n",
@@ -99,8 +97,7 @@ static void test_accounting(void **state)
     json_t *st;
     char err[512];
     int rc = tr_replay(run, s, target, &o, &st, err, sizeof err);
-    if (rc)
-        fail_msg("%s", err);
+    if (rc) fail_msg("%s", err);
     assert_int_equal(geti(st, "records"), 2 * 3002);
     assert_int_equal(geti(st, "issued"), 2 * 3000);
     assert_int_equal(geti(st, "completed"), 2 * 3000);
@@ -144,8 +141,7 @@ static void test_placement(void **state)
     o.map = TR_MAP_WRAP;
     run = sim_run_new(&cfg);
     int rc = tr_replay(run, s, target, &o, &st, err, sizeof err);
-    if (rc)
-        fail_msg("%s", err);
+    if (rc) fail_msg("%s", err);
     const json_t *pl = json_object_get(st, "placement");
     assert_int_equal(geti(st, "issued"), 3);
     assert_int_equal(geti(st, "errors"), 0);
@@ -181,8 +177,7 @@ static void test_timing(void **state)
     char err[512];
     uint64_t t0 = sim_now_ns();
     int rc = tr_replay(run, s, target, &o, &st, err, sizeof err);
-    if (rc)
-        fail_msg("%s", err);
+    if (rc) fail_msg("%s", err);
     double took = sim_run_measured_seconds(run);
     printf("2 s trace replayed in %.4f s (call %.4f s); lag p99 %.1f us\n", took,
            (sim_now_ns() - t0) / 1e9,
@@ -208,13 +203,11 @@ static void test_curve(void **state)
     /* The rate accuracy of the replayer, not the drive's speed, is under test here:
      * a buffered target in /dev/shm keeps the shared test machine's disk out of it. */
     char shm[] = "/dev/shm/appsim-test-curve-XXXXXX";
-    if (!mkdtemp(shm))
-        skip();
+    if (!mkdtemp(shm)) skip();
     st_target_opts to = {.path = shm, .buffered = true};
     st_target *t;
     char err[512];
-    if (st_target_open(&to, &t, err, sizeof err))
-        fail_msg("%s", err);
+    if (st_target_open(&to, &t, err, sizeof err)) fail_msg("%s", err);
     uint64_t rb, wb;
     char *log = make_log(2000, 10, &rb, &wb);
     tr_source *s = open_log(log);
@@ -226,8 +219,7 @@ static void test_curve(void **state)
     tr_curve_opts c = {fr, 4, 200000000ull, 1000000000ull, true};
     json_t *curve;
     int rc = tr_replay_curve(s, t, &o, &c, &curve, err, sizeof err);
-    if (rc)
-        fail_msg("%s", err);
+    if (rc) fail_msg("%s", err);
     const json_t *pts = json_object_get(curve, "points");
     assert_int_equal(json_array_size(pts), 5);
     double max = json_real_value(json_object_get(curve, "max_iops"));
@@ -243,8 +235,8 @@ static void test_curve(void **state)
         double lag50 = json_real_value(json_object_get(lag, "p50_us"));
         double lag99 = json_real_value(json_object_get(lag, "p99_us"));
         double lagmax = json_real_value(json_object_get(lag, "max_us"));
-        printf("point %.0f %%: target %.0f, got %.0f IOPS, lag p50 %.1f us\n", f * 100,
-               target_iops, iops, lag50);
+        printf("point %.0f %%: target %.0f, got %.0f IOPS, lag p50 %.1f us\n", f * 100, target_iops,
+               iops, lag50);
         assert_true(f > prev);
         prev = f;
         assert_true(fabs(target_iops - f * max) < 1e-6 * max + 1);

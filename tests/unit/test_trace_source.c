@@ -24,12 +24,11 @@ static const char *csv = "Timestamp,Response,IOType,LUN,Offset,Size\n"
                          "10.000000002,0.001,R,1,8192,4096\n"
                          "10.5,0.001,R,0,12288,4096\n";
 
-static int count(const void *buf, size_t len, const tr_open_opts *o, tr_source **keep,
-                 char *err, size_t errlen)
+static int count(const void *buf, size_t len, const tr_open_opts *o, tr_source **keep, char *err,
+                 size_t errlen)
 {
     tr_source *s;
-    if (tr_open_mem(buf, len, "mem.csv", o, &s, err, errlen))
-        return -100;
+    if (tr_open_mem(buf, len, "mem.csv", o, &s, err, errlen)) return -100;
     tr_record r;
     int n = 0, rc;
     uint64_t prev = 0;
@@ -38,8 +37,7 @@ static int count(const void *buf, size_t len, const tr_open_opts *o, tr_source *
         prev = r.time_ns;
         n++;
     }
-    if (rc < 0)
-        snprintf(err, errlen, "%s", tr_error(s));
+    if (rc < 0) snprintf(err, errlen, "%s", tr_error(s));
     if (keep)
         *keep = s;
     else
@@ -77,9 +75,8 @@ static void test_compressed(void **state)
     assert_true(count(buf, n - 6, &o, NULL, err, sizeof err) < 0);
     assert_non_null(strstr(err, "gzip"));
     unsigned int bl = sizeof buf;
-    assert_int_equal(BZ2_bzBuffToBuffCompress((char *)buf, &bl, (char *)csv, (unsigned)len, 9,
-                                              0, 0),
-                     BZ_OK);
+    assert_int_equal(
+        BZ2_bzBuffToBuffCompress((char *)buf, &bl, (char *)csv, (unsigned)len, 9, 0, 0), BZ_OK);
     assert_int_equal(count(buf, bl, &o, NULL, err, sizeof err), 4);
     assert_true(count(buf, bl - 4, &o, NULL, err, sizeof err) < 0);
     size_t zl = ZSTD_compress(buf, sizeof buf, csv, len, 3);
@@ -157,8 +154,7 @@ static void test_detection(void **state)
     assert_int_not_equal(tr_open_mem("", 0, "empty", &o, &s, err, sizeof err), 0);
     assert_non_null(strstr(err, "empty"));
     o.format = "nosuch";
-    assert_int_equal(tr_open_mem(csv, strlen(csv), "x", &o, &s, err, sizeof err),
-                     SIM_EXIT_USAGE);
+    assert_int_equal(tr_open_mem(csv, strlen(csv), "x", &o, &s, err, sizeof err), SIM_EXIT_USAGE);
     /* An empty file with the format given is an empty trace, not an error. */
     o.format = "msr";
     assert_int_equal(tr_open_mem("", 0, "empty", &o, &s, err, sizeof err), 0);
