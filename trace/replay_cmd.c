@@ -199,6 +199,8 @@ static int replay_main(int argc, char **argv)
         tr_close(src);
         return rc;
     }
+    /* --json -: the document alone on stdout, so that it can be piped. */
+    bool to_stdout = json_path && !strcmp(json_path, "-");
     json_t *doc = sim_result_new("replay", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(t));
     if (curve) {
@@ -207,7 +209,8 @@ static int replay_main(int argc, char **argv)
         rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
         if (rc == 0) {
             json_object_set_new(doc, "curve", cj);
-            print_curve(cj);
+            if (!to_stdout)
+                print_curve(cj);
         }
     } else {
         sim_run_config cfg;
@@ -223,8 +226,10 @@ static int replay_main(int argc, char **argv)
         if (rc == 0) {
             sim_result_put_run(doc, NULL, run);
             json_object_set_new(doc, "replay", stats);
-            sim_result_print(stdout, doc);
-            print_replay(stats);
+            if (!to_stdout) {
+                sim_result_print(stdout, doc);
+                print_replay(stats);
+            }
         }
         sim_run_free(run);
     }

@@ -87,4 +87,14 @@ if command -v fio >/dev/null; then
   fio --name=x --read_iolog="$T/fio.log" --replay_no_stall=1 --ioengine=psync --output-format=terse \
     >"$T/fio.out" 2>&1 || fail "fio refused our iolog: $(cat "$T/fio.out")"
 fi
+# and we read the iolog fio writes (v3, microsecond timestamps): 16 reads 50 ms apart
+if command -v fio >/dev/null; then
+  truncate -s 4M "$T/w.dat"
+  fio --name=w --filename="$T/w.dat" --rw=randread --bs=4k --size=4M --io_size=64k --rate_iops=20 \
+    --write_iolog="$T/w.log" --ioengine=psync --output=/dev/null >/dev/null 2>&1 || fail "fio write_iolog"
+  w=$("$APPSIM" trace info "$T/w.log" --json -)
+  echo "$w" | grep -q '"records": 16' || fail "fio's own iolog: $w"
+  d=$(echo "$w" | grep -o '"duration_s": [0-9.]*' | awk '{print $2}')
+  awk -v d="$d" 'BEGIN { exit !(d > 0.7 && d < 0.8) }' || fail "fio iolog timestamps are us: duration $d"
+fi
 echo "trace cli: ok"
