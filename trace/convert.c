@@ -9,16 +9,12 @@
 
 /* Copies src into a new file; the shared end of convert, slice and merge. rec_filter
  * returns 1 to write, 0 to skip, -1 to stop. */
-int tr_copy_records(tr_source *src, const char *out, const char *to, const char *fio_file,
-                    int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
-
-int tr_copy_records(tr_source *src, const char *out, const char *to, const char *fio_file,
+int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
                     int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written)
 {
-    tr_writer_opts wo = {.fio_file = fio_file};
     tr_writer *w;
     char err[1024];
-    int rc = tr_writer_open(out, to, &wo, &w, err, sizeof err);
+    int rc = tr_writer_open(out, to, wo, &w, err, sizeof err);
     if (rc) {
         sim_error("%s", err);
         return rc;
@@ -49,8 +45,9 @@ static int convert_main(int argc, char **argv)
 {
     const char *format = NULL, *out = NULL, *to = "appsim", *fio_file = NULL;
     uint64_t volume = 0, window = 65536;
-    bool skip_bad = false;
+    bool skip_bad = false, force = false;
     sim_opt opts[] = {
+        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
         {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
          false},
         {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
@@ -72,7 +69,8 @@ static int convert_main(int argc, char **argv)
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     uint64_t n = 0;
-    rc = tr_copy_records(src, out, to, fio_file, NULL, NULL, &n);
+    tr_writer_opts wo = {.fio_file = fio_file, .overwrite = force};
+    rc = tr_copy_records(src, out, to, &wo, NULL, NULL, &n);
     if (rc == 0) {
         json_t *st = tr_source_stats_json(src);
         sim_info("wrote %llu records to %s (%s); read %s: %lld skipped bad, %lld reordered",

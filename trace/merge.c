@@ -36,8 +36,9 @@ static int merge_main(int argc, char **argv)
 {
     const char *format = NULL, *out = NULL, *to = "appsim", *fio_file = NULL;
     uint64_t volume = 0, window = 65536;
-    bool skip_bad = false;
+    bool skip_bad = false, force = false;
     sim_opt opts[] = {
+        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
         {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
          false},
         {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
@@ -70,7 +71,7 @@ static int merge_main(int argc, char **argv)
         next_vol += ins[i].scan.nvolumes;
         sim_info("%s: volumes become %u..%u", pos[i], ins[i].base, next_vol ? next_vol - 1 : 0);
     }
-    tr_writer_opts wo = {.fio_file = fio_file};
+    tr_writer_opts wo = {.fio_file = fio_file, .overwrite = force};
     if (rc == 0 && (rc = tr_writer_open(out, to, &wo, &w, err, sizeof err))) sim_error("%s", err);
     uint64_t n = 0;
     for (int i = 0; i < npos && rc == 0; i++) {

@@ -209,8 +209,7 @@ static int replay_main(int argc, char **argv)
         rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
         if (rc == 0) {
             json_object_set_new(doc, "curve", cj);
-            if (!to_stdout)
-                print_curve(cj);
+            if (!to_stdout) print_curve(cj);
         }
     } else {
         sim_run_config cfg;

@@ -7,9 +7,6 @@
 
 #include <string.h>
 
-int tr_copy_records(tr_source *src, const char *out, const char *to, const char *fio_file,
-                    int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
-
 typedef struct window {
     uint64_t from, until;
 } window;
@@ -28,8 +25,9 @@ static int slice_main(int argc, char **argv)
 {
     const char *format = NULL, *out = NULL, *to = "appsim", *fio_file = NULL;
     uint64_t volume = 0, sortwin = 65536, from = 0, until = 0;
-    bool skip_bad = false;
+    bool skip_bad = false, force = false;
     sim_opt opts[] = {
+        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
         {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
          false},
         {"from", SIM_OPT_DURATION, &from, "window start, since the first record", NULL, 0, 0,
@@ -59,7 +57,8 @@ static int slice_main(int argc, char **argv)
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, sortwin, &src))) return rc;
     uint64_t n = 0;
-    rc = tr_copy_records(src, out, to, fio_file, in_window, &w, &n);
+    tr_writer_opts wo = {.fio_file = fio_file, .overwrite = force};
+    rc = tr_copy_records(src, out, to, &wo, in_window, &w, &n);
     if (rc == 0) sim_info("wrote %llu records of the window to %s", (unsigned long long)n, out);
     tr_close(src);
     return rc;

@@ -128,6 +128,11 @@ void tr_volmap_free(tr_volmap *m);
             NULL, 1, 16777216, false                                                                \
     }
 
+/* Copies src into a new file OUT in format `to` (convert, slice, merge). rec_filter
+ * returns 1 to write the record (it may change it), 0 to skip it, -1 to stop. */
+int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
+                    int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
+
 /* Opens path with the common options; prints the error; returns 0 or an exit status. */
 int tr_open_cli(const char *path, const char *format, const sim_opt *opts, uint64_t volume,
                 bool skip_bad, uint64_t window, tr_source **out);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -117,6 +118,15 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
     if (to_stdout) {
         w->raw = stdout;
     } else {
+        struct stat st;
+        if ((!o || !o->overwrite) && stat(path, &st) == 0) {
+            snprintf(err, errlen,
+                     "%s already exists: remove it, choose another name, or pass "
+                     "--force to replace it",
+                     path);
+            free_writer(w);
+            return SIM_EXIT_USAGE;
+        }
         w->path = strdup(path);
         if (!w->path || asprintf(&w->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
             w->tmp = NULL;

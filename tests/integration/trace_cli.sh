@@ -39,6 +39,9 @@ echo "$out" | grep -q "captured read latency" || fail "captured latency shown: $
 "$APPSIM" trace convert "$T/msr.apt" -o "$T/msr.log" --to fio-v3 --fio-file "$T/fio.data" 2>/dev/null \
   || fail "convert to fio"
 head -1 "$T/msr.log" | grep -q "fio version 3 iolog" || fail "fio header"
+"$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "an existing output must be refused"
+"$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt" --force 2>/dev/null || fail "--force replaces"
 for f in msr.apt msr.apt.zst msr.log; do
   "$APPSIM" trace info "$T/$f" | grep -q "201 records" || fail "round trip through $f"
 done
