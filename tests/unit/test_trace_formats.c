@@ -390,8 +390,12 @@ static void test_appsim_roundtrip(void **state)
     assert_int_equal(tr_next(s, &r), -1);
     assert_non_null(strstr(tr_error(s), "version 9"));
     tr_close(s);
-    /* Out-of-order records cannot be written. */
-    assert_int_equal(tr_writer_open(path, "appsim", NULL, &w, err, sizeof err), 0);
+    /* An existing file is not replaced unless asked; out-of-order records cannot be
+     * written. */
+    assert_int_equal(tr_writer_open(path, "appsim", NULL, &w, err, sizeof err), SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "exists"));
+    tr_writer_opts ow = {.overwrite = true};
+    assert_int_equal(tr_writer_open(path, "appsim", &ow, &w, err, sizeof err), 0);
     assert_int_equal(tr_writer_put(w, &in[3]), 0);
     assert_int_equal(tr_writer_put(w, &in[0]), -1);
     assert_int_not_equal(tr_writer_close(w, err, sizeof err), 0);
