@@ -67,7 +67,7 @@ typedef struct replay {
     sim_hist *lag;
     sim_rng rng;
     /* schedule */
-    uint64_t t0, next_due, pass_offset, last_time, first_gap;
+    uint64_t t0, next_due, pass_offset, last_time;
     uint64_t passes, max_passes;
     bool looping, src_done, have_rec;
     tr_record rec;
@@ -105,8 +105,6 @@ static int fetch(replay *rp, char *err, size_t errlen)
     for (;;) {
         int rc = tr_next(rp->src, &rp->rec);
         if (rc == 1) {
-            if (rp->passes == 0 && rp->records == 1 && rp->first_gap == 0)
-                rp->first_gap = rp->rec.time_ns;
             rp->last_time = rp->rec.time_ns;
             rp->records++;
             return 1;
@@ -426,7 +424,10 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     json_object_set_new(j, "source", tr_source_stats_json(src));
     if (rp.first_errno)
         json_object_set_new(j, "first_error", json_string(strerror(rp.first_errno)));
-    *stats = j;
+    if (rc == 0)
+        *stats = j;
+    else
+        json_decref(j); /* the error message says what went wrong */
 out:
     if (rp.eng) st_engine_close(rp.eng);
     if (rp.fd >= 0) close(rp.fd);
