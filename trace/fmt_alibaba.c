@@ -11,12 +11,12 @@
 static int alibaba_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[6];
-    if (!strncasecmp(line, "device_id,", 10))
-        return 0;
+    if (!strncasecmp(line, "device_id,", 10)) return 0;
     int n = tr_split(line, ',', f, 5);
     if (n != 5)
-        return tr_parse_fail(p, "expected 5 comma-separated fields "
-                                "(device_id,opcode,offset,length,timestamp), found %s%d",
+        return tr_parse_fail(p,
+                             "expected 5 comma-separated fields "
+                             "(device_id,opcode,offset,length,timestamp), found %s%d",
                              n > 5 ? "more than " : "", n > 5 ? 5 : n);
     uint64_t dev, off, size, ts;
     if (tr_field_u64(f[0], &dev) || dev > UINT32_MAX)
@@ -27,8 +27,7 @@ static int alibaba_parse(tr_parse *p, char *line, size_t len, tr_record *r)
         r->op = TR_WRITE;
     else
         return tr_parse_fail(p, "bad opcode '%s' (R or W expected)", f[1]);
-    if (tr_field_u64(f[2], &off))
-        return tr_parse_fail(p, "bad offset '%s'", f[2]);
+    if (tr_field_u64(f[2], &off)) return tr_parse_fail(p, "bad offset '%s'", f[2]);
     if (tr_field_u64(f[3], &size) || size > UINT32_MAX)
         return tr_parse_fail(p, "bad length '%s'", f[3]);
     if (tr_field_u64(f[4], &ts) || ts > UINT64_MAX / 1000)

@@ -44,11 +44,9 @@ static inline int varint(const unsigned char **pp, const unsigned char *end, uin
     const unsigned char *p = *pp;
     uint64_t x = 0;
     for (int shift = 0; shift < 70; shift += 7) {
-        if (p == end)
-            return -1;
+        if (p == end) return -1;
         unsigned char c = *p++;
-        if (shift == 63 && c > 1)
-            return -1;
+        if (shift == 63 && c > 1) return -1;
         x |= (uint64_t)(c & 0x7f) << shift;
         if (!(c & 0x80)) {
             *pp = p;
@@ -75,8 +73,9 @@ static int header(tr_parse *p, appsim_state *st)
     uint32_t hsize = tr_le32(b + 12);
     if (major != MAJOR) {
         p->fatal = 1;
-        return tr_parse_fail(p, "appsim trace version %u; this appsim reads version %d "
-                                "(convert it again with this appsim)",
+        return tr_parse_fail(p,
+                             "appsim trace version %u; this appsim reads version %d "
+                             "(convert it again with this appsim)",
                              major, MAJOR);
     }
     if (hsize < 32 || hsize > 4096) {
@@ -95,16 +94,13 @@ static int header(tr_parse *p, appsim_state *st)
 static int appsim_parse(tr_parse *p, tr_record *r)
 {
     appsim_state *st = (appsim_state *)p->state;
-    if (!st->header_done && header(p, st) < 0)
-        return -1;
+    if (!st->header_done && header(p, st) < 0) return -1;
     p->rec_offset = p->base + p->start;
-    if (st->ended)
-        return 2;
+    if (st->ended) return 2;
     size_t avail;
     const unsigned char *b = tr_parse_peek(p, 64, &avail);
     if (!b) {
-        if (avail == SIZE_MAX)
-            return -1;
+        if (avail == SIZE_MAX) return -1;
         if (avail == 0) {
             p->fatal = 1;
             return tr_parse_fail(p, "truncated file: no end marker after %llu records",
@@ -130,19 +126,15 @@ static int appsim_parse(tr_parse *p, tr_record *r)
         return 2;
     }
     p->fatal = 1; /* a broken varint stream cannot be resynchronised */
-    if (tag & 0xe0)
-        return tr_parse_fail(p, "bad record tag 0x%02x", tag);
+    if (tag & 0xe0) return tr_parse_fail(p, "bad record tag 0x%02x", tag);
     uint64_t dt, vol = st->volume, off = st->prev_end, len, lat = TR_LATENCY_UNKNOWN;
-    if (varint(&q, e, &dt) || dt > UINT64_MAX - st->time)
-        return tr_parse_fail(p, "bad time delta");
+    if (varint(&q, e, &dt) || dt > UINT64_MAX - st->time) return tr_parse_fail(p, "bad time delta");
     if ((tag & TAG_VOL) && (varint(&q, e, &vol) || vol > UINT32_MAX))
         return tr_parse_fail(p, "bad volume");
-    if (!(tag & TAG_SEQ) && varint(&q, e, &off))
-        return tr_parse_fail(p, "bad offset");
+    if (!(tag & TAG_SEQ) && varint(&q, e, &off)) return tr_parse_fail(p, "bad offset");
     if (varint(&q, e, &len) || len > UINT32_MAX || off > UINT64_MAX - len)
         return tr_parse_fail(p, "bad length");
-    if ((tag & TAG_LAT) && varint(&q, e, &lat))
-        return tr_parse_fail(p, "bad latency");
+    if ((tag & TAG_LAT) && varint(&q, e, &lat)) return tr_parse_fail(p, "bad latency");
     p->fatal = 0;
     tr_parse_skip(p, (size_t)(q - b));
     st->time += dt;
@@ -165,8 +157,7 @@ static int put_varint(FILE *f, uint64_t v)
     do {
         b[n] = v & 0x7f;
         v >>= 7;
-        if (v)
-            b[n] |= 0x80;
+        if (v) b[n] |= 0x80;
         n++;
     } while (v);
     return fwrite(b, 1, (size_t)n, f) == (size_t)n ? 0 : -1;
@@ -199,22 +190,14 @@ static int appsim_record(tr_emit *e, const tr_record *r)
         return -1;
     }
     unsigned tag = r->op & 3;
-    if (r->latency_ns != TR_LATENCY_UNKNOWN)
-        tag |= TAG_LAT;
-    if (r->volume != e->prev_volume)
-        tag |= TAG_VOL;
-    if (r->offset == e->prev_end)
-        tag |= TAG_SEQ;
-    if (fputc((int)tag, e->f) == EOF || put_varint(e->f, r->time_ns - e->prev_time))
-        return -1;
-    if ((tag & TAG_VOL) && put_varint(e->f, r->volume))
-        return -1;
-    if (!(tag & TAG_SEQ) && put_varint(e->f, r->offset))
-        return -1;
-    if (put_varint(e->f, r->length))
-        return -1;
-    if ((tag & TAG_LAT) && put_varint(e->f, r->latency_ns))
-        return -1;
+    if (r->latency_ns != TR_LATENCY_UNKNOWN) tag |= TAG_LAT;
+    if (r->volume != e->prev_volume) tag |= TAG_VOL;
+    if (r->offset == e->prev_end) tag |= TAG_SEQ;
+    if (fputc((int)tag, e->f) == EOF || put_varint(e->f, r->time_ns - e->prev_time)) return -1;
+    if ((tag & TAG_VOL) && put_varint(e->f, r->volume)) return -1;
+    if (!(tag & TAG_SEQ) && put_varint(e->f, r->offset)) return -1;
+    if (put_varint(e->f, r->length)) return -1;
+    if ((tag & TAG_LAT) && put_varint(e->f, r->latency_ns)) return -1;
     e->prev_time = r->time_ns;
     e->prev_end = r->offset + r->length;
     e->prev_volume = r->volume;
@@ -226,8 +209,7 @@ static int appsim_end(tr_emit *e)
     unsigned char t[9];
     t[0] = TAG_END;
     put_le(t + 1, e->records, 8);
-    if (fwrite(t, 1, 9, e->f) != 9)
-        return -1;
+    if (fwrite(t, 1, 9, e->f) != 9) return -1;
     if (e->seekable && e->header_pos >= 0) {
         /* The count in the header lets `trace info` say the size before reading. */
         unsigned char c[8];

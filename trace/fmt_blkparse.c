@@ -21,8 +21,7 @@ static int parse_dev(const char *s, uint32_t *dev)
 {
     unsigned maj, min;
     char tail;
-    if (sscanf(s, "%u,%u%c", &maj, &min, &tail) != 2 || maj > 4095 || min > 0xfffff)
-        return -1;
+    if (sscanf(s, "%u,%u%c", &maj, &min, &tail) != 2 || maj > 4095 || min > 0xfffff) return -1;
     *dev = maj << 20 | min;
     return 0;
 }
@@ -38,32 +37,24 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     uint32_t dev;
     if (n == 0 || parse_dev(tok[0], &dev) < 0) {
         /* The statistics section: "CPU0 (8,0):", "Total (8,0):", indented counters. */
-        if (n > 0 && (!strncmp(tok[0], "CPU", 3) || !strcmp(tok[0], "Total")))
-            st->in_summary = 1;
-        if (st->in_summary)
-            return 0;
+        if (n > 0 && (!strncmp(tok[0], "CPU", 3) || !strcmp(tok[0], "Total"))) st->in_summary = 1;
+        if (st->in_summary) return 0;
         return tr_parse_fail(p, "not a blkparse event line (expected 'major,minor cpu seq "
                                 "time pid action rwbs ...')");
     }
-    if (n < 6)
-        return tr_parse_fail(p, "event line with %d fields, at least 6 expected", n);
+    if (n < 6) return tr_parse_fail(p, "event line with %d fields, at least 6 expected", n);
     uint64_t cpu, seq, t, pid;
     if (tr_field_u64(tok[1], &cpu) || tr_field_u64(tok[2], &seq))
         return tr_parse_fail(p, "bad cpu or sequence field");
     if (tr_field_decimal(tok[3], 1000000000ull, &t))
         return tr_parse_fail(p, "bad time '%s' (seconds expected)", tok[3]);
-    if (tr_field_u64(tok[4], &pid))
-        return tr_parse_fail(p, "bad pid '%s'", tok[4]);
-    if (strlen(tok[5]) > 2)
-        return tr_parse_fail(p, "bad action '%s'", tok[5]);
-    if (strcmp(tok[5], "D"))
-        return 0; /* queue, merge, completion, plug... events */
-    if (n < 7)
-        return tr_parse_fail(p, "issue event without an rwbs field");
+    if (tr_field_u64(tok[4], &pid)) return tr_parse_fail(p, "bad pid '%s'", tok[4]);
+    if (strlen(tok[5]) > 2) return tr_parse_fail(p, "bad action '%s'", tok[5]);
+    if (strcmp(tok[5], "D")) return 0; /* queue, merge, completion, plug... events */
+    if (n < 7) return tr_parse_fail(p, "issue event without an rwbs field");
     const char *rwbs = tok[6];
     for (const char *c = rwbs; *c; c++)
-        if (!strchr("FWRDNSMAEB", *c))
-            return tr_parse_fail(p, "bad rwbs '%s'", rwbs);
+        if (!strchr("FWRDNSMAEB", *c)) return tr_parse_fail(p, "bad rwbs '%s'", rwbs);
     bool has_extent = n >= 10 && !strcmp(tok[8], "+");
     uint64_t sector = 0, nsect = 0;
     if (has_extent && (tr_field_u64(tok[7], &sector) || tr_field_u64(tok[9], &nsect) ||
@@ -81,8 +72,7 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
         return 0; /* 'N': a request without data and without a flush */
     if (r->op != TR_FLUSH && !has_extent)
         return tr_parse_fail(p, "%s issue without 'sector + count'", tr_op_name(r->op));
-    if (r->op == TR_FLUSH && nsect > 0)
-        r->op = TR_WRITE;
+    if (r->op == TR_FLUSH && nsect > 0) r->op = TR_WRITE;
     r->time_ns = t;
     r->volume = dev;
     r->offset = sector * 512;

@@ -46,10 +46,8 @@ static uint16_t ld16(int order, const unsigned char *p)
 
 static int byte_order(const unsigned char *b)
 {
-    if (tr_le32(b) == (BLK_MAGIC | BLK_VERSION))
-        return 1;
-    if (be32(b) == (BLK_MAGIC | BLK_VERSION))
-        return 2;
+    if (tr_le32(b) == (BLK_MAGIC | BLK_VERSION)) return 1;
+    if (be32(b) == (BLK_MAGIC | BLK_VERSION)) return 2;
     return 0;
 }
 
@@ -63,20 +61,17 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     blktrace_state *st = (blktrace_state *)p->state;
     int end;
     const unsigned char *b = tr_parse_record(p, 48, &end);
-    if (!b)
-        return end ? 2 : -1;
+    if (!b) return end ? 2 : -1;
     int order = byte_order(b);
     if (!order) {
         p->fatal = 1; /* without the magic we cannot find the next event */
         return tr_parse_fail(p, "bad blktrace magic 0x%08x (expected 0x%08x)", tr_le32(b),
                              BLK_MAGIC | BLK_VERSION);
     }
-    if (!st->order)
-        st->order = order;
+    if (!st->order) st->order = order;
     uint16_t pdu = ld16(order, b + 46);
     if (!tr_parse_record(p, 48u + pdu, &end)) {
-        if (!p->fatal)
-            p->fatal = 1, tr_parse_fail(p, "truncated event payload");
+        if (!p->fatal) p->fatal = 1, tr_parse_fail(p, "truncated event payload");
         return -1;
     }
     b = tr_parse_record(p, 48u + pdu, &end);
@@ -85,8 +80,7 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     uint32_t dev = ld32(order, b + 36);
     tr_parse_skip(p, 48u + pdu);
     uint32_t act = action & 0xffff, cat = action >> 16;
-    if ((cat & TC_NOTIFY) || act != TA_ISSUE)
-        return 0;
+    if ((cat & TC_NOTIFY) || act != TA_ISSUE) return 0;
     if (cat & TC_DISCARD)
         r->op = TR_DISCARD;
     else if (cat & TC_WRITE)

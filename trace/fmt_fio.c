@@ -21,8 +21,7 @@ static int split_ws(char *line, char **tok, int max)
     int n = 0;
     char *save = NULL;
     for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        if (n == max)
-            return max + 1;
+        if (n == max) return max + 1;
         tok[n++] = t;
     }
     return n;
@@ -58,8 +57,7 @@ static int fio_parse(tr_parse *p, char *line, int version, tr_record *r)
         return 0;
     }
     if (!strcmp(act, "wait")) {
-        if (version == 3)
-            return tr_parse_fail(p, "'wait' is not allowed in a version 3 iolog");
+        if (version == 3) return tr_parse_fail(p, "'wait' is not allowed in a version 3 iolog");
         if (n != 4 || off > UINT64_MAX / 2 - st->wait_us)
             return tr_parse_fail(p, "bad wait: 'file wait microseconds 0' expected");
         st->wait_us += off;
@@ -80,11 +78,9 @@ static int fio_parse(tr_parse *p, char *line, int version, tr_record *r)
     if (len > UINT32_MAX)
         return tr_parse_fail(p, "length %llu is too large", (unsigned long long)len);
     uint32_t id = tr_parse_name_id(p, file);
-    if (id == UINT32_MAX)
-        return tr_parse_fail(p, "too many files in the log");
+    if (id == UINT32_MAX) return tr_parse_fail(p, "too many files in the log");
     uint64_t us = version == 3 ? ts_us : st->wait_us;
-    if (us > UINT64_MAX / 1000)
-        return tr_parse_fail(p, "timestamp out of range");
+    if (us > UINT64_MAX / 1000) return tr_parse_fail(p, "timestamp out of range");
     r->time_ns = us * 1000;
     r->volume = id;
     r->offset = r->op == TR_FLUSH ? 0 : off;

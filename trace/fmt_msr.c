@@ -11,13 +11,13 @@
 static int msr_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[8];
-    if (!strncasecmp(line, "Timestamp,", 10))
-        return 0; /* a header some tools add */
+    if (!strncasecmp(line, "Timestamp,", 10)) return 0; /* a header some tools add */
     int n = tr_split(line, ',', f, 7);
     if (n != 7)
-        return tr_parse_fail(p, "expected 7 comma-separated fields "
-                                "(Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), "
-                                "found %s%d",
+        return tr_parse_fail(p,
+                             "expected 7 comma-separated fields "
+                             "(Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), "
+                             "found %s%d",
                              n > 7 ? "more than " : "", n > 7 ? 7 : n);
     uint64_t ts, disk, off, size, resp;
     if (tr_field_u64(f[0], &ts) || ts > UINT64_MAX / 100)
@@ -30,8 +30,7 @@ static int msr_parse(tr_parse *p, char *line, size_t len, tr_record *r)
         r->op = TR_WRITE;
     else
         return tr_parse_fail(p, "bad Type '%s' (Read or Write expected)", f[3]);
-    if (tr_field_u64(f[4], &off))
-        return tr_parse_fail(p, "bad Offset '%s'", f[4]);
+    if (tr_field_u64(f[4], &off)) return tr_parse_fail(p, "bad Offset '%s'", f[4]);
     if (tr_field_u64(f[5], &size) || size > UINT32_MAX)
         return tr_parse_fail(p, "bad Size '%s'", f[5]);
     if (tr_field_u64(f[6], &resp) || resp > UINT64_MAX / 100)

@@ -11,16 +11,15 @@
 static int spc_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[9];
-    if (!strncasecmp(line, "ASU,", 4))
-        return 0;
+    if (!strncasecmp(line, "ASU,", 4)) return 0;
     int n = tr_split(line, ',', f, 8);
     if (n < 5)
-        return tr_parse_fail(p, "expected at least 5 comma-separated fields "
-                                "(ASU,LBA,Size,Opcode,Timestamp), found %d",
+        return tr_parse_fail(p,
+                             "expected at least 5 comma-separated fields "
+                             "(ASU,LBA,Size,Opcode,Timestamp), found %d",
                              n);
     uint64_t asu, lba, size, ts;
-    if (tr_field_u64(f[0], &asu) || asu > UINT32_MAX)
-        return tr_parse_fail(p, "bad ASU '%s'", f[0]);
+    if (tr_field_u64(f[0], &asu) || asu > UINT32_MAX) return tr_parse_fail(p, "bad ASU '%s'", f[0]);
     if (tr_field_u64(f[1], &lba) || lba > UINT64_MAX / 512)
         return tr_parse_fail(p, "bad LBA '%s'", f[1]);
     if (tr_field_u64(f[2], &size) || size > UINT32_MAX)

@@ -12,12 +12,12 @@
 static int systor_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[7];
-    if (!strncasecmp(line, "Timestamp,Response", 18))
-        return 0;
+    if (!strncasecmp(line, "Timestamp,Response", 18)) return 0;
     int n = tr_split(line, ',', f, 6);
     if (n != 6)
-        return tr_parse_fail(p, "expected 6 comma-separated fields "
-                                "(Timestamp,Response,IOType,LUN,Offset,Size), found %s%d",
+        return tr_parse_fail(p,
+                             "expected 6 comma-separated fields "
+                             "(Timestamp,Response,IOType,LUN,Offset,Size), found %s%d",
                              n > 6 ? "more than " : "", n > 6 ? 6 : n);
     uint64_t ts, resp, lun, off, size;
     if (tr_field_decimal(f[0], 1000000000ull, &ts))
@@ -32,10 +32,8 @@ static int systor_parse(tr_parse *p, char *line, size_t len, tr_record *r)
         r->op = TR_WRITE;
     else
         return tr_parse_fail(p, "bad IOType '%s' (R or W expected)", f[2]);
-    if (tr_field_u64(f[3], &lun) || lun > UINT32_MAX)
-        return tr_parse_fail(p, "bad LUN '%s'", f[3]);
-    if (tr_field_u64(f[4], &off))
-        return tr_parse_fail(p, "bad Offset '%s'", f[4]);
+    if (tr_field_u64(f[3], &lun) || lun > UINT32_MAX) return tr_parse_fail(p, "bad LUN '%s'", f[3]);
+    if (tr_field_u64(f[4], &off)) return tr_parse_fail(p, "bad Offset '%s'", f[4]);
     if (tr_field_u64(f[5], &size) || size > UINT32_MAX)
         return tr_parse_fail(p, "bad Size '%s'", f[5]);
     r->time_ns = ts;

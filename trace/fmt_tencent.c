@@ -11,12 +11,12 @@
 static int tencent_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[6];
-    if (!strncasecmp(line, "Timestamp,Offset", 16))
-        return 0;
+    if (!strncasecmp(line, "Timestamp,Offset", 16)) return 0;
     int n = tr_split(line, ',', f, 5);
     if (n != 5)
-        return tr_parse_fail(p, "expected 5 comma-separated fields "
-                                "(Timestamp,Offset,Size,IOType,VolumeID), found %s%d",
+        return tr_parse_fail(p,
+                             "expected 5 comma-separated fields "
+                             "(Timestamp,Offset,Size,IOType,VolumeID), found %s%d",
                              n > 5 ? "more than " : "", n > 5 ? 5 : n);
     uint64_t ts, off, size, type, vol;
     if (tr_field_u64(f[0], &ts) || ts > UINT64_MAX / 1000000000ull)

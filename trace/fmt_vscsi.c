@@ -15,28 +15,23 @@ typedef struct vscsi_state {
 
 static int version_of(const unsigned char *b, size_t len)
 {
-    if (len >= 32 && tr_le16(b + 14) >> 8 == 1)
-        return 1;
-    if (len >= 40 && tr_le16(b + 2) >> 8 == 2)
-        return 2;
+    if (len >= 32 && tr_le16(b + 14) >> 8 == 1) return 1;
+    if (len >= 40 && tr_le16(b + 2) >> 8 == 2) return 2;
     return 0;
 }
 
 static int vscsi_probe(const unsigned char *b, size_t len)
 {
     int v = version_of(b, len);
-    if (!v)
-        return 0;
+    if (!v) return 0;
     /* A few records of the same version with SCSI opcodes that make sense. */
     size_t rs = v == 1 ? 32 : 40;
     int good = 0;
     for (size_t off = 0; off + rs <= len && good < 8; off += rs) {
         const unsigned char *r = b + off;
-        if (version_of(r, rs) != v)
-            return 0;
+        if (version_of(r, rs) != v) return 0;
         uint16_t cmd = v == 1 ? tr_le16(r + 12) : tr_le16(r);
-        if (cmd > 0xff)
-            return 0;
+        if (cmd > 0xff) return 0;
         good++;
     }
     return good >= 1 ? 20 + 10 * (good > 4 ? 4 : good) : 0;
@@ -49,10 +44,8 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     size_t avail;
     if (!st->version) {
         const unsigned char *b = tr_parse_peek(p, 40, &avail);
-        if (!b && avail == SIZE_MAX)
-            return -1;
-        if (!b && avail == 0)
-            return 2;
+        if (!b && avail == SIZE_MAX) return -1;
+        if (!b && avail == 0) return 2;
         b = p->buf + p->start;
         st->version = version_of(b, p->end - p->start);
         if (!st->version) {
@@ -62,8 +55,7 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     }
     size_t rs = st->version == 1 ? 32 : 40;
     const unsigned char *b = tr_parse_record(p, rs, &end);
-    if (!b)
-        return end ? 2 : -1;
+    if (!b) return end ? 2 : -1;
     uint16_t cmd, ver;
     uint32_t len;
     uint64_t lbn, ts, rt = TR_LATENCY_UNKNOWN;
@@ -83,16 +75,22 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     }
     tr_parse_skip(p, rs);
     if (ver >> 8 != st->version)
-        return tr_parse_fail(p, "record version %u in a version %d trace", ver >> 8,
-                             st->version);
+        return tr_parse_fail(p, "record version %u in a version %d trace", ver >> 8, st->version);
     switch (cmd) {
-    case 0x08: case 0x28: case 0xa8: case 0x88:
+    case 0x08:
+    case 0x28:
+    case 0xa8:
+    case 0x88:
         r->op = TR_READ;
         break;
-    case 0x0a: case 0x2a: case 0xaa: case 0x8a:
+    case 0x0a:
+    case 0x2a:
+    case 0xaa:
+    case 0x8a:
         r->op = TR_WRITE;
         break;
-    case 0x35: case 0x91:
+    case 0x35:
+    case 0x91:
         r->op = TR_FLUSH;
         break;
     default:
@@ -103,8 +101,8 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     r->time_ns = ts * 1000;
     r->offset = r->op == TR_FLUSH ? 0 : lbn * 512;
     r->length = r->op == TR_FLUSH ? 0 : len;
-    r->latency_ns = rt != TR_LATENCY_UNKNOWN && rt <= UINT64_MAX / 1000 ? rt * 1000
-                                                                         : TR_LATENCY_UNKNOWN;
+    r->latency_ns =
+        rt != TR_LATENCY_UNKNOWN && rt <= UINT64_MAX / 1000 ? rt * 1000 : TR_LATENCY_UNKNOWN;
     r->volume = 0;
     return 1;
 }

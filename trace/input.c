@@ -41,18 +41,15 @@ static long raw_read(tr_input *in, void *buf, size_t len)
 {
     if (in->fd < 0) {
         size_t n = in->memlen - in->mempos;
-        if (n > len)
-            n = len;
+        if (n > len) n = len;
         memcpy(buf, in->mem + in->mempos, n);
         in->mempos += n;
         return (long)n;
     }
     for (;;) {
         ssize_t n = read(in->fd, buf, len);
-        if (n >= 0)
-            return (long)n;
-        if (errno == EINTR)
-            continue;
+        if (n >= 0) return (long)n;
+        if (errno == EINTR) continue;
         snprintf(in->err, sizeof in->err, "read failed: %s", strerror(errno));
         return -1;
     }
@@ -60,15 +57,12 @@ static long raw_read(tr_input *in, void *buf, size_t len)
 
 static int raw_fill(tr_input *in)
 {
-    if (in->rawpos < in->rawlen || in->raw_eof)
-        return 0;
+    if (in->rawpos < in->rawlen || in->raw_eof) return 0;
     long n = raw_read(in, in->raw, RAW_CAP);
-    if (n < 0)
-        return -1;
+    if (n < 0) return -1;
     in->rawpos = 0;
     in->rawlen = (size_t)n;
-    if (n == 0)
-        in->raw_eof = 1;
+    if (n == 0) in->raw_eof = 1;
     return 0;
 }
 
@@ -77,10 +71,8 @@ static int detect(tr_input *in)
     /* Peek at the first raw bytes without losing them: they stay in in->raw. */
     while (in->rawlen < 4 && !in->raw_eof) {
         long n = raw_read(in, in->raw + in->rawlen, RAW_CAP - in->rawlen);
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            in->raw_eof = 1;
+        if (n < 0) return -1;
+        if (n == 0) in->raw_eof = 1;
         in->rawlen += (size_t)n;
     }
     const unsigned char *b = in->raw;
@@ -96,8 +88,7 @@ static int detect(tr_input *in)
 
 static void codec_end(tr_input *in)
 {
-    if (!in->inited)
-        return;
+    if (!in->inited) return;
     if (in->kind == IN_GZIP)
         inflateEnd(&in->z);
     else if (in->kind == IN_BZIP2)
@@ -121,8 +112,7 @@ static int codec_init(tr_input *in)
             return -1;
         }
     } else if (in->kind == IN_ZSTD) {
-        if (!in->zs)
-            in->zs = ZSTD_createDStream();
+        if (!in->zs) in->zs = ZSTD_createDStream();
         if (!in->zs || ZSTD_isError(ZSTD_initDStream(in->zs))) {
             snprintf(in->err, sizeof in->err, "cannot start zstd decompression");
             return -1;
@@ -137,8 +127,7 @@ static int start(tr_input *in)
 {
     in->rawpos = in->rawlen = 0;
     in->raw_eof = 0;
-    if (detect(in) < 0)
-        return -1;
+    if (detect(in) < 0) return -1;
     return in->kind == IN_PLAIN ? 0 : codec_init(in);
 }
 
@@ -187,31 +176,28 @@ int tr_input_open_mem(const void *buf, size_t len, tr_input **out, char *err, si
 /* A new member may follow the end of a gzip member or bzip2 stream (pigz, pbzip2). */
 static int next_member(tr_input *in)
 {
-    if (raw_fill(in) < 0)
-        return -1;
-    if (in->rawpos >= in->rawlen)
-        return 0; /* no more input: a clean end */
-    if (codec_init(in) < 0)
-        return -1;
+    if (raw_fill(in) < 0) return -1;
+    if (in->rawpos >= in->rawlen) return 0; /* no more input: a clean end */
+    if (codec_init(in) < 0) return -1;
     return 1;
 }
 
 static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
 {
-    in->z.next_out = buf;
-    in->z.avail_out = (uInt)len;
-    while (in->z.avail_out == len) {
+    size_t produced = 0;
+    while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0)
-                return r;
+            if (r <= 0) return r;
         }
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         in->z.next_in = in->raw + in->rawpos;
         in->z.avail_in = (uInt)(in->rawlen - in->rawpos);
+        in->z.next_out = buf;
+        in->z.avail_out = (uInt)len;
         int rc = inflate(&in->z, Z_NO_FLUSH);
         in->rawpos = in->rawlen - in->z.avail_in;
+        produced = len - in->z.avail_out;
         if (rc == Z_STREAM_END) {
             in->stream_end = 1;
         } else if (rc == Z_BUF_ERROR && in->raw_eof && in->rawpos >= in->rawlen) {
@@ -221,48 +207,49 @@ static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
             snprintf(in->err, sizeof in->err, "gzip data is corrupt: %s",
                      in->z.msg ? in->z.msg : "inflate failed");
             return -1;
+        } else if (produced == 0 && in->raw_eof && in->rawpos >= in->rawlen) {
+            snprintf(in->err, sizeof in->err, "gzip data ends early (truncated file)");
+            return -1;
         }
     }
-    return (long)(len - in->z.avail_out);
+    return (long)produced;
 }
 
 static long read_bzip2(tr_input *in, unsigned char *buf, size_t len)
 {
-    in->bz.next_out = (char *)buf;
-    in->bz.avail_out = (unsigned)len;
-    while (in->bz.avail_out == len) {
+    size_t produced = 0;
+    while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0)
-                return r;
+            if (r <= 0) return r;
         }
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         in->bz.next_in = (char *)in->raw + in->rawpos;
         in->bz.avail_in = (unsigned)(in->rawlen - in->rawpos);
-        unsigned before_in = in->bz.avail_in, before_out = in->bz.avail_out;
+        in->bz.next_out = (char *)buf;
+        in->bz.avail_out = (unsigned)len;
+        unsigned before_in = in->bz.avail_in;
         int rc = BZ2_bzDecompress(&in->bz);
         in->rawpos = in->rawlen - in->bz.avail_in;
+        produced = len - in->bz.avail_out;
         if (rc == BZ_STREAM_END) {
             in->stream_end = 1;
         } else if (rc != BZ_OK) {
             snprintf(in->err, sizeof in->err, "bzip2 data is corrupt (code %d)", rc);
             return -1;
-        } else if (in->raw_eof && before_in == in->bz.avail_in &&
-                   before_out == in->bz.avail_out) {
+        } else if (in->raw_eof && before_in == in->bz.avail_in && produced == 0) {
             snprintf(in->err, sizeof in->err, "bzip2 data ends early (truncated file)");
             return -1;
         }
     }
-    return (long)(len - in->bz.avail_out);
+    return (long)produced;
 }
 
 static long read_zstd(tr_input *in, unsigned char *buf, size_t len)
 {
     ZSTD_outBuffer ob = {buf, len, 0};
     while (ob.pos == 0) {
-        if (raw_fill(in) < 0)
-            return -1;
+        if (raw_fill(in) < 0) return -1;
         if (in->rawpos >= in->rawlen) {
             if (!in->stream_end) {
                 snprintf(in->err, sizeof in->err, "zstd data ends early (truncated file)");
@@ -285,8 +272,7 @@ static long read_zstd(tr_input *in, unsigned char *buf, size_t len)
 
 long tr_input_read(tr_input *in, void *buf, size_t len)
 {
-    if (len == 0)
-        return 0;
+    if (len == 0) return 0;
     switch (in->kind) {
     case IN_GZIP:
         return read_gzip(in, buf, len);
@@ -300,8 +286,7 @@ long tr_input_read(tr_input *in, void *buf, size_t len)
     /* Plain: first the bytes detect() peeked at. */
     if (in->rawpos < in->rawlen) {
         size_t n = in->rawlen - in->rawpos;
-        if (n > len)
-            n = len;
+        if (n > len) n = len;
         memcpy(buf, in->raw + in->rawpos, n);
         in->rawpos += n;
         return (long)n;
@@ -334,13 +319,10 @@ const char *tr_input_compression(const tr_input *in)
 
 void tr_input_close(tr_input *in)
 {
-    if (!in)
-        return;
+    if (!in) return;
     codec_end(in);
-    if (in->zs)
-        ZSTD_freeDStream(in->zs);
-    if (in->fd >= 0)
-        close(in->fd);
+    if (in->zs) ZSTD_freeDStream(in->zs);
+    if (in->fd >= 0) close(in->fd);
     free(in->raw);
     free(in);
 }

@@ -30,13 +30,10 @@ static int fill(tr_parse *p, size_t n)
             p->end -= p->start;
             p->start = 0;
         }
-        if (p->end == p->cap)
-            return 0;
+        if (p->end == p->cap) return 0;
         long r = tr_input_read(p->in, p->buf + p->end, p->cap - p->end);
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            p->eof = 1;
+        if (r < 0) return -1;
+        if (r == 0) p->eof = 1;
         p->end += (size_t)r;
     }
     return 0;
@@ -66,21 +63,17 @@ void tr_parse_skip(tr_parse *p, size_t n)
 uint32_t tr_parse_name_id(tr_parse *p, const char *name)
 {
     for (uint32_t i = 0; i < p->nnames; i++)
-        if (!strcmp(p->names[i], name))
-            return i;
-    if (p->nnames >= 65536)
-        return UINT32_MAX;
+        if (!strcmp(p->names[i], name)) return i;
+    if (p->nnames >= 65536) return UINT32_MAX;
     if (p->nnames == p->names_cap) {
         uint32_t cap = p->names_cap ? p->names_cap * 2 : 8;
         char **n = realloc(p->names, cap * sizeof *n);
-        if (!n)
-            return UINT32_MAX;
+        if (!n) return UINT32_MAX;
         p->names = n;
         p->names_cap = cap;
     }
     p->names[p->nnames] = strdup(name);
-    if (!p->names[p->nnames])
-        return UINT32_MAX;
+    if (!p->names[p->nnames]) return UINT32_MAX;
     return p->nnames++;
 }
 
@@ -100,28 +93,22 @@ int tr_split(char *line, char delim, char **fields, int max)
     char *s = line;
     for (;;) {
         char *d = strchr(s, delim);
-        if (d)
-            *d = 0;
-        if (n == max)
-            return max + 1;
+        if (d) *d = 0;
+        if (n == max) return max + 1;
         fields[n++] = trim(s);
-        if (!d)
-            return n;
+        if (!d) return n;
         s = d + 1;
     }
 }
 
 int tr_field_u64(const char *s, uint64_t *v)
 {
-    if (!*s)
-        return -1;
+    if (!*s) return -1;
     uint64_t x = 0;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
+        if (*s < '0' || *s > '9') return -1;
         unsigned d = (unsigned)(*s - '0');
-        if (x > (UINT64_MAX - d) / 10)
-            return -1;
+        if (x > (UINT64_MAX - d) / 10) return -1;
         x = x * 10 + d;
     }
     *v = x;
@@ -132,16 +119,14 @@ int tr_field_hex_or_u64(const char *s, uint64_t *v)
 {
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         s += 2;
-        if (!*s)
-            return -1;
+        if (!*s) return -1;
         uint64_t x = 0;
         for (; *s; s++) {
-            int d = isdigit((unsigned char)*s)             ? *s - '0'
-                    : (*s >= 'a' && *s <= 'f')             ? *s - 'a' + 10
-                    : (*s >= 'A' && *s <= 'F')             ? *s - 'A' + 10
-                                                           : -1;
-            if (d < 0 || x >> 60)
-                return -1;
+            int d = isdigit((unsigned char)*s) ? *s - '0'
+                    : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
+                    : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10
+                                               : -1;
+            if (d < 0 || x >> 60) return -1;
             x = x << 4 | (unsigned)d;
         }
         *v = x;
@@ -152,14 +137,12 @@ int tr_field_hex_or_u64(const char *s, uint64_t *v)
 
 int tr_field_decimal(const char *s, uint64_t scale, uint64_t *v)
 {
-    if (!*s || scale == 0)
-        return -1;
+    if (!*s || scale == 0) return -1;
     uint64_t ip = 0;
     const char *q = s;
     for (; *q >= '0' && *q <= '9'; q++) {
         unsigned d = (unsigned)(*q - '0');
-        if (ip > (UINT64_MAX - d) / 10)
-            return -1;
+        if (ip > (UINT64_MAX - d) / 10) return -1;
         ip = ip * 10 + d;
     }
     bool digits = q > s;
@@ -176,10 +159,8 @@ int tr_field_decimal(const char *s, uint64_t scale, uint64_t *v)
             }
         }
     }
-    if (*q || !digits)
-        return -1;
-    if (ip > (UINT64_MAX - frac) / scale)
-        return -1;
+    if (*q || !digits) return -1;
+    if (ip > (UINT64_MAX - frac) / scale) return -1;
     *v = ip * scale + frac;
     return 0;
 }
@@ -187,8 +168,7 @@ int tr_field_decimal(const char *s, uint64_t scale, uint64_t *v)
 bool tr_blank_line(const char *s)
 {
     for (; *s; s++)
-        if (!isspace((unsigned char)*s))
-            return false;
+        if (!isspace((unsigned char)*s)) return false;
     return true;
 }
 
@@ -204,8 +184,7 @@ uint32_t tr_volmap_get(tr_volmap *m, uint32_t id)
         }
         memset(v, 0xff, cap * sizeof *v);
         for (uint32_t i = 0; i < m->cap; i++) {
-            if (m->vals[i] == UINT32_MAX)
-                continue;
+            if (m->vals[i] == UINT32_MAX) continue;
             uint32_t h = (m->keys[i] * 2654435761u) & (cap - 1);
             while (v[h] != UINT32_MAX)
                 h = (h + 1) & (cap - 1);
@@ -220,8 +199,7 @@ uint32_t tr_volmap_get(tr_volmap *m, uint32_t id)
     }
     uint32_t h = (id * 2654435761u) & (m->cap - 1);
     while (m->vals[h] != UINT32_MAX) {
-        if (m->keys[h] == id)
-            return m->vals[h];
+        if (m->keys[h] == id) return m->vals[h];
         h = (h + 1) & (m->cap - 1);
     }
     m->keys[h] = id;
@@ -241,13 +219,11 @@ const unsigned char *tr_parse_record(tr_parse *p, size_t n, int *end)
     size_t avail;
     const unsigned char *b = tr_parse_peek(p, n, &avail);
     *end = 0;
-    if (b)
-        return b;
+    if (b) return b;
     if (avail == 0) {
         *end = 1;
     } else if (avail != SIZE_MAX) {
-        tr_parse_fail(p, "truncated record: %zu of %zu bytes before the end of the file", avail,
-                      n);
+        tr_parse_fail(p, "truncated record: %zu of %zu bytes before the end of the file", avail, n);
         p->fatal = 1;
     }
     return NULL;

@@ -33,8 +33,7 @@ void tr_register_format(const tr_format *f)
 const tr_format *tr_find_format(const char *name)
 {
     for (int i = 0; i < nformats; i++)
-        if (!strcmp(formats[i]->name, name))
-            return formats[i];
+        if (!strcmp(formats[i]->name, name)) return formats[i];
     return NULL;
 }
 
@@ -89,8 +88,7 @@ static int trace_main(int argc, char **argv)
         return SIM_EXIT_OK;
     }
     for (int i = 0; i < nsubs; i++)
-        if (!strcmp(subs[i]->name, argv[1]))
-            return subs[i]->main(argc - 1, argv + 1);
+        if (!strcmp(subs[i]->name, argv[1])) return subs[i]->main(argc - 1, argv + 1);
     sim_error("unknown trace subcommand '%s'; `appsim trace --help` lists them", argv[1]);
     return SIM_EXIT_USAGE;
 }
@@ -112,16 +110,15 @@ static int formats_main(int argc, char **argv)
     };
     int rc = sim_opts_parse("trace formats", opts, argc, argv, NULL, 0, NULL,
                             "appsim trace formats [--json]");
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     json_t *arr = json_array();
     for (int i = 0; i < nformats; i++) {
         const tr_format *f = formats[i];
         bool w = f->write_record != NULL;
         if (json)
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:b, s:b}", "name", f->name,
-                                                 "description", f->description, "read", 1,
-                                                 "write", w));
+            json_array_append_new(arr,
+                                  json_pack("{s:s, s:s, s:b, s:b}", "name", f->name, "description",
+                                            f->description, "read", 1, "write", w));
         else
             printf("  %-10s %s%s\n", f->name, f->description, w ? " (read, write)" : "");
     }

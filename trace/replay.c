@@ -67,7 +67,7 @@ typedef struct replay {
     sim_hist *lag;
     sim_rng rng;
     /* schedule */
-    uint64_t t0, next_due, pass_offset, last_time, first_gap;
+    uint64_t t0, next_due, pass_offset, last_time;
     uint64_t passes, max_passes;
     bool looping, src_done, have_rec;
     tr_record rec;
@@ -94,8 +94,7 @@ static uint64_t due_time(replay *rp, const tr_record *r, uint64_t now)
 
 static void advance_rate(replay *rp)
 {
-    if (rp->o->timing != TR_TIMING_RATE)
-        return;
+    if (rp->o->timing != TR_TIMING_RATE) return;
     double rate = rp->o->rate > 0 ? rp->o->rate : 1.0;
     rp->next_due += rp->o->uniform ? (uint64_t)(1e9 / rate) : sim_rng_exp_ns(&rp->rng, rate);
 }
@@ -106,8 +105,6 @@ static int fetch(replay *rp, char *err, size_t errlen)
     for (;;) {
         int rc = tr_next(rp->src, &rp->rec);
         if (rc == 1) {
-            if (rp->passes == 0 && rp->records == 1 && rp->first_gap == 0)
-                rp->first_gap = rp->rec.time_ns;
             rp->last_time = rp->rec.time_ns;
             rp->records++;
             return 1;
@@ -121,8 +118,7 @@ static int fetch(replay *rp, char *err, size_t errlen)
             snprintf(err, errlen, "the trace holds no I/O records");
             return -1;
         }
-        if (!rp->looping || (rp->max_passes && rp->passes >= rp->max_passes))
-            return 0;
+        if (!rp->looping || (rp->max_passes && rp->passes >= rp->max_passes)) return 0;
         if (tr_rewind(rp->src) < 0) {
             snprintf(err, errlen, "%s", tr_error(rp->src));
             return -1;
@@ -139,8 +135,7 @@ static void complete(replay *rp, st_io *io)
     rp->completed++;
     if (io->result < 0 || (io->len && (uint64_t)io->result != io->len &&
                            (io->op == ST_OP_READ || io->op == ST_OP_WRITE))) {
-        if (!rp->first_errno)
-            rp->first_errno = io->result < 0 ? (int)-io->result : EIO;
+        if (!rp->first_errno) rp->first_errno = io->result < 0 ? (int)-io->result : EIO;
         rp->errors++;
         sim_meter_error(rp->meter, type);
     } else {
@@ -160,8 +155,7 @@ static int reap(replay *rp, unsigned min_wait)
 {
     st_io *done[256];
     int n = st_engine_reap(rp->eng, done, 256, min_wait);
-    if (n < 0)
-        return n;
+    if (n < 0) return n;
     for (int i = 0; i < n; i++)
         complete(rp, done[i]);
     return n;
@@ -215,17 +209,13 @@ static bool prepare(replay *rp, st_io *io)
 static void pause_until(replay *rp, uint64_t due)
 {
     uint64_t now = sim_now_ns();
-    if (due <= now)
-        return;
+    if (due <= now) return;
     uint64_t gap = due - now;
-    if (gap <= 60000)
-        return; /* spin: a sleep would wake too late */
+    if (gap <= 60000) return; /* spin: a sleep would wake too late */
     uint64_t sleep = gap - 50000;
     /* With I/Os outstanding, wake often enough to stamp completions promptly. */
-    if (st_engine_inflight(rp->eng) > 0 && sleep > 50000)
-        sleep = 50000;
-    if (sleep > 100000000)
-        sleep = 100000000; /* notice an interruption or the end of the run */
+    if (st_engine_inflight(rp->eng) > 0 && sleep > 50000) sleep = 50000;
+    if (sleep > 100000000) sleep = 100000000; /* notice an interruption or the end of the run */
     struct timespec ts = {(time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u)};
     nanosleep(&ts, NULL);
 }
@@ -245,13 +235,11 @@ static int run_loop(replay *rp, char *err, size_t errlen)
         while (!stopping && nb < 256 && rp->nfree > 0) {
             if (!rp->have_rec && !rp->src_done) {
                 int rc = fetch(rp, err, errlen);
-                if (rc < 0)
-                    return SIM_EXIT_FAIL;
+                if (rc < 0) return SIM_EXIT_FAIL;
                 rp->have_rec = rc == 1;
                 rp->src_done = rc == 0;
             }
-            if (!rp->have_rec)
-                break;
+            if (!rp->have_rec) break;
             uint64_t due = due_time(rp, &rp->rec, now);
             if (due > now) {
                 now = sim_now_ns();
@@ -262,8 +250,7 @@ static int run_loop(replay *rp, char *err, size_t errlen)
             }
             st_io *io = rp->free_ios[rp->nfree - 1];
             rp->have_rec = false;
-            if (!prepare(rp, io))
-                continue;
+            if (!prepare(rp, io)) continue;
             rp->nfree--;
             io->intended_ns = rp->o->timing == TR_TIMING_AFAP ? now : due;
             advance_rate(rp);
@@ -293,29 +280,25 @@ static int run_loop(replay *rp, char *err, size_t errlen)
         }
         unsigned inflight = st_engine_inflight(rp->eng);
         bool more = !stopping && (rp->have_rec || !rp->src_done);
-        if (!more && inflight == 0)
-            break;
+        if (!more && inflight == 0) break;
         /* Block for a completion only when nothing else can be done before one. */
         unsigned min_wait = (rp->nfree == 0 || !more) && inflight > 0 ? 1 : 0;
-        if (rp->o->timing == TR_TIMING_AFAP && more && rp->nfree > 0)
-            min_wait = 0;
+        if (rp->o->timing == TR_TIMING_AFAP && more && rp->nfree > 0) min_wait = 0;
         int n = reap(rp, min_wait);
         if (n < 0) {
             snprintf(err, errlen, "waiting for I/O failed: %s", strerror(-n));
             return SIM_EXIT_FAIL;
         }
-        if (n == 0 && nb == 0 && wait_due)
-            pause_until(rp, wait_due);
+        if (n == 0 && nb == 0 && wait_due) pause_until(rp, wait_due);
     }
     return 0;
 }
 
 static json_t *lag_json(const sim_hist *h)
 {
-    return json_pack("{s:I, s:f, s:f, s:f, s:f}", "count", (json_int_t)sim_hist_count(h),
-                     "p50_us", sim_hist_percentile(h, 50) / 1e3, "p99_us",
-                     sim_hist_percentile(h, 99) / 1e3, "max_us", sim_hist_max(h) / 1e3,
-                     "mean_us", sim_hist_mean(h) / 1e3);
+    return json_pack("{s:I, s:f, s:f, s:f, s:f}", "count", (json_int_t)sim_hist_count(h), "p50_us",
+                     sim_hist_percentile(h, 50) / 1e3, "p99_us", sim_hist_percentile(h, 99) / 1e3,
+                     "max_us", sim_hist_max(h) / 1e3, "mean_us", sim_hist_mean(h) / 1e3);
 }
 
 static const char *timing_name(tr_timing t)
@@ -323,8 +306,8 @@ static const char *timing_name(tr_timing t)
     return t == TR_TIMING_ORIGINAL ? "original" : t == TR_TIMING_AFAP ? "afap" : "rate";
 }
 
-int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o,
-              json_t **stats, char *err, size_t errlen)
+int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
+              char *err, size_t errlen)
 {
     replay rp = {.o = o, .src = src, .run = run, .fd = -1};
     tr_scan own_scan = {0};
@@ -336,8 +319,7 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
         return SIM_EXIT_USAGE;
     }
     if (!scan) {
-        if ((rc = tr_scan_source(src, &own_scan, err, errlen)))
-            return rc;
+        if ((rc = tr_scan_source(src, &own_scan, err, errlen))) return rc;
         scan = &own_scan;
     } else if ((rc = tr_rewind(src)) < 0) {
         snprintf(err, errlen, "%s", tr_error(src));
@@ -356,8 +338,7 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     uint64_t size = 0;
     rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data",
                              o->file_size ? o->file_size : need, &rp.fd, &size, err, errlen);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     if (o->region_offset >= size) {
         snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
                  (unsigned long long)o->region_offset, (unsigned long long)size);
@@ -371,17 +352,14 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
         rc = SIM_EXIT_USAGE;
         goto out;
     }
-    if ((rc = tr_place_init(&rp.place, scan, o->map, align, o->region_offset, rlen, err,
-                            errlen)))
+    if ((rc = tr_place_init(&rp.place, scan, o->map, align, o->region_offset, rlen, err, errlen)))
         goto out;
     rp.qd = o->qd;
     rp.slot_bytes = (uint32_t)((scan->max_length + bs - 1) / bs * bs);
-    if (rp.slot_bytes == 0)
-        rp.slot_bytes = bs;
+    if (rp.slot_bytes == 0) rp.slot_bytes = bs;
     if ((uint64_t)rp.slot_bytes * rp.qd > (1ull << 30)) {
-        snprintf(err, errlen,
-                 "buffers for %u I/Os of up to %u bytes exceed 1 GiB: lower --qd", rp.qd,
-                 rp.slot_bytes);
+        snprintf(err, errlen, "buffers for %u I/Os of up to %u bytes exceed 1 GiB: lower --qd",
+                 rp.qd, rp.slot_bytes);
         rc = SIM_EXIT_USAGE;
         goto out;
     }
@@ -427,8 +405,7 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     while (st_engine_inflight(rp.eng) > 0 && reap(&rp, 1) >= 0)
         ;
     sim_run_finish(run);
-    if (old_slack > 0)
-        prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+    if (old_slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
     if (rc == 0 && rp.errors > 0 && rp.errors == rp.completed) {
         snprintf(err, errlen, "every I/O failed (first error: %s)", strerror(rp.first_errno));
         rc = SIM_EXIT_FAIL;
@@ -437,28 +414,28 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
         "{s:s, s:f, s:f, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
         "timing", timing_name(o->timing), "speed", o->speed > 0 ? o->speed : 1.0, "rate",
         o->timing == TR_TIMING_RATE ? o->rate : 0.0, "qd", (json_int_t)rp.qd, "engine",
-        st_engine_name(rp.eng), "records", (json_int_t)rp.records, "issued",
-        (json_int_t)rp.issued, "completed", (json_int_t)rp.completed, "errors",
-        (json_int_t)rp.errors, "zero_length_skipped", (json_int_t)rp.zero_len,
-        "trims_skipped", (json_int_t)rp.trims_skipped, "bytes_read",
-        (json_int_t)rp.bytes_read, "bytes_written", (json_int_t)rp.bytes_written, "passes",
-        (json_int_t)rp.passes, "data_bytes", (json_int_t)size, "submission_lag_us",
-        lag_json(rp.lag), "placement", tr_place_json(&rp.place));
+        st_engine_name(rp.eng), "records", (json_int_t)rp.records, "issued", (json_int_t)rp.issued,
+        "completed", (json_int_t)rp.completed, "errors", (json_int_t)rp.errors,
+        "zero_length_skipped", (json_int_t)rp.zero_len, "trims_skipped",
+        (json_int_t)rp.trims_skipped, "bytes_read", (json_int_t)rp.bytes_read, "bytes_written",
+        (json_int_t)rp.bytes_written, "passes", (json_int_t)rp.passes, "data_bytes",
+        (json_int_t)size, "submission_lag_us", lag_json(rp.lag), "placement",
+        tr_place_json(&rp.place));
     json_object_set_new(j, "source", tr_source_stats_json(src));
     if (rp.first_errno)
         json_object_set_new(j, "first_error", json_string(strerror(rp.first_errno)));
-    *stats = j;
+    if (rc == 0)
+        *stats = j;
+    else
+        json_decref(j); /* the error message says what went wrong */
 out:
-    if (rp.eng)
-        st_engine_close(rp.eng);
-    if (rp.fd >= 0)
-        close(rp.fd);
+    if (rp.eng) st_engine_close(rp.eng);
+    if (rp.fd >= 0) close(rp.fd);
     tr_place_free(&rp.place);
     st_free_aligned(rp.bufs);
     free(rp.ios);
     free(rp.free_ios);
-    if (rp.lag)
-        sim_hist_free(rp.lag);
+    if (rp.lag) sim_hist_free(rp.lag);
     tr_scan_free(&own_scan);
     return rc;
 }

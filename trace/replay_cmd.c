@@ -8,20 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE                                                                              \
-    "appsim replay TRACE --target PATH [--timing original|afap] [--speed F] [--qd N]\n"   \
-    "       [--region OFFSET:LENGTH] [--map none|wrap|scale] [--file-size SIZE]\n"         \
+#define USAGE                                                                                      \
+    "appsim replay TRACE --target PATH [--timing original|afap] [--speed F] [--qd N]\n"            \
+    "       [--region OFFSET:LENGTH] [--map none|wrap|scale] [--file-size SIZE]\n"                 \
     "       [--loop N | --duration D] [--curve [--curve-points 10,20,...]] [--json FILE]"
 
 static int parse_region(const char *s, uint64_t *off, uint64_t *len)
 {
     const char *colon = strchr(s, ':');
-    if (!colon)
-        return -1;
+    if (!colon) return -1;
     char a[64];
     size_t n = (size_t)(colon - s);
-    if (n == 0 || n >= sizeof a)
-        return -1;
+    if (n == 0 || n >= sizeof a) return -1;
     memcpy(a, s, n);
     a[n] = 0;
     return sim_parse_size(a, off) || sim_parse_size(colon + 1, len) || *len == 0 ? -1 : 0;
@@ -36,8 +34,7 @@ static int parse_points(const char *s, double *out, int max)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         double v;
-        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000)
-            return -1;
+        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000) return -1;
         out[n++] = v / 100.0;
     }
     return n > 0 ? n : -1;
@@ -46,8 +43,8 @@ static int parse_points(const char *s, double *out, int max)
 static void print_curve(const json_t *curve)
 {
     printf("\nrate curve: max %.0f IOPS\n", json_real_value(json_object_get(curve, "max_iops")));
-    printf("  %6s %10s %10s %8s | %10s %9s %9s | %10s %9s %9s\n", "point", "target", "iops",
-           "MB/s", "read iops", "mean us", "p99 us", "write iops", "mean us", "p99 us");
+    printf("  %6s %10s %10s %8s | %10s %9s %9s | %10s %9s %9s\n", "point", "target", "iops", "MB/s",
+           "read iops", "mean us", "p99 us", "write iops", "mean us", "p99 us");
     size_t i;
     const json_t *p;
     json_array_foreach(json_object_get(curve, "points"), i, p)
@@ -110,14 +107,14 @@ static int replay_main(int argc, char **argv)
         ST_TARGET_OPTIONS(to, engine),
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
         {"timing", SIM_OPT_CHOICE, &timing,
-         "original: the captured timestamps; afap: as fast as possible at --qd", "original|afap",
-         0, 0, false},
+         "original: the captured timestamps; afap: as fast as possible at --qd", "original|afap", 0,
+         0, false},
         {"speed", SIM_OPT_DOUBLE, &speed, "original timing: 2 = twice as fast", NULL, 0.001,
          1000000, false},
         {"qd", SIM_OPT_U64, &qd, "most I/Os outstanding", NULL, 1, 4096, false},
         {"region", SIM_OPT_STRING, &region,
-         "OFFSET:LENGTH of the data file or device to replay into (default: all of it)", NULL,
-         0, 0, false},
+         "OFFSET:LENGTH of the data file or device to replay into (default: all of it)", NULL, 0, 0,
+         false},
         {"map", SIM_OPT_CHOICE, &map,
          "offsets beyond the region: refuse (none), wrap, or scale the trace onto it",
          "none|wrap|scale", 0, 0, false},
@@ -130,33 +127,31 @@ static int replay_main(int argc, char **argv)
          NULL, 0, 0, false},
         {"loop", SIM_OPT_U64, &loops, "passes over the trace", NULL, 1, 1e12, false},
         {"duration", SIM_OPT_DURATION, &duration,
-         "measure this long, looping the trace (default: one pass x --loop)", NULL, 0, 0,
-         false},
+         "measure this long, looping the trace (default: one pass x --loop)", NULL, 0, 0, false},
         {"warmup", SIM_OPT_DURATION, &warmup, "warm-up before the measured phase", NULL, 0, 0,
          false},
-        {"report-interval", SIM_OPT_DURATION, &interval, "interval reports (0 = none)", NULL,
-         0, 0, false},
+        {"report-interval", SIM_OPT_DURATION, &interval, "interval reports (0 = none)", NULL, 0, 0,
+         false},
         {"curve", SIM_OPT_FLAG, &curve,
          "rate curve: a maximum-rate run, then fractions of that maximum", NULL, 0, 0, false},
         {"curve-points", SIM_OPT_STRING, &points,
          "curve points in percent of the maximum (default 10,20,...,120)", NULL, 0, 0, false},
-        {"point-warmup", SIM_OPT_DURATION, &point_warmup, "curve: warm-up of each point", NULL,
-         0, 0, false},
+        {"point-warmup", SIM_OPT_DURATION, &point_warmup, "curve: warm-up of each point", NULL, 0,
+         0, false},
         {"point-duration", SIM_OPT_DURATION, &point_measure,
          "curve: measured interval of each point", NULL, 0.001, 0, false},
-        {"uniform", SIM_OPT_FLAG, &uniform,
-         "curve: evenly spaced arrivals instead of exponential", NULL, 0, 0, false},
-        {"seed", SIM_OPT_U64, &seed, "random seed (curve arrivals)", NULL, 0, 0, false},
-        {"json", SIM_OPT_STRING, &json_path, "write the result document to FILE (- = stdout)",
+        {"uniform", SIM_OPT_FLAG, &uniform, "curve: evenly spaced arrivals instead of exponential",
          NULL, 0, 0, false},
+        {"seed", SIM_OPT_U64, &seed, "random seed (curve arrivals)", NULL, 0, 0, false},
+        {"json", SIM_OPT_STRING, &json_path, "write the result document to FILE (- = stdout)", NULL,
+         0, 0, false},
         {"quiet", SIM_OPT_FLAG, &quiet, "no progress lines", NULL, 0, 0, false},
         SIM_OPT_END,
     };
     char *pos[1];
     int npos = 0;
     int rc = sim_opts_parse("replay", opts, argc, argv, pos, 1, &npos, USAGE);
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     sim_set_quiet(quiet);
     if (npos != 1 || !to.path) {
         sim_error("replay needs a trace and --target PATH\nusage: %s", USAGE);
@@ -196,8 +191,7 @@ static int replay_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     tr_source *src;
-    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src)))
-        return rc;
+    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     st_target *t;
     char err[1024];
     if ((rc = st_target_open(&to, &t, err, sizeof err))) {
@@ -205,6 +199,8 @@ static int replay_main(int argc, char **argv)
         tr_close(src);
         return rc;
     }
+    /* --json -: the document alone on stdout, so that it can be piped. */
+    bool to_stdout = json_path && !strcmp(json_path, "-");
     json_t *doc = sim_result_new("replay", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(t));
     if (curve) {
@@ -213,7 +209,7 @@ static int replay_main(int argc, char **argv)
         rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
         if (rc == 0) {
             json_object_set_new(doc, "curve", cj);
-            print_curve(cj);
+            if (!to_stdout) print_curve(cj);
         }
     } else {
         sim_run_config cfg;
@@ -229,13 +225,14 @@ static int replay_main(int argc, char **argv)
         if (rc == 0) {
             sim_result_put_run(doc, NULL, run);
             json_object_set_new(doc, "replay", stats);
-            sim_result_print(stdout, doc);
-            print_replay(stats);
+            if (!to_stdout) {
+                sim_result_print(stdout, doc);
+                print_replay(stats);
+            }
         }
         sim_run_free(run);
     }
-    if (rc)
-        sim_error("%s", err);
+    if (rc) sim_error("%s", err);
     json_object_set_new(doc, "trace", tr_source_stats_json(src));
     if (rc == 0 && json_path) {
         if (!strcmp(json_path, "-")) {

@@ -19,20 +19,19 @@ static json_t *dir_json(const sim_run *run, int type, int counter, double secs)
     sim_hist *h = sim_run_merged_hist(run, type, -1);
     uint64_t n = sim_hist_count(h);
     double bytes = (double)sim_run_counter(run, counter, -1);
-    json_t *j = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:I}", "count", (json_int_t)n,
-                          "iops", secs > 0 ? n / secs : 0.0, "mbps",
-                          secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us",
-                          sim_hist_mean(h) / 1e3, "p99_us", sim_hist_percentile(h, 99) / 1e3,
-                          "max_us", sim_hist_max(h) / 1e3, "errors",
-                          (json_int_t)sim_run_errors(run, type, -1));
+    json_t *j =
+        json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:I}", "count", (json_int_t)n, "iops",
+                  secs > 0 ? n / secs : 0.0, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us",
+                  sim_hist_mean(h) / 1e3, "p99_us", sim_hist_percentile(h, 99) / 1e3, "max_us",
+                  sim_hist_max(h) / 1e3, "errors", (json_int_t)sim_run_errors(run, type, -1));
     sim_hist_free(h);
     return j;
 }
 
 /* One point: a fresh run, replayed, summarised. */
-static int point(tr_source *src, st_target *t, const tr_replay_opts *o,
-                 const tr_curve_opts *c, double fraction, double target, json_t **out,
-                 double *iops, char *err, size_t errlen)
+static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
+                 double fraction, double target, json_t **out, double *iops, char *err,
+                 size_t errlen)
 {
     sim_run_config cfg;
     tr_replay_run_config(&cfg);
@@ -58,9 +57,8 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o,
     sim_hist *all = sim_run_merged_hist(run, -1, -1);
     json_t *p = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "fraction", fraction,
                           "target_iops", target, "iops", *iops, "mbps",
-                          secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us",
-                          sim_hist_mean(all) / 1e3, "p99_us",
-                          sim_hist_percentile(all, 99) / 1e3, "seconds", secs, "read",
+                          secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us", sim_hist_mean(all) / 1e3,
+                          "p99_us", sim_hist_percentile(all, 99) / 1e3, "seconds", secs, "read",
                           dir_json(run, 0, 0, secs), "write", dir_json(run, 1, 1, secs));
     sim_hist_free(all);
     json_object_set(p, "lag_us", json_object_get(stats, "submission_lag_us"));
@@ -72,8 +70,8 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o,
     return 0;
 }
 
-int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o,
-                    const tr_curve_opts *c, json_t **curve, char *err, size_t errlen)
+int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
+                    json_t **curve, char *err, size_t errlen)
 {
     tr_curve_opts co = *c;
     if (!co.fractions || co.nfractions <= 0) {
@@ -106,11 +104,9 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o,
     po.timing = TR_TIMING_AFAP;
     json_t *p;
     double max_iops = 0, got;
-    if (!c->quiet)
-        sim_info("curve: measuring the maximum rate (qd %u)", o->qd);
+    if (!c->quiet) sim_info("curve: measuring the maximum rate (qd %u)", o->qd);
     rc = point(src, t, &po, &co, 0, 0, &p, &max_iops, err, errlen);
-    if (rc)
-        goto fail;
+    if (rc) goto fail;
     json_object_set_new(p, "max_rate_run", json_true());
     json_array_append_new(points, p);
     json_object_set_new(doc, "max_iops", json_real(max_iops));
@@ -124,20 +120,16 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o,
         po.rate = co.fractions[i] * max_iops;
         po.seed = o->seed + (uint64_t)i + 1;
         if (!c->quiet)
-            sim_info("curve: %.0f %% of the maximum, %.0f IOPS", co.fractions[i] * 100,
-                     po.rate);
+            sim_info("curve: %.0f %% of the maximum, %.0f IOPS", co.fractions[i] * 100, po.rate);
         rc = point(src, t, &po, &co, co.fractions[i], po.rate, &p, &got, err, errlen);
-        if (rc)
-            goto fail;
+        if (rc) goto fail;
         json_array_append_new(points, p);
     }
-    if (!o->scan)
-        tr_scan_free(&scan);
+    if (!o->scan) tr_scan_free(&scan);
     *curve = doc;
     return 0;
 fail:
-    if (!o->scan)
-        tr_scan_free(&scan);
+    if (!o->scan) tr_scan_free(&scan);
     json_decref(doc);
     return rc;
 }

@@ -27,8 +27,7 @@ static bool fully_written(int fd, uint64_t size)
     return hole >= 0 && (uint64_t)hole >= size;
 }
 
-static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *err,
-                size_t errlen)
+static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *err, size_t errlen)
 {
     unsigned char *buf = st_alloc_aligned(FILL_CHUNK);
     if (!buf) {
@@ -55,11 +54,10 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
         uint64_t stamp = off;
         memcpy(buf, &stamp, 8);
         ssize_t w = pwrite(fd, buf, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
+        if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            snprintf(err, errlen, "filling %s failed at %llu: %s", path,
-                     (unsigned long long)off, w < 0 ? strerror(errno) : "short write");
+            snprintf(err, errlen, "filling %s failed at %llu: %s", path, (unsigned long long)off,
+                     w < 0 ? strerror(errno) : "short write");
             st_free_aligned(buf);
             return SIM_EXIT_FAIL;
         }
@@ -73,15 +71,14 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
     return 0;
 }
 
-int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd,
-                        uint64_t *size, char *err, size_t errlen)
+int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
+                        char *err, size_t errlen)
 {
     *fd = -1;
     int rc;
     if (st_target_is_device(t)) {
         rc = st_target_create_file(t, NULL, 0, fd, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         uint64_t bytes = 0;
         if (ioctl(*fd, BLKGETSIZE64, &bytes) != 0) {
             snprintf(err, errlen, "cannot read the size of %s: %s", st_target_path(t),
@@ -101,14 +98,12 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     bool existed = st_target_owns(t, name);
     if (existed) {
         struct stat st;
-        if (stat(path, &st) == 0)
-            have = (uint64_t)st.st_size;
+        if (stat(path, &st) == 0) have = (uint64_t)st.st_size;
     }
     if (want_size > have && (rc = st_target_check_space(t, want_size - have, err, errlen)))
         return rc;
     rc = st_target_create_file(t, name, 0, fd, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (have > want_size && ftruncate(*fd, (off_t)want_size) != 0) {
         snprintf(err, errlen, "cannot shrink %s: %s", path, strerror(errno));
         goto fail;
@@ -120,10 +115,8 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     /* Fill from the first hole (a previous fill that was interrupted) or the end. */
     off_t hole = lseek(*fd, 0, SEEK_HOLE);
     uint64_t from = hole < 0 ? 0 : (uint64_t)hole / bs * bs;
-    if (from > want_size)
-        from = want_size;
-    if ((rc = fill(*fd, from, want_size, path, err, errlen)))
-        goto fail_rc;
+    if (from > want_size) from = want_size;
+    if ((rc = fill(*fd, from, want_size, path, err, errlen))) goto fail_rc;
     *size = want_size;
     return 0;
 fail:

@@ -16,10 +16,10 @@ typedef struct tr_place_vol {
 
 typedef struct tr_place {
     tr_map map;
-    uint32_t block;  /* alignment (1 when buffered) */
+    uint32_t block; /* alignment (1 when buffered) */
     uint32_t nvol;
     tr_place_vol *vols;
-    uint32_t last;   /* index of the last volume looked up (traces repeat volumes) */
+    uint32_t last; /* index of the last volume looked up (traces repeat volumes) */
     /* counts */
     uint64_t aligned, wrapped, scaled, clipped, unknown_volume;
 } tr_place;
@@ -37,8 +37,8 @@ void tr_place_free(tr_place *pl);
  * target created (recorded in the manifest) and filled with data once, so that reads
  * reach the drive instead of a hole. Reused when it already has the size and no
  * holes. *size = the usable size. */
-int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd,
-                        uint64_t *size, char *err, size_t errlen);
+int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
+                        char *err, size_t errlen);
 
 /* The size the data file needs for a trace of this scan: the span, block-aligned. */
 uint64_t tr_replay_needed_size(const tr_scan *scan, uint32_t block);

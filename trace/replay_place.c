@@ -78,12 +78,9 @@ int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
             long double share = (long double)region_length * v->span / (long double)need;
             size = (uint64_t)share / pl->block * pl->block;
             uint64_t reserve = (uint64_t)(n - 1 - i) * pl->block;
-            if (size < pl->block)
-                size = pl->block;
-            if (size > left - reserve)
-                size = left - reserve;
-            if (i == n - 1)
-                size = left;
+            if (size < pl->block) size = pl->block;
+            if (size > left - reserve) size = left - reserve;
+            if (i == n - 1) size = left;
         }
         v->base = base;
         v->size = size;
@@ -95,8 +92,7 @@ int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
 
 static tr_place_vol *find(tr_place *pl, uint32_t volume)
 {
-    if (pl->vols[pl->last].volume == volume)
-        return &pl->vols[pl->last];
+    if (pl->vols[pl->last].volume == volume) return &pl->vols[pl->last];
     uint32_t lo = 0, hi = pl->nvol;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
@@ -136,10 +132,8 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         pl->scaled++;
     }
     if (off + len > v->size) {
-        if (pl->map != TR_MAP_SCALE)
-            off %= v->size;
-        if (off + len > v->size)
-            off = v->size - len;
+        if (pl->map != TR_MAP_SCALE) off %= v->size;
+        if (off + len > v->size) off = v->size - len;
         pl->wrapped++;
     }
     uint64_t b = pl->block;
@@ -148,8 +142,7 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         uint64_t a_end = round_up(off + len, b);
         if (a_end > v->size) {
             a_end = v->size;
-            if (a_end - a_off < b)
-                a_off = a_end - b;
+            if (a_end - a_off < b) a_off = a_end - b;
         }
         off = a_off;
         len = a_end - a_off;
@@ -164,16 +157,15 @@ json_t *tr_place_json(const tr_place *pl)
     static const char *maps[] = {"none", "wrap", "scale"};
     json_t *vols = json_array();
     for (uint32_t i = 0; i < pl->nvol && i < 64; i++)
-        json_array_append_new(vols, json_pack("{s:I, s:I, s:I, s:I}", "volume",
-                                              (json_int_t)pl->vols[i].volume, "base",
-                                              (json_int_t)pl->vols[i].base, "size",
-                                              (json_int_t)pl->vols[i].size, "span",
-                                              (json_int_t)pl->vols[i].span));
+        json_array_append_new(
+            vols, json_pack("{s:I, s:I, s:I, s:I}", "volume", (json_int_t)pl->vols[i].volume,
+                            "base", (json_int_t)pl->vols[i].base, "size",
+                            (json_int_t)pl->vols[i].size, "span", (json_int_t)pl->vols[i].span));
     return json_pack("{s:s, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}", "map", maps[pl->map],
-                     "block_size", (json_int_t)pl->block, "volumes", (json_int_t)pl->nvol,
-                     "layout", vols, "aligned", (json_int_t)pl->aligned, "wrapped",
-                     (json_int_t)pl->wrapped, "scaled", (json_int_t)pl->scaled, "clipped",
-                     (json_int_t)pl->clipped, "unknown_volume", (json_int_t)pl->unknown_volume);
+                     "block_size", (json_int_t)pl->block, "volumes", (json_int_t)pl->nvol, "layout",
+                     vols, "aligned", (json_int_t)pl->aligned, "wrapped", (json_int_t)pl->wrapped,
+                     "scaled", (json_int_t)pl->scaled, "clipped", (json_int_t)pl->clipped,
+                     "unknown_volume", (json_int_t)pl->unknown_volume);
 }
 
 void tr_place_free(tr_place *pl)

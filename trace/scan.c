@@ -28,25 +28,21 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
     while ((rc = tr_next(src, &r)) == 1) {
         out->records++;
         out->duration_ns = r.time_ns;
-        if (r.length > out->max_length)
-            out->max_length = r.length;
+        if (r.length > out->max_length) out->max_length = r.length;
         uint32_t i = tr_volmap_get(&map, r.volume);
-        if (i == UINT32_MAX)
-            goto oom;
+        if (i == UINT32_MAX) goto oom;
         if (i == out->nvolumes) {
             if (i == cap) {
                 cap = cap ? cap * 2 : 16;
                 tr_volume_span *v = realloc(out->volumes, cap * sizeof *v);
-                if (!v)
-                    goto oom;
+                if (!v) goto oom;
                 out->volumes = v;
             }
             out->volumes[i] = (tr_volume_span){r.volume, 0};
             out->nvolumes++;
         }
         uint64_t end = r.offset + r.length;
-        if (r.op != TR_FLUSH && end > out->volumes[i].end)
-            out->volumes[i].end = end;
+        if (r.op != TR_FLUSH && end > out->volumes[i].end) out->volumes[i].end = end;
     }
     tr_volmap_free(&map);
     if (rc < 0) {
@@ -54,8 +50,7 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
         tr_scan_free(out);
         return SIM_EXIT_USAGE;
     }
-    if (out->nvolumes > 1)
-        qsort(out->volumes, out->nvolumes, sizeof *out->volumes, cmp_vol);
+    if (out->nvolumes > 1) qsort(out->volumes, out->nvolumes, sizeof *out->volumes, cmp_vol);
     for (uint32_t i = 0; i < out->nvolumes; i++)
         out->span += out->volumes[i].end;
     if (tr_rewind(src) < 0) {

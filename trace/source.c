@@ -32,7 +32,7 @@ typedef struct file_source {
     char *name;
     uint32_t window;
     heap_item *heap;
-    uint32_t nheap;
+    uint32_t nheap, heap_cap; /* grows up to window: small traces stay small */
     uint64_t seq;
     bool input_done, failed, have_base, any_emitted;
     uint64_t base, max_seen, last_emitted;
@@ -54,8 +54,7 @@ static void heap_push(file_source *fs, const tr_record *r)
     heap_item it = {*r, fs->seq++};
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
-        if (!item_less(&it, &fs->heap[parent]))
-            break;
+        if (!item_less(&it, &fs->heap[parent])) break;
         fs->heap[i] = fs->heap[parent];
         i = parent;
     }
@@ -69,17 +68,13 @@ static tr_record heap_pop(file_source *fs)
     uint32_t i = 0, n = fs->nheap;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && item_less(&fs->heap[c + 1], &fs->heap[c]))
-            c++;
-        if (!item_less(&fs->heap[c], &last))
-            break;
+        if (c >= n) break;
+        if (c + 1 < n && item_less(&fs->heap[c + 1], &fs->heap[c])) c++;
+        if (!item_less(&fs->heap[c], &last)) break;
         fs->heap[i] = fs->heap[c];
         i = c;
     }
-    if (n)
-        fs->heap[i] = last;
+    if (n) fs->heap[i] = last;
     return top;
 }
 
@@ -88,8 +83,7 @@ static const char *where(file_source *fs, char *buf, size_t len)
     if (fs->fmt->text)
         snprintf(buf, len, "%s:%llu", fs->name, (unsigned long long)fs->p.line);
     else
-        snprintf(buf, len, "%s: byte offset %llu", fs->name,
-                 (unsigned long long)fs->p.rec_offset);
+        snprintf(buf, len, "%s: byte offset %llu", fs->name, (unsigned long long)fs->p.rec_offset);
     return buf;
 }
 
@@ -102,8 +96,7 @@ static int next_line(tr_parse *p, char **line, size_t *len)
         unsigned char *nl = memchr(s, '\n', have);
         if (nl || (p->eof && have > 0)) {
             size_t n = nl ? (size_t)(nl - s) : have;
-            if (n > 0 && s[n - 1] == '\r')
-                s[n - 1] = 0;
+            if (n > 0 && s[n - 1] == '\r') s[n - 1] = 0;
             if (nl)
                 *nl = 0;
             else if (p->end == p->cap) /* no room for a terminator: cannot happen below */
@@ -116,17 +109,14 @@ static int next_line(tr_parse *p, char **line, size_t *len)
             *len = n - (n > 0 && s[n - 1] == 0);
             return 1;
         }
-        if (p->eof)
-            return 0;
+        if (p->eof) return 0;
         if (have > TR_MAX_LINE) {
             p->line++;
-            return tr_parse_fail(p, "line longer than %d bytes (not a text trace?)",
-                                 TR_MAX_LINE);
+            return tr_parse_fail(p, "line longer than %d bytes (not a text trace?)", TR_MAX_LINE);
         }
         size_t avail;
         /* Ask for one byte more than we have: fill() compacts and reads. */
-        if (!tr_parse_peek(p, have + 1, &avail) && avail == SIZE_MAX)
-            return -1;
+        if (!tr_parse_peek(p, have + 1, &avail) && avail == SIZE_MAX) return -1;
     }
 }
 
@@ -143,28 +133,22 @@ static int pull(file_source *fs, tr_record *r)
             char *line = NULL;
             size_t len = 0;
             rc = next_line(&fs->p, &line, &len);
-            if (rc == 0)
-                return 0;
+            if (rc == 0) return 0;
             if (rc > 0) {
-                if (tr_blank_line(line))
-                    continue;
+                if (tr_blank_line(line)) continue;
                 rc = fs->fmt->parse_line(&fs->p, line, len, r);
             } else {
                 /* An unreadable stream or an over-long line: we cannot resynchronise. */
-                snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at),
-                         fs->p.why);
+                snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
                 return -1;
             }
         } else {
             fs->p.rec_offset = fs->p.base + fs->p.start;
             rc = fs->fmt->parse_bin(&fs->p, r);
-            if (rc == 2)
-                return 0;
-            if (rc < 0 && fs->p.why[0] == 0)
-                tr_parse_fail(&fs->p, "malformed record");
+            if (rc == 2) return 0;
+            if (rc < 0 && fs->p.why[0] == 0) tr_parse_fail(&fs->p, "malformed record");
             if (rc < 0 && fs->p.fatal) {
-                snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at),
-                         fs->p.why);
+                snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
                 return -1;
             }
         }
@@ -187,8 +171,8 @@ static int pull(file_source *fs, tr_record *r)
                 return -1;
             }
             if (fs->bad++ == 0)
-                snprintf(fs->first_bad, sizeof fs->first_bad, "%s: %s",
-                         where(fs, at, sizeof at), fs->p.why);
+                snprintf(fs->first_bad, sizeof fs->first_bad, "%s: %s", where(fs, at, sizeof at),
+                         fs->p.why);
             continue;
         }
         if (fs->opts.volume >= 0 && r->volume != (uint64_t)fs->opts.volume) {
@@ -212,8 +196,7 @@ static int emit(file_source *fs, tr_record *out, tr_record r)
     fs->last_emitted = r.time_ns;
     fs->any_emitted = true;
     r.time_ns -= fs->base;
-    if ((r.op == TR_READ || r.op == TR_WRITE) && r.length == 0)
-        fs->zero_length++;
+    if ((r.op == TR_READ || r.op == TR_WRITE) && r.length == 0) fs->zero_length++;
     fs->records++;
     *out = r;
     return 1;
@@ -222,8 +205,7 @@ static int emit(file_source *fs, tr_record *out, tr_record r)
 static int fs_next(tr_source *s, tr_record *out)
 {
     file_source *fs = s->ctx;
-    if (fs->failed)
-        return -1;
+    if (fs->failed) return -1;
     tr_record r;
     if (fs->fmt->sorted) {
         int rc = pull(fs, &r);
@@ -251,10 +233,20 @@ static int fs_next(tr_source *s, tr_record *out)
             fs->reordered++;
         else
             fs->max_seen = r.time_ns;
+        if (fs->nheap == fs->heap_cap) {
+            uint32_t cap = fs->heap_cap * 2 < fs->window ? fs->heap_cap * 2 : fs->window;
+            heap_item *h = realloc(fs->heap, (size_t)cap * sizeof *h);
+            if (!h) {
+                snprintf(fs->err, sizeof fs->err, "out of memory for the sort window");
+                fs->failed = true;
+                return -1;
+            }
+            fs->heap = h;
+            fs->heap_cap = cap;
+        }
         heap_push(fs, &r);
     }
-    if (fs->nheap == 0)
-        return 0;
+    if (fs->nheap == 0) return 0;
     return emit(fs, out, heap_pop(fs));
 }
 
@@ -311,9 +303,9 @@ static void fs_close(tr_source *s)
 
 static const tr_source_ops file_ops = {fs_next, fs_rewind, fs_error, fs_close};
 
-/* Scores a text format on the first complete lines of the stream: every line must
- * parse or be a recognised non-I/O line, and at least one must be an I/O or a header
- * the format knows. */
+/* Scores a text format on the first complete lines of the stream: lines that parse
+ * count for it, lines it recognises as headers or other events a little, malformed
+ * lines strongly against it. */
 static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof)
 {
     tr_parse p = {0};
@@ -322,29 +314,23 @@ static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, 
     size_t pos = 0;
     while (pos < len && lines < 24) {
         const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
-        if (!nl && !eof)
-            break; /* an incomplete last line proves nothing */
+        if (!nl && !eof) break; /* an incomplete last line proves nothing */
         size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
         size_t c = n < sizeof line - 1 ? n : sizeof line - 1;
         memcpy(line, buf + pos, c);
         line[c] = 0;
-        if (c > 0 && line[c - 1] == '\r')
-            line[--c] = 0;
+        if (c > 0 && line[c - 1] == '\r') line[--c] = 0;
         pos += n + 1;
-        if (n >= sizeof line - 1)
-            return -1;
-        if (tr_blank_line(line))
-            continue;
+        if (n >= sizeof line - 1) return -1;
+        if (tr_blank_line(line)) continue;
         lines++;
         p.line = (uint64_t)lines;
         tr_record r;
         memset(&r, 0, sizeof r);
         int rc = f->parse_line(&p, line, c, &r);
-        if (rc < 0) {
-            score = -1;
-            break;
-        }
-        score += rc == 1 ? 10 : 1;
+        /* A few malformed lines do not hide the format (they are reported when read);
+         * a format that fails on many lines is not the one. */
+        score += rc == 1 ? 10 : rc == 0 ? 1 : -30;
     }
     for (uint32_t i = 0; i < p.nnames; i++)
         free(p.names[i]);
@@ -393,8 +379,8 @@ static int detect(file_source *fs, char *err, size_t errlen)
     return 0;
 }
 
-static int open_input(tr_input *in, const char *name, const tr_open_opts *opts,
-                      tr_source **out, char *err, size_t errlen)
+static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, tr_source **out,
+                      char *err, size_t errlen)
 {
     file_source *fs = calloc(1, sizeof *fs);
     if (!fs) {
@@ -423,8 +409,7 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts,
     if (fs->opts.format) {
         fs->fmt = tr_find_format(fs->opts.format);
         if (!fs->fmt) {
-            snprintf(err, errlen,
-                     "unknown trace format '%s' (`appsim trace formats` lists them)",
+            snprintf(err, errlen, "unknown trace format '%s' (`appsim trace formats` lists them)",
                      fs->opts.format);
             fs_close(&fs->src);
             return SIM_EXIT_USAGE;
@@ -439,7 +424,8 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts,
         return SIM_EXIT_USAGE;
     }
     if (!fs->fmt->sorted) {
-        fs->heap = malloc((size_t)fs->window * sizeof *fs->heap);
+        fs->heap_cap = fs->window < 1024 ? fs->window : 1024;
+        fs->heap = malloc((size_t)fs->heap_cap * sizeof *fs->heap);
         if (!fs->heap) {
             snprintf(err, errlen, "out of memory for a sort window of %u records", fs->window);
             fs_close(&fs->src);
@@ -450,12 +436,10 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts,
     return 0;
 }
 
-int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err,
-            size_t errlen)
+int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err, size_t errlen)
 {
     tr_input *in;
-    if (tr_input_open_file(path, &in, err, errlen) < 0)
-        return SIM_EXIT_USAGE;
+    if (tr_input_open_file(path, &in, err, errlen) < 0) return SIM_EXIT_USAGE;
     return open_input(in, path, opts, out, err, errlen);
 }
 
@@ -463,8 +447,7 @@ int tr_open_mem(const void *buf, size_t len, const char *name, const tr_open_opt
                 tr_source **out, char *err, size_t errlen)
 {
     tr_input *in;
-    if (tr_input_open_mem(buf, len, &in, err, errlen) < 0)
-        return SIM_EXIT_USAGE;
+    if (tr_input_open_mem(buf, len, &in, err, errlen) < 0) return SIM_EXIT_USAGE;
     return open_input(in, name ? name : "(memory)", opts, out, err, errlen);
 }
 
@@ -475,24 +458,20 @@ const char *tr_source_format(const tr_source *s)
 
 json_t *tr_source_stats_json(const tr_source *s)
 {
-    if (s->ops != &file_ops)
-        return json_object();
+    if (s->ops != &file_ops) return json_object();
     const file_source *fs = s->ctx;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "file",
-                          fs->name, "format", fs->fmt->name, "compression",
-                          tr_input_compression(fs->in), "records", (json_int_t)fs->records,
-                          "non_io", (json_int_t)fs->nonio, "skipped_bad", (json_int_t)fs->bad,
-                          "reordered", (json_int_t)fs->reordered, "late_clamped",
-                          (json_int_t)fs->late, "other_volumes", (json_int_t)fs->other_volume,
-                          "zero_length", (json_int_t)fs->zero_length, "sort_window",
-                          (json_int_t)(fs->fmt->sorted ? 0 : fs->window));
-    json_object_set_new(j, fs->fmt->text ? "lines" : "bytes",
-                        json_integer((json_int_t)(fs->fmt->text ? fs->p.line
-                                                                : fs->p.base + fs->p.start)));
-    if (fs->opts.volume >= 0)
-        json_object_set_new(j, "volume", json_integer(fs->opts.volume));
-    if (fs->first_bad[0])
-        json_object_set_new(j, "first_bad", json_string(fs->first_bad));
+    json_t *j = json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "file", fs->name, "format",
+        fs->fmt->name, "compression", tr_input_compression(fs->in), "records",
+        (json_int_t)fs->records, "non_io", (json_int_t)fs->nonio, "skipped_bad",
+        (json_int_t)fs->bad, "reordered", (json_int_t)fs->reordered, "late_clamped",
+        (json_int_t)fs->late, "other_volumes", (json_int_t)fs->other_volume, "zero_length",
+        (json_int_t)fs->zero_length, "sort_window", (json_int_t)(fs->fmt->sorted ? 0 : fs->window));
+    json_object_set_new(
+        j, fs->fmt->text ? "lines" : "bytes",
+        json_integer((json_int_t)(fs->fmt->text ? fs->p.line : fs->p.base + fs->p.start)));
+    if (fs->opts.volume >= 0) json_object_set_new(j, "volume", json_integer(fs->opts.volume));
+    if (fs->first_bad[0]) json_object_set_new(j, "first_bad", json_string(fs->first_bad));
     return j;
 }
 
@@ -508,7 +487,6 @@ int tr_open_cli(const char *path, const char *format, const sim_opt *opts, uint6
     };
     char err[600];
     int rc = tr_open(path, &o, out, err, sizeof err);
-    if (rc)
-        sim_error("%s", err);
+    if (rc) sim_error("%s", err);
     return rc;
 }

@@ -60,11 +60,9 @@ typedef struct tr_open_opts {
 } tr_open_opts;
 
 /* Opens a trace file (compressed or not) as a source. */
-int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err,
-            size_t errlen);
+int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err, size_t errlen);
 /* Counts kept by a file source: records, skipped bad, reordered, aligned... */
 json_t *tr_source_stats_json(const tr_source *s);
-
 
 /* Same, over a buffer in memory (the caller keeps it alive until close); name is used in
  * messages. For fuzzing and tests. */
@@ -87,8 +85,7 @@ static inline const char *tr_error(const tr_source *s)
 }
 static inline void tr_close(tr_source *s)
 {
-    if (s)
-        s->ops->close(s);
+    if (s) s->ops->close(s);
 }
 const char *tr_op_name(int op); /* "read", "write", "flush", "trim" */
 
@@ -122,10 +119,10 @@ void tr_register_format(const tr_format *f);
 const tr_format *tr_find_format(const char *name);
 /* Registered formats sorted by name; NULL-terminated. */
 const tr_format *const *tr_formats(void);
-#define TR_REGISTER_FORMAT(var)                                                            \
-    __attribute__((constructor)) static void tr_register_fmt_##var(void)                   \
-    {                                                                                      \
-        tr_register_format(&(var));                                                        \
+#define TR_REGISTER_FORMAT(var)                                                                    \
+    __attribute__((constructor)) static void tr_register_fmt_##var(void)                           \
+    {                                                                                              \
+        tr_register_format(&(var));                                                                \
     }
 
 /* ------------------------------------------------------------------ writers */
@@ -133,10 +130,12 @@ const tr_format *const *tr_formats(void);
 typedef struct tr_writer tr_writer;
 typedef struct tr_writer_opts {
     const char *fio_file; /* fio iolog: the file name written in the log (the target) */
+    bool overwrite;       /* replace an existing file (default: refuse, SIM_EXIT_USAGE) */
 } tr_writer_opts;
-/* path "-" = stdout. A ".gz" or ".zst" suffix compresses. */
-int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o,
-                   tr_writer **out, char *err, size_t errlen);
+/* path "-" = stdout. A ".gz" or ".zst" suffix compresses. The file is written under a
+ * temporary name and renamed over `path` on a successful close. */
+int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
+                   char *err, size_t errlen);
 int tr_writer_put(tr_writer *w, const tr_record *r);
 /* Flushes and closes; 0 or -1 with a message. Always frees w. */
 int tr_writer_close(tr_writer *w, char *err, size_t errlen);
@@ -151,10 +150,10 @@ typedef struct tr_volume_span {
 } tr_volume_span;
 typedef struct tr_scan {
     uint64_t records;
-    uint64_t duration_ns;   /* time of the last record */
-    uint64_t max_length;    /* largest I/O, bytes */
-    uint64_t span;          /* sum of the volumes' ends (identity layout size) */
-    uint32_t nvolumes;      /* distinct volumes, sorted by id in volumes[] */
+    uint64_t duration_ns; /* time of the last record */
+    uint64_t max_length;  /* largest I/O, bytes */
+    uint64_t span;        /* sum of the volumes' ends (identity layout size) */
+    uint32_t nvolumes;    /* distinct volumes, sorted by id in volumes[] */
     tr_volume_span *volumes;
 } tr_scan;
 int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen);
@@ -171,10 +170,10 @@ typedef struct tr_subcommand {
     int (*main)(int argc, char **argv);
 } tr_subcommand;
 void tr_register_subcommand(const tr_subcommand *sub);
-#define TR_REGISTER_SUBCOMMAND(var)                                                        \
-    __attribute__((constructor)) static void tr_register_##var(void)                       \
-    {                                                                                      \
-        tr_register_subcommand(&(var));                                                    \
+#define TR_REGISTER_SUBCOMMAND(var)                                                                \
+    __attribute__((constructor)) static void tr_register_##var(void)                               \
+    {                                                                                              \
+        tr_register_subcommand(&(var));                                                            \
     }
 
 /* Lists the registered subcommands on out (for `appsim trace --help`). */
@@ -200,11 +199,11 @@ typedef enum tr_map {
 
 typedef struct tr_replay_opts {
     tr_timing timing;
-    double speed;         /* original: 2 = twice as fast (default 1) */
-    double rate;          /* TR_TIMING_RATE: I/Os per second */
-    bool uniform;         /* TR_TIMING_RATE: even spacing instead of exponential */
-    unsigned qd;          /* most I/Os outstanding (default 32) */
-    const char *engine;   /* st_engine name; NULL = default */
+    double speed;       /* original: 2 = twice as fast (default 1) */
+    double rate;        /* TR_TIMING_RATE: I/Os per second */
+    bool uniform;       /* TR_TIMING_RATE: even spacing instead of exponential */
+    unsigned qd;        /* most I/Os outstanding (default 32) */
+    const char *engine; /* st_engine name; NULL = default */
     uint64_t region_offset;
     uint64_t region_length; /* 0 = from region_offset to the end of the data file/device */
     tr_map map;
@@ -214,7 +213,7 @@ typedef struct tr_replay_opts {
     uint64_t duration_ns;  /* stop after this long, looping the source (0 = one pass x loops) */
     bool discard_files;    /* punch holes for trims on a file target (default: skip, counted) */
     uint64_t seed;
-    const tr_scan *scan;   /* optional: a scan of src done by the caller */
+    const tr_scan *scan; /* optional: a scan of src done by the caller */
 } tr_replay_opts;
 void tr_replay_opts_default(tr_replay_opts *o);
 
@@ -232,14 +231,14 @@ void tr_replay_run_config(sim_run_config *cfg);
  * "submission_lag_us":{p50,p99,max,...},"loops","placement":{...},"source":{...}}.
  * Returns 0, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
  */
-int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o,
-              json_t **stats, char *err, size_t errlen);
+int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
+              char *err, size_t errlen);
 
 typedef struct tr_curve_opts {
     const double *fractions; /* of the maximum rate, e.g. 0.1 .. 1.2; NULL = default */
     int nfractions;
-    uint64_t warmup_ns;      /* per point (default 5 s) */
-    uint64_t measure_ns;     /* per point (default 20 s) */
+    uint64_t warmup_ns;  /* per point (default 5 s) */
+    uint64_t measure_ns; /* per point (default 20 s) */
     bool quiet;
 } tr_curve_opts;
 
@@ -251,8 +250,8 @@ typedef struct tr_curve_opts {
  *  "read":{iops,mbps,mean_us,p99_us,max_us,count}, "write":{...},
  *  "lag_us":{...}, "run":{sim result of the point}}...]}; point 0 is the max run.
  */
-int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o,
-                    const tr_curve_opts *c, json_t **curve, char *err, size_t errlen);
+int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
+                    json_t **curve, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

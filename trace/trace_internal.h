@@ -93,7 +93,7 @@ static inline uint64_t tr_le64(const unsigned char *p)
 /* ------------------------------------------------------------------ writers */
 
 struct tr_emit {
-    FILE *f;          /* buffered output (plain or through a compressor) */
+    FILE *f; /* buffered output (plain or through a compressor) */
     const tr_writer_opts *opts;
     uint64_t records;
     uint64_t prev_time, prev_end;
@@ -116,15 +116,22 @@ void tr_volmap_free(tr_volmap *m);
 
 /* Common options of the trace subcommands (--format, --volume, --skip-bad,
  * --sort-window), so each subcommand declares them the same way. */
-#define TR_SOURCE_OPTS(o, fmt, vol, skip, win)                                             \
-    {"format", SIM_OPT_STRING, &(fmt), "input format (default: detected)", NULL, 0, 0, false}, \
-        {"volume", SIM_OPT_U64, &(vol),                                                    \
-         "only this volume (disk number, LUN, device id; default: all)", NULL, 0, 4294967295.0, \
-         false},                                                                           \
-        {"skip-bad", SIM_OPT_FLAG, &(skip), "count and skip malformed records", NULL, 0, 0, \
-         false},                                                                           \
-        {"sort-window", SIM_OPT_U64, &(win),                                               \
-         "records held to restore time order (default 65536)", NULL, 1, 16777216, false}
+#define TR_SOURCE_OPTS(o, fmt, vol, skip, win)                                                      \
+    {"format", SIM_OPT_STRING, &(fmt), "input format (default: detected)", NULL, 0, 0, false},      \
+        {"volume",     SIM_OPT_U64,                                                                 \
+         &(vol),       "only this volume (disk number, LUN, device id; default: all)",              \
+         NULL,         0,                                                                           \
+         4294967295.0, false},                                                                      \
+        {"skip-bad", SIM_OPT_FLAG, &(skip), "count and skip malformed records", NULL, 0, 0, false}, \
+    {                                                                                               \
+        "sort-window", SIM_OPT_U64, &(win), "records held to restore time order (default 65536)",   \
+            NULL, 1, 16777216, false                                                                \
+    }
+
+/* Copies src into a new file OUT in format `to` (convert, slice, merge). rec_filter
+ * returns 1 to write the record (it may change it), 0 to skip it, -1 to stop. */
+int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
+                    int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
 
 /* Opens path with the common options; prints the error; returns 0 or an exit status. */
 int tr_open_cli(const char *path, const char *format, const sim_opt *opts, uint64_t volume,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -45,10 +46,8 @@ static ssize_t gz_write(void *cookie, const char *buf, size_t len)
     while (w->z.avail_in) {
         w->z.next_out = w->out;
         w->z.avail_out = sizeof w->out;
-        if (deflate(&w->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
-            return -1;
-        if (raw_put(w, w->out, sizeof w->out - w->z.avail_out))
-            return -1;
+        if (deflate(&w->z, Z_NO_FLUSH) == Z_STREAM_ERROR) return -1;
+        if (raw_put(w, w->out, sizeof w->out - w->z.avail_out)) return -1;
     }
     return (ssize_t)len;
 }
@@ -61,8 +60,7 @@ static int gz_close(void *cookie)
         w->z.next_out = w->out;
         w->z.avail_out = sizeof w->out;
         rc = deflate(&w->z, Z_FINISH);
-        if (rc == Z_STREAM_ERROR || raw_put(w, w->out, sizeof w->out - w->z.avail_out))
-            return -1;
+        if (rc == Z_STREAM_ERROR || raw_put(w, w->out, sizeof w->out - w->z.avail_out)) return -1;
     } while (rc != Z_STREAM_END);
     return 0;
 }
@@ -73,10 +71,8 @@ static ssize_t zst_write(void *cookie, const char *buf, size_t len)
     ZSTD_inBuffer in = {buf, len, 0};
     while (in.pos < in.size) {
         ZSTD_outBuffer out = {w->out, sizeof w->out, 0};
-        if (ZSTD_isError(ZSTD_compressStream2(w->zs, &out, &in, ZSTD_e_continue)))
-            return -1;
-        if (raw_put(w, w->out, out.pos))
-            return -1;
+        if (ZSTD_isError(ZSTD_compressStream2(w->zs, &out, &in, ZSTD_e_continue))) return -1;
+        if (raw_put(w, w->out, out.pos)) return -1;
     }
     return (ssize_t)len;
 }
@@ -89,30 +85,26 @@ static int zst_close(void *cookie)
     do {
         ZSTD_outBuffer out = {w->out, sizeof w->out, 0};
         left = ZSTD_compressStream2(w->zs, &out, &in, ZSTD_e_end);
-        if (ZSTD_isError(left) || raw_put(w, w->out, out.pos))
-            return -1;
+        if (ZSTD_isError(left) || raw_put(w, w->out, out.pos)) return -1;
     } while (left);
     return 0;
 }
 
 static void free_writer(tr_writer *w)
 {
-    if (w->zinit)
-        deflateEnd(&w->z);
-    if (w->zs)
-        ZSTD_freeCStream(w->zs);
+    if (w->zinit) deflateEnd(&w->z);
+    if (w->zs) ZSTD_freeCStream(w->zs);
     free(w->path);
     free(w->tmp);
     free(w);
 }
 
-int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o,
-                   tr_writer **out, char *err, size_t errlen)
+int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
+                   char *err, size_t errlen)
 {
     const tr_format *f = tr_find_format(format);
     if (!f || !f->write_record) {
-        snprintf(err, errlen, "cannot write format '%s'; writable formats: appsim, fio-v3",
-                 format);
+        snprintf(err, errlen, "cannot write format '%s'; writable formats: appsim, fio-v3", format);
         return SIM_EXIT_USAGE;
     }
     tr_writer *w = calloc(1, sizeof *w);
@@ -126,6 +118,15 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
     if (to_stdout) {
         w->raw = stdout;
     } else {
+        struct stat st;
+        if ((!o || !o->overwrite) && stat(path, &st) == 0) {
+            snprintf(err, errlen,
+                     "%s already exists: remove it, choose another name, or pass "
+                     "--force to replace it",
+                     path);
+            free_writer(w);
+            return SIM_EXIT_USAGE;
+        }
         w->path = strdup(path);
         if (!w->path || asprintf(&w->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
             w->tmp = NULL;
@@ -156,8 +157,7 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
         w->e.f = w->raw;
         w->e.seekable = !to_stdout;
     }
-    if (!w->e.f)
-        goto codec_fail;
+    if (!w->e.f) goto codec_fail;
     if (f->write_begin && f->write_begin(&w->e) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         tr_writer_close(w, NULL, 0);
@@ -167,18 +167,15 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
     return 0;
 codec_fail:
     snprintf(err, errlen, "cannot start the compressor for %s", path);
-    if (w->raw && w->raw != stdout)
-        fclose(w->raw);
-    if (w->tmp)
-        unlink(w->tmp);
+    if (w->raw && w->raw != stdout) fclose(w->raw);
+    if (w->tmp) unlink(w->tmp);
     free_writer(w);
     return SIM_EXIT_FAIL;
 }
 
 int tr_writer_put(tr_writer *w, const tr_record *r)
 {
-    if (w->failed_errno)
-        return -1;
+    if (w->failed_errno) return -1;
     if (w->fmt->write_record(&w->e, r) < 0) {
         w->failed_errno = errno ? errno : EIO;
         return -1;
@@ -191,28 +188,20 @@ int tr_writer_close(tr_writer *w, char *err, size_t errlen)
 {
     int rc = 0;
     int e = w->failed_errno;
-    if (!e && w->fmt->write_end && w->fmt->write_end(&w->e) < 0)
-        e = errno ? errno : EIO;
-    if (w->e.f != w->raw && fclose(w->e.f) != 0 && !e)
-        e = errno ? errno : EIO;
+    if (!e && w->fmt->write_end && w->fmt->write_end(&w->e) < 0) e = errno ? errno : EIO;
+    if (w->e.f != w->raw && fclose(w->e.f) != 0 && !e) e = errno ? errno : EIO;
     if (w->raw == stdout) {
-        if (fflush(stdout) != 0 && !e)
-            e = errno;
+        if (fflush(stdout) != 0 && !e) e = errno;
     } else {
-        if (!e && (fflush(w->raw) != 0 || fsync(fileno(w->raw)) != 0))
-            e = errno;
-        if (fclose(w->raw) != 0 && !e)
-            e = errno;
-        if (!e && rename(w->tmp, w->path) != 0)
-            e = errno;
-        if (e)
-            unlink(w->tmp);
+        if (!e && (fflush(w->raw) != 0 || fsync(fileno(w->raw)) != 0)) e = errno;
+        if (fclose(w->raw) != 0 && !e) e = errno;
+        if (!e && rename(w->tmp, w->path) != 0) e = errno;
+        if (e) unlink(w->tmp);
     }
     if (e) {
         if (err)
             snprintf(err, errlen, "writing %s failed: %s%s", w->path ? w->path : "stdout",
-                     strerror(e),
-                     e == EINVAL ? " (records must be in time order)" : "");
+                     strerror(e), e == EINVAL ? " (records must be in time order)" : "");
         rc = -1;
     }
     free_writer(w);
