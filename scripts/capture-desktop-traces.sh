@@ -189,7 +189,7 @@ capture() { # capture OUT COMMAND...: appsim trace capture of $LOOP while COMMAN
   local out=$1
   shift
   mkdir -p "$(dirname "$out")"
-  "$APPSIM" trace capture --json --device "$LOOP" -o "$out" -- "$@" >"${out%.atr}.capture.json"
+  "$APPSIM" trace capture --json --force --device "$LOOP" -o "$out" -- "$@" >"${out%.atr}.capture.json"
   cat "${out%.atr}.capture.json"
 }
 

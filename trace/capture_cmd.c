@@ -25,7 +25,7 @@
 #define CAPTURE_DEFAULT_FORMAT "appsim"
 
 static const char usage[] =
-    "appsim trace capture --device /dev/X -o FILE (--duration S | -- command [args...])\n"
+    "appsim trace capture --device /dev/X -o FILE [--force] (--duration S | -- command [args...])\n"
     "Records the block I/O of a device (a whole disk or a partition) from the kernel's\n"
     "block tracepoints, until --duration has passed or the command exits (whichever is\n"
     "first; the command is then sent SIGTERM). Needs root.";
@@ -103,7 +103,7 @@ static int capture_main(int argc, char **argv)
 {
     const char *device = NULL, *output = NULL, *format = CAPTURE_DEFAULT_FORMAT;
     uint64_t duration = 0, buffer_kb = 16384, max_events = 64u << 20;
-    bool json = false, quiet = false;
+    bool json = false, quiet = false, force = false;
     sim_opt opts[] = {
         {.name = "device",
          .kind = SIM_OPT_STRING,
@@ -129,6 +129,10 @@ static int capture_main(int argc, char **argv)
          .dst = &max_events,
          .help = "events kept in memory (32 bytes each); more are counted as lost",
          .min = 1024},
+        {.name = "force",
+         .kind = SIM_OPT_FLAG,
+         .dst = &force,
+         .help = "replace an existing -o file"},
         {.name = "json",
          .kind = SIM_OPT_FLAG,
          .dst = &json,
@@ -167,6 +171,13 @@ static int capture_main(int argc, char **argv)
         sim_error("trace capture: --format %s is not a format appsim can write; "
                   "`appsim trace formats` lists them",
                   format);
+        return SIM_EXIT_USAGE;
+    }
+    /* Refuse before recording, not after: a capture can be long. */
+    if (strcmp(output, "-") != 0 && !force && access(output, F_OK) == 0) {
+        sim_error("trace capture: %s already exists: remove it, choose another name, or pass "
+                  "--force to replace it",
+                  output);
         return SIM_EXIT_USAGE;
     }
     if (geteuid() != 0) {
@@ -247,7 +258,8 @@ static int capture_main(int argc, char **argv)
 
     tr_writer *w = NULL;
     uint64_t n[4] = {0}, bytes[4] = {0};
-    if (tr_writer_open(output, format, NULL, &w, err, sizeof err) != 0) {
+    tr_writer_opts wo = {.fio_file = NULL, .overwrite = force};
+    if (tr_writer_open(output, format, &wo, &w, err, sizeof err) != 0) {
         sim_error("trace capture: %s", err);
         free(recs);
         return SIM_EXIT_FAIL;

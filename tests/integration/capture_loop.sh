@@ -5,6 +5,7 @@
 # capture holds the same records; without root the command refuses clearly.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
+rm -rf "$APPSIM_TMP"
 mkdir -p "$APPSIM_TMP"
 if [ "$(id -u)" -ne 0 ]; then
   echo "skipped: needs root (loop devices and tracefs)"
@@ -85,6 +86,10 @@ set +e
 [ $rc -eq 2 ] && grep -q -- "--duration" "$APPSIM_TMP/err" || { echo "FAIL: no duration nor command accepted"; exit 1; }
 "$APPSIM" trace capture --device "$img" --duration 1 -o "$APPSIM_TMP/x" 2>"$APPSIM_TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "not a block device" "$APPSIM_TMP/err" || { echo "FAIL: regular file accepted"; exit 1; }
+"$APPSIM" trace capture --device "$LOOP" --duration 1 -o "$APPSIM_TMP/cap.atr" 2>"$APPSIM_TMP/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--force" "$APPSIM_TMP/err" || { echo "FAIL: existing output replaced without --force"; exit 1; }
+"$APPSIM" trace capture --quiet --force --device "$LOOP" --duration 0.2 -o "$APPSIM_TMP/cap.atr" >/dev/null; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: --force refused ($rc)"; exit 1; }
 if command -v setpriv >/dev/null; then
   setpriv --reuid=65534 --regid=65534 --clear-groups \
     "$APPSIM" trace capture --device "$LOOP" --duration 1 -o /tmp/never 2>"$APPSIM_TMP/err"; rc=$?
