@@ -91,7 +91,8 @@ EOF
 update_guest() {
   local img=$WORKDIR/desktop.img
   [ -f "$img" ] || die "no image to update: run '$0 image' first"
-  MNT=$(mktemp -d /tmp/appsim-desktop-mnt.XXXXXX)
+  MNT=/tmp/appsim-desktop-mnt.$$
+  mkdir -p "$MNT"
   mount -o loop "$img" "$MNT"
   write_guest_driver "$MNT"
   umount "$MNT"
@@ -111,7 +112,8 @@ build_image() {
   rm -f "$img.tmp"
   truncate -s "$IMAGE_SIZE" "$img.tmp"
   mkfs.ext4 -q -F -L appsim-desktop "$img.tmp"
-  MNT=$(mktemp -d /tmp/appsim-desktop-mnt.XXXXXX)
+  MNT=/tmp/appsim-desktop-mnt.$$
+  mkdir -p "$MNT"
   mount -o loop "$img.tmp" "$MNT"
   debootstrap --variant=minbase \
     --include=linux-image-amd64,systemd-sysv,udev,dbus,login,passwd,procps,kmod,$DESKTOP_PKGS \

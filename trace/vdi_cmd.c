@@ -8,7 +8,8 @@
  * "vdi-linked.data") laid out as vdi_internal.h describes; the replay creates and
  * fills it once before the first I/O (the replica and the full-clone copies are
  * written once, as the labs fill the drive), and the storm addresses it without any
- * mapping (the layout is exactly the file). Every result says which phase traces
+ * mapping (the layout is exactly the file). On a block device the layout is written
+ * here, once per clone model, from offset 0. Every result says which phase traces
  * were captured and which were modeled.
  */
 #include "trace/vdi_internal.h"
