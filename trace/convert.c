@@ -66,6 +66,10 @@ static int convert_main(int argc, char **argv)
         sim_error("trace convert needs a trace and -o OUT");
         return SIM_EXIT_USAGE;
     }
+    if (fio_file && strcmp(to, "fio-v3")) {
+        sim_error("--fio-file applies to --to fio-v3 only");
+        return SIM_EXIT_USAGE;
+    }
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     uint64_t n = 0;

@@ -4,31 +4,23 @@
  * sequential share, IOPS and MB/s over time, duration, inter-arrival distribution,
  * the captured response times when the format has them, and the volumes.
  *
- * Memory stays bounded: the footprint is an extent set that is merged when it grows
- * and, past a cap, coarsened to a larger granule (the granule is reported); the time
- * series doubles its bucket width instead of growing past 1,000 buckets.
+ * Memory stays bounded: the footprint is exact until its extent set fills, then
+ * estimated by sampling (trace/footprint.c, the method is reported); the time series
+ * doubles its bucket width instead of growing past 1,000 buckets.
  */
-#include "trace/trace_internal.h"
+#include "trace/footprint_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define EXT_CAP (1u << 20)
 #define SERIES_MAX 1000
 #define NSIZE 13 /* <=512, 1K, ... 512K, 1M, >1M */
-
-typedef struct extent {
-    uint32_t volume;
-    uint64_t start, end;
-} extent;
 
 typedef struct info {
     uint64_t ops[4], bytes[4];
     uint64_t sizes[NSIZE];
     uint64_t seq, seq_candidates;
-    extent *ext;
-    uint32_t next;
-    uint64_t granule;
+    tr_footprint fp;
     uint64_t *series_ops, *series_bytes;
     uint64_t width_ns;
     uint32_t nseries;
@@ -38,50 +30,6 @@ typedef struct info {
     uint64_t *vol_ops, *vol_end;
     uint32_t vol_cap;
 } info;
-
-static int cmp_ext(const void *a, const void *b)
-{
-    const extent *x = a, *y = b;
-    if (x->volume != y->volume) return x->volume < y->volume ? -1 : 1;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static void compact(info *in)
-{
-    qsort(in->ext, in->next, sizeof *in->ext, cmp_ext);
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < in->next; i++) {
-        if (w > 0 && in->ext[w - 1].volume == in->ext[i].volume &&
-            in->ext[i].start <= in->ext[w - 1].end) {
-            if (in->ext[i].end > in->ext[w - 1].end) in->ext[w - 1].end = in->ext[i].end;
-        } else {
-            in->ext[w++] = in->ext[i];
-        }
-    }
-    in->next = w;
-}
-
-static void add_extent(info *in, uint32_t volume, uint64_t off, uint64_t len)
-{
-    if (len == 0) return;
-    uint64_t s = off / in->granule * in->granule;
-    uint64_t e = (off + len + in->granule - 1) / in->granule * in->granule;
-    if (in->next == EXT_CAP) {
-        compact(in);
-        while (in->next > EXT_CAP / 2) {
-            /* Too many separate extents to keep exactly: coarsen the granule. */
-            in->granule *= 2;
-            for (uint32_t i = 0; i < in->next; i++) {
-                in->ext[i].start = in->ext[i].start / in->granule * in->granule;
-                in->ext[i].end = (in->ext[i].end + in->granule - 1) / in->granule * in->granule;
-            }
-            compact(in);
-        }
-        s = off / in->granule * in->granule;
-        e = (off + len + in->granule - 1) / in->granule * in->granule;
-    }
-    in->ext[in->next++] = (extent){volume, s, e};
-}
 
 static void add_series(info *in, uint64_t t, uint64_t bytes)
 {
@@ -141,7 +89,8 @@ static int account(info *in, const tr_record *r)
         in->vol_end[v] = r->offset + r->length;
         if (r->latency_ns != TR_LATENCY_UNKNOWN) sim_hist_record(in->lat[r->op], r->latency_ns);
     }
-    if (r->op != TR_FLUSH) add_extent(in, r->volume, r->offset, r->length);
+    if (r->op != TR_FLUSH && tr_footprint_add(&in->fp, r->volume, r->offset, r->length) < 0)
+        return -1;
     add_series(in, r->time_ns, r->op == TR_READ || r->op == TR_WRITE ? r->length : 0);
     return 0;
 }
@@ -153,10 +102,6 @@ static json_t *hist_json(const sim_hist *h)
 
 static json_t *build(info *in, tr_source *src)
 {
-    compact(in);
-    uint64_t footprint = 0;
-    for (uint32_t i = 0; i < in->next; i++)
-        footprint += in->ext[i].end - in->ext[i].start;
     double secs = in->last_time / 1e9;
     uint64_t rw = in->ops[TR_READ] + in->ops[TR_WRITE];
     uint64_t rwb = in->bytes[TR_READ] + in->bytes[TR_WRITE];
@@ -187,8 +132,7 @@ static json_t *build(info *in, tr_source *src)
     }
     json_object_set_new(j, "sizes", sizes);
     json_object_set_new(j, "mean_size", json_real(rw ? (double)rwb / rw : 0.0));
-    json_object_set_new(j, "footprint_bytes", json_integer((json_int_t)footprint));
-    json_object_set_new(j, "footprint_granule", json_integer((json_int_t)in->granule));
+    json_object_set_new(j, "footprint", tr_footprint_json(&in->fp));
     json_object_set_new(j, "sequential_share",
                         json_real(in->seq_candidates ? (double)in->seq / in->seq_candidates : 0.0));
     json_object_set_new(j, "duration_s", json_real(secs));
@@ -234,7 +178,7 @@ static void print_lat(const char *what, const json_t *h)
 static void print_text(const json_t *j)
 {
     const json_t *src = json_object_get(j, "source"), *ops = json_object_get(j, "operations");
-    char a[32], b[32];
+    char a[32];
     printf("%s: %s trace (%s compression), %lld records over %.3f s\n",
            json_string_value(json_object_get(src, "file")),
            json_string_value(json_object_get(src, "format")),
@@ -252,11 +196,10 @@ static void print_text(const json_t *j)
            num(rs, "by_count") * 100, num(rs, "by_bytes") * 100,
            sim_format_size((uint64_t)num(j, "mean_size"), a, sizeof a),
            num(j, "sequential_share") * 100);
-    printf("  footprint: %s (granule %s); %lld volume(s)\n",
-           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_bytes")), a,
-                           sizeof a),
-           sim_format_size((uint64_t)json_integer_value(json_object_get(j, "footprint_granule")), b,
-                           sizeof b),
+    const json_t *fp = json_object_get(j, "footprint");
+    printf("  footprint: %s (%s); %lld volume(s)\n",
+           sim_format_size((uint64_t)json_integer_value(json_object_get(fp, "bytes")), a, sizeof a),
+           json_string_value(json_object_get(fp, "method")),
            (long long)json_integer_value(json_object_get(j, "volumes")));
     printf("  rate: %.1f IOPS, %.2f MB/s on average\n", num(j, "iops"), num(j, "mbps"));
     printf("  sizes:");
@@ -312,8 +255,8 @@ static int info_main(int argc, char **argv)
     }
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
-    info in = {.granule = 1, .width_ns = 1000000000ull};
-    in.ext = malloc(EXT_CAP * sizeof *in.ext);
+    info in = {.width_ns = 1000000000ull};
+    int fprc = tr_footprint_init(&in.fp);
     in.series_ops = calloc(SERIES_MAX, sizeof(uint64_t));
     in.series_bytes = calloc(SERIES_MAX, sizeof(uint64_t));
     in.gaps = sim_hist_new();
@@ -321,7 +264,7 @@ static int info_main(int argc, char **argv)
     in.lat[1] = sim_hist_new();
     tr_record r;
     int got = 0;
-    if (!in.ext || !in.series_ops || !in.series_bytes) {
+    if (fprc < 0 || !in.series_ops || !in.series_bytes) {
         sim_error("out of memory");
         rc = SIM_EXIT_FAIL;
     } else {
@@ -353,7 +296,7 @@ static int info_main(int argc, char **argv)
         }
         json_decref(j);
     }
-    free(in.ext);
+    tr_footprint_free(&in.fp);
     free(in.series_ops);
     free(in.series_bytes);
     free(in.vol_ops);

@@ -56,6 +56,10 @@ static int merge_main(int argc, char **argv)
         sim_error("trace merge needs at least two traces and -o OUT");
         return SIM_EXIT_USAGE;
     }
+    if (fio_file && strcmp(to, "fio-v3")) {
+        sim_error("--fio-file applies to --to fio-v3 only");
+        return SIM_EXIT_USAGE;
+    }
     input *ins = calloc((size_t)npos, sizeof *ins);
     if (!ins) return SIM_EXIT_FAIL;
     char err[1024];

@@ -398,9 +398,19 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
      * would make every wake-up late. */
     int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
-    sim_run_start(run);
-    rp.t0 = sim_now_ns();
-    rc = run_loop(&rp, err, errlen);
+    /* The first record before the clock starts: a reader with a sort window parses a
+     * window's worth of records to find it, which must not delay the first I/O. */
+    rc = fetch(&rp, err, errlen);
+    rp.have_rec = rc == 1;
+    rp.src_done = rc == 0;
+    if (rc >= 0) {
+        sim_run_start(run);
+        rp.t0 = sim_now_ns();
+        rc = run_loop(&rp, err, errlen);
+    } else {
+        rc = SIM_EXIT_FAIL;
+        sim_run_start(run); /* finished below, so the run is in a defined state */
+    }
     /* Drain what is still in flight so that every issued I/O is accounted. */
     while (st_engine_inflight(rp.eng) > 0 && reap(&rp, 1) >= 0)
         ;

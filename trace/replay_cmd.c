@@ -180,14 +180,25 @@ static int replay_main(int argc, char **argv)
         sim_error("--curve-points '%s': percentages expected, e.g. 10,50,100,120", points);
         return SIM_EXIT_USAGE;
     }
-    if (points && !curve) {
-        sim_error("--curve-points needs --curve");
-        return SIM_EXIT_USAGE;
-    }
-    if (curve && (sim_opts_find(opts, "timing")->set || sim_opts_find(opts, "loop")->set ||
-                  sim_opts_find(opts, "duration")->set)) {
-        sim_error("--curve sets its own timing and durations: use --point-warmup and "
-                  "--point-duration instead of --timing, --loop and --duration");
+    /* No option may be accepted and ignored: each mode refuses the other's. */
+    static const char *const curve_only[] = {"curve-points", "point-warmup", "point-duration",
+                                             "uniform", "seed"};
+    static const char *const single_only[] = {"timing",   "speed",  "loop",
+                                              "duration", "warmup", "report-interval"};
+    for (size_t i = 0; i < sizeof curve_only / sizeof *curve_only; i++)
+        if (!curve && sim_opts_find(opts, curve_only[i])->set) {
+            sim_error("--%s needs --curve", curve_only[i]);
+            return SIM_EXIT_USAGE;
+        }
+    for (size_t i = 0; i < sizeof single_only / sizeof *single_only; i++)
+        if (curve && sim_opts_find(opts, single_only[i])->set) {
+            sim_error("--curve sets its own timing and durations: --%s does not apply (use "
+                      "--point-warmup and --point-duration)",
+                      single_only[i]);
+            return SIM_EXIT_USAGE;
+        }
+    if (sim_opts_find(opts, "speed")->set && o.timing != TR_TIMING_ORIGINAL) {
+        sim_error("--speed applies to --timing original only");
         return SIM_EXIT_USAGE;
     }
     tr_source *src;
@@ -208,6 +219,11 @@ static int replay_main(int argc, char **argv)
         json_t *cj = NULL;
         rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
         if (rc == 0) {
+            /* The top-level summary (what compare reads) is the maximum-rate run, the
+             * curve's peak; every point's own run stays under curve.points[i].run. */
+            const json_t *max_run =
+                json_object_get(json_array_get(json_object_get(cj, "points"), 0), "run");
+            if (max_run) json_object_update(doc, (json_t *)max_run);
             json_object_set_new(doc, "curve", cj);
             if (!to_stdout) print_curve(cj);
         }

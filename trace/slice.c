@@ -54,6 +54,10 @@ static int slice_main(int argc, char **argv)
         sim_error("--until must be later than --from");
         return SIM_EXIT_USAGE;
     }
+    if (fio_file && strcmp(to, "fio-v3")) {
+        sim_error("--fio-file applies to --to fio-v3 only");
+        return SIM_EXIT_USAGE;
+    }
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, sortwin, &src))) return rc;
     uint64_t n = 0;

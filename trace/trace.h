@@ -130,10 +130,12 @@ const tr_format *const *tr_formats(void);
 typedef struct tr_writer tr_writer;
 typedef struct tr_writer_opts {
     const char *fio_file; /* fio iolog: the file name written in the log (the target) */
-    bool overwrite;       /* replace an existing file (default: refuse, SIM_EXIT_USAGE) */
+    bool overwrite;       /* replace an existing file; false: refuse it (SIM_EXIT_USAGE) */
 } tr_writer_opts;
 /* path "-" = stdout. A ".gz" or ".zst" suffix compresses. The file is written under a
- * temporary name and renamed over `path` on a successful close. */
+ * temporary name and renamed over `path` on a successful close. With o == NULL an
+ * existing file is replaced (callers that decided so already, e.g. a capture that
+ * checked its output before recording); the CLI passes the user's --force. */
 int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
                    char *err, size_t errlen);
 int tr_writer_put(tr_writer *w, const tr_record *r);

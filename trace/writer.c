@@ -119,7 +119,7 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
         w->raw = stdout;
     } else {
         struct stat st;
-        if ((!o || !o->overwrite) && stat(path, &st) == 0) {
+        if (o && !o->overwrite && stat(path, &st) == 0) {
             snprintf(err, errlen,
                      "%s already exists: remove it, choose another name, or pass "
                      "--force to replace it",

@@ -61,6 +61,12 @@ grep -q "rate curve" "$T/c.out" || fail "curve table"
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --curve --timing afap >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--curve with --timing must exit 2"
 
+for bad in "--curve --speed 2" "--curve --warmup 1" "--point-duration 1" "--uniform" \
+           "--timing afap --speed 2"; do
+  "$APPSIM" replay "$T/t.log" --target "$T/tgt" $bad >/dev/null 2>&1
+  [ $? -eq 2 ] || fail "$bad must be refused (no option accepted and ignored)"
+done
+
 # bad input
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --region 5 >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad --region"
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --qd 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--qd 0"

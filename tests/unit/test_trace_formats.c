@@ -392,9 +392,9 @@ static void test_appsim_roundtrip(void **state)
     tr_close(s);
     /* An existing file is not replaced unless asked; out-of-order records cannot be
      * written. */
-    assert_int_equal(tr_writer_open(path, "appsim", NULL, &w, err, sizeof err), SIM_EXIT_USAGE);
+    tr_writer_opts keep = {.overwrite = false}, ow = {.overwrite = true};
+    assert_int_equal(tr_writer_open(path, "appsim", &keep, &w, err, sizeof err), SIM_EXIT_USAGE);
     assert_non_null(strstr(err, "exists"));
-    tr_writer_opts ow = {.overwrite = true};
     assert_int_equal(tr_writer_open(path, "appsim", &ow, &w, err, sizeof err), 0);
     assert_int_equal(tr_writer_put(w, &in[3]), 0);
     assert_int_equal(tr_writer_put(w, &in[0]), -1);
