@@ -4,13 +4,16 @@
  *
  * The instance ("instances/appsim-capture-<pid>") has its own ring buffers, filters
  * and clock, so a capture never changes the global tracing setup or another tool's
- * instance. It uses the "mono" clock (CLOCK_MONOTONIC) and no overwrite: when a
- * buffer is full the kernel drops new events and counts them, and those counts are
- * reported (never silent). The instance is removed on close.
+ * instance. Instances left by captures that died (their pid is gone) are removed. It uses the
+ * "mono" clock (CLOCK_MONOTONIC) and no overwrite: when a buffer is full the kernel drops new
+ * events and counts them, and those counts are reported (never silent). The instance is removed on
+ * close.
  */
 #include "trace/capture_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -101,6 +104,31 @@ static int tracefs_root(char *root, size_t len, char *err, size_t errlen)
     return 0;
 }
 
+/* Removes the instances of captures that died without cleaning up (a crash, SIGKILL):
+ * "appsim-capture-<pid>" whose process no longer exists. Their buffers would keep
+ * recording and holding memory. Instances of live captures are left alone. */
+static void remove_stale_instances(const char *root)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/instances", root);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long pid;
+        char tail;
+        if (sscanf(e->d_name, "appsim-capture-%ld%c", &pid, &tail) != 1 || pid <= 0) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char inst[1024], ignore[64];
+        snprintf(inst, sizeof inst, "%s/%s", dir, e->d_name);
+        write_file(inst, "tracing_on", "0", ignore, sizeof ignore);
+        if (rmdir(inst) == 0)
+            fprintf(stderr, "appsim: removed the tracefs instance of a capture that died: %s\n",
+                    inst);
+    }
+    closedir(d);
+}
+
 int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t max_events,
                      char *err, size_t errlen)
 {
@@ -132,6 +160,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         free(text);
     }
 
+    remove_stale_instances(root);
     snprintf(s->inst, sizeof s->inst, "%s/instances/appsim-capture-%ld", root, (long)getpid());
     if (mkdir(s->inst, 0700) != 0) {
         snprintf(err, errlen, "cannot create the tracefs instance %s: %s", s->inst,

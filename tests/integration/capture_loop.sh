@@ -96,6 +96,19 @@ if command -v setpriv >/dev/null; then
   [ $rc -eq 2 ] && grep -q "needs root" "$APPSIM_TMP/err" || { echo "FAIL: non-root not refused ($rc)"; cat "$APPSIM_TMP/err"; exit 1; }
 fi
 set -e
+# A capture that dies (SIGKILL) leaves its instance; the next capture removes it.
+"$APPSIM" trace capture --quiet --device "$LOOP" --duration 30 -o "$APPSIM_TMP/killed.atr" &
+victim=$!
+for _ in $(seq 50); do
+  [ -d /sys/kernel/tracing/instances/appsim-capture-$victim ] && break
+  sleep 0.1
+done
+kill -9 $victim; wait $victim 2>/dev/null || true
+[ -d /sys/kernel/tracing/instances/appsim-capture-$victim ] || { echo "FAIL: no instance to leave"; exit 1; }
+"$APPSIM" trace capture --quiet --force --device "$LOOP" --duration 0.2 -o "$APPSIM_TMP/after.atr" \
+  2>"$APPSIM_TMP/err" >/dev/null
+grep -q "capture that died" "$APPSIM_TMP/err" || { echo "FAIL: stale instance not reported"; exit 1; }
+[ ! -d /sys/kernel/tracing/instances/appsim-capture-$victim ] || { echo "FAIL: stale instance kept"; exit 1; }
 # The tracefs instance is gone.
 if [ "$(instances)" -gt "$instances_before" ]; then
   echo "FAIL: a tracefs instance was left behind"; exit 1
