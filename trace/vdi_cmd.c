@@ -415,14 +415,14 @@ static int vdi_main(int argc, char **argv)
     if (json_array_size(results) == 0) goto done;
     fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)desktops,
             target, (unsigned long long)qd);
-    fprintf(out, "%-7s %-14s %-9s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
+    fprintf(out, "%-7s %-14s %-12s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
             "phase", "source", "peak IOPS", "mean us", "p99 us");
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r)
     {
         const json_t *pk = json_object_get(r, "peak");
-        fprintf(out, "%-7s %-14s %-9s %12.0f %10.1f %10.1f  ",
+        fprintf(out, "%-7s %-14s %-12s %12.0f %10.1f %10.1f  ",
                 json_string_value(json_object_get(r, "clones")),
                 json_string_value(json_object_get(r, "phase")),
                 json_string_value(json_object_get(r, "source")),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/vdi_storm.sh: `appsim vdi` end to end on a directory target, with
-# short curve points: the six combinations of --all in one table from the shipped
-# captures, each storm's totals equal to N times its desktop trace, full clones on their
+# short curve points: the six combinations of --all in one table (on small traces of
+# one's own, to keep the layout light), the shipped captures, each storm's totals equal to N times its desktop trace, full clones on their
 # own copies, linked clones on the replica and their deltas, the layout files of the
 # right size, modeled phases labelled (--model-logins, and logins next to a user's own
 # boot), a user's own capture (--boot-trace) with reads after writes going to the
@@ -14,9 +14,32 @@ T=$APPSIM_TMP/target
 N=3
 SHORT=(--curve-points 0.5 --point-warmup 0.2 --point-duration 0.4 --quiet)
 
-# 1. --all with the shipped desktop traces.
-"$APPSIM" vdi --all --desktops $N --target "$T" "${SHORT[@]}" -o "$APPSIM_TMP/all.json" \
-  >"$APPSIM_TMP/all.txt"
+# Small desktop traces of one's own (fio iolog v3), so that --all stays light: three
+# phases over a 64 MiB disk, random reads and writes, some reads of written blocks.
+python3 - "$APPSIM_TMP" <<'EOF'
+import random, sys
+rnd = random.Random(7)
+for phase, reads in (("boot", 0.8), ("login", 0.5), ("monday", 0.65)):
+    with open(f"{sys.argv[1]}/{phase}.log", "w") as f:
+        f.write("fio version 3 iolog\n0 disk add\n0 disk open\n")
+        written, t = [], 0
+        for i in range(300):
+            t += rnd.randint(100, 5000)
+            if written and rnd.random() < 0.1:
+                off, ln = rnd.choice(written); op = "read"
+            else:
+                off = rnd.randrange(0, 64 << 20, 4096); ln = 4096 * rnd.choice((1, 2, 4, 9, 16))
+                op = "read" if rnd.random() < reads else "write"
+                if op == "write": written.append((off, ln))
+            f.write(f"{t} disk {op} {off} {ln}\n")
+        f.write(f"{t} disk close\n")
+EOF
+OWN=(--boot-trace "$APPSIM_TMP/boot.log" --login-trace "$APPSIM_TMP/login.log"
+     --monday-trace "$APPSIM_TMP/monday.log")
+
+# 1. --all: six storms, one table.
+"$APPSIM" vdi --all --desktops $N --target "$T" "${OWN[@]}" "${SHORT[@]}" \
+  -o "$APPSIM_TMP/all.json" >"$APPSIM_TMP/all.txt"
 cat "$APPSIM_TMP/all.txt"
 python3 - "$APPSIM_TMP/all.json" "$APPSIM_TMP/all.txt" "$T" "$N" <<'EOF'
 import json, os, sys
@@ -51,17 +74,33 @@ for s in storms:
     assert len(pts) == 2 and pts[1]["fraction"] == 0.5, pts
     data_file = os.path.join(target, s["data_file"])
     assert os.path.getsize(data_file) >= s["layout_bytes"], data_file
-# The shipped captures: all three phases captured with appsim.
 for p, tr in doc["desktop_traces"].items():
-    assert tr["source"] == "captured", (p, tr)
-    assert tr["origin"].endswith(p + ".atr"), tr["origin"]
+    assert tr["source"] == "user capture", (p, tr)
+# Reads of written blocks went to the deltas in the linked storms.
+assert all(s["composition"]["delta_reads"] > 0 for s in storms if s["clones"] == "linked")
 print("vdi --all: ok")
 EOF
 
+# 1a. The shipped captures: all three phases captured with appsim (one light storm).
+"$APPSIM" vdi --clones full --phase initial-login --desktops 1 --target "$T" "${SHORT[@]}" \
+  -o "$APPSIM_TMP/shipped.json" >"$APPSIM_TMP/shipped.txt"
+grep -E '^full +initial-login +captured ' "$APPSIM_TMP/shipped.txt" >/dev/null ||
+  { echo "FAIL: shipped row"; cat "$APPSIM_TMP/shipped.txt"; exit 1; }
+python3 - "$APPSIM_TMP/shipped.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p, tr in d["desktop_traces"].items():
+    assert tr["source"] == "captured", (p, tr)
+    assert tr["origin"].endswith(p + ".atr"), tr["origin"]
+    assert tr["records"] > 500, tr
+s = d["storms"][0]
+assert s["composition"]["desktop_records"] == d["desktop_traces"]["initial-login"]["records"]
+EOF
+
 # 1b. --model-logins: the login rows say "modeled", the boot row "captured".
-"$APPSIM" vdi --clones linked --phase monday-login --model-logins --desktops 2 --target "$T" \
+"$APPSIM" vdi --clones full --phase monday-login --model-logins --desktops 1 --target "$T" \
   "${SHORT[@]}" -o "$APPSIM_TMP/model.json" >"$APPSIM_TMP/model.txt"
-grep -E '^linked +monday-login +modeled ' "$APPSIM_TMP/model.txt" >/dev/null ||
+grep -E '^full +monday-login +modeled ' "$APPSIM_TMP/model.txt" >/dev/null ||
   { echo "FAIL: modeled row not labelled"; cat "$APPSIM_TMP/model.txt"; exit 1; }
 python3 - "$APPSIM_TMP/model.json" <<'EOF'
 import json, sys
