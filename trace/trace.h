@@ -139,8 +139,12 @@ typedef struct tr_writer_opts {
 int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
                    char *err, size_t errlen);
 int tr_writer_put(tr_writer *w, const tr_record *r);
-/* Flushes and closes; 0 or -1 with a message. Always frees w. */
+/* Flushes and closes; 0, or SIM_EXIT_USAGE when the format refused a record (the
+ * message says why and what to do), or SIM_EXIT_FAIL (I/O error). A failed output is
+ * removed. Always frees w. */
 int tr_writer_close(tr_writer *w, char *err, size_t errlen);
+/* Gives up: the output is removed (nothing is left under its name). Frees w. */
+void tr_writer_abort(tr_writer *w);
 
 /* ------------------------------------------------------------------ scan */
 

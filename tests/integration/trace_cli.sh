@@ -66,6 +66,11 @@ err=$("$APPSIM" trace info "$T/bad.csv" 2>&1 >/dev/null); rc=$?
 echo "$err" | grep -q "bad.csv:5:" || fail "error must name file:line: $err"
 echo "$err" | grep -q "skip-bad" || fail "error must say what to do: $err"
 "$APPSIM" trace info "$T/bad.csv" --skip-bad --json - | grep -q '"skipped_bad": 2' || fail "--skip-bad count"
+"$APPSIM" trace convert "$T/bad.csv" -o "$T/bad.apt" >/dev/null 2>&1; [ $? -eq 2 ] || fail "convert of bad input"
+[ ! -e "$T/bad.apt" ] || fail "a failed convert must leave no output"
+"$APPSIM" trace convert "$T/merged.apt" -o "$T/merged.log" --to fio-v3 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "several volumes into one fio file must be refused"
+[ ! -e "$T/merged.log" ] || fail "a refused convert must leave no output"
 echo "garbage here" > "$T/junk.txt"
 "$APPSIM" trace info "$T/junk.txt" >/dev/null 2>&1; [ $? -eq 2 ] || fail "undetectable input must exit 2"
 "$APPSIM" trace info "$T/missing.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing file must exit 2"
