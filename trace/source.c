@@ -306,9 +306,17 @@ static const tr_source_ops file_ops = {fs_next, fs_rewind, fs_error, fs_close};
 /* Scores a text format on the first complete lines of the stream: lines that parse
  * count for it, lines it recognises as headers or other events a little, malformed
  * lines strongly against it. */
-static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof)
+typedef struct probe_note {
+    int ok;          /* lines that parsed as I/O */
+    char first[300]; /* the first malformed line's number and reason */
+} probe_note;
+
+static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof,
+                      probe_note *note)
 {
     tr_parse p = {0};
+    note->ok = 0;
+    note->first[0] = 0;
     char line[4096];
     int score = 0, lines = 0;
     size_t pos = 0;
@@ -331,6 +339,9 @@ static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, 
         /* A few malformed lines do not hide the format (they are reported when read);
          * a format that fails on many lines is not the one. */
         score += rc == 1 ? 10 : rc == 0 ? 1 : -30;
+        note->ok += rc == 1;
+        if (rc < 0 && !note->first[0])
+            snprintf(note->first, sizeof note->first, "line %d: %s", lines, p.why);
     }
     for (uint32_t i = 0; i < p.nnames; i++)
         free(p.names[i]);
@@ -354,20 +365,34 @@ static int detect(file_source *fs, char *err, size_t errlen)
                  fs->name);
         return -1;
     }
-    const tr_format *best = NULL;
+    const tr_format *best = NULL, *closest = NULL;
     int best_score = 0;
+    probe_note note, closest_note = {0};
     for (const tr_format *const *f = tr_formats(); *f; f++) {
         int score;
         if ((*f)->probe)
             score = (*f)->probe(b, len);
-        else if ((*f)->text)
-            score = probe_text(*f, b, len, fs->p.eof);
-        else
+        else if ((*f)->text) {
+            score = probe_text(*f, b, len, fs->p.eof, &note);
+            if (note.ok > closest_note.ok) {
+                closest = *f;
+                closest_note = note;
+            }
+        } else
             continue;
         if (score > best_score) {
             best = *f;
             best_score = score;
         }
+    }
+    if (!best && closest) {
+        /* Say what it looked like and why it was not that, so a broken file of a known
+         * format is not reported as an unknown one. */
+        snprintf(err, errlen,
+                 "%s: not recognised as any trace format; closest is %s, but %s (give "
+                 "--format %s to read it and see every error)",
+                 fs->name, closest->name, closest_note.first, closest->name);
+        return -1;
     }
     if (!best) {
         snprintf(err, errlen,
