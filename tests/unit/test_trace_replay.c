@@ -4,6 +4,7 @@
  * trace), placement (refusal without mapping, wrap, alignment counted), looping,
  * timing fidelity (a 2 s trace in original timing takes 2 s within 2 %), and the rate
  * curve (points in order, each at its target rate within 5 % up to 80 % of the max).
+ * APPSIM_TEST_RUN_SERIAL: the 2 s timing and the curve's rates are timing measurements.
  */
 #include "trace/trace.h"
 
