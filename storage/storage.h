@@ -212,7 +212,10 @@ typedef struct st_db st_db;
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
                char *err, size_t errlen);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
- * per-connection cache). Use from one thread at a time. */
+ * per-connection cache). Use from one thread at a time. Opened with extended result
+ * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic
+ * checkpoints (the instance's background thread does them). Close every connection
+ * before st_db_close. */
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen);
@@ -220,6 +223,15 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen);
  *  "sync", "checkpoint": {...}} */
 json_t *st_db_json(const st_db *db);
 void st_db_close(st_db *db);
+/* Smallest buffer_bytes st_db_open accepts: 16 pages per connection (max_connections,
+ * at least 1, plus the checkpointer's). */
+uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);
+/* The pool's and VFS's counters as a sim/ probe named "db_pool": hits, misses,
+ * evictions, hit_ratio, the device reads and writes the VFS issued (db_reads,
+ * wal_reads, db_writes, wal_writes, syncs), checkpoints, and per unit when units > 0
+ * (misses_per_unit, device_reads_per_unit, device_writes_per_unit). ctx is the st_db.
+ * On a buffered target it only says the page cache was in play. */
+extern const sim_probe_ops st_db_pool_probe;
 
 #ifdef __cplusplus
 }
