@@ -129,12 +129,16 @@ static int pull(file_source *fs, tr_record *r)
         memset(r, 0, sizeof *r);
         r->latency_ns = TR_LATENCY_UNKNOWN;
         fs->p.why[0] = 0;
-        if (fs->fmt->text) {
+        bool end = false;
+        if (fs->fmt->held && fs->fmt->held(&fs->p, r, false) == 1) {
+            rc = 1; /* a record the format held back, now complete */
+        } else if (fs->fmt->text) {
             char *line = NULL;
             size_t len = 0;
             rc = next_line(&fs->p, &line, &len);
-            if (rc == 0) return 0;
-            if (rc > 0) {
+            if (rc == 0) {
+                end = true;
+            } else if (rc > 0) {
                 if (tr_blank_line(line)) continue;
                 rc = fs->fmt->parse_line(&fs->p, line, len, r);
             } else {
@@ -145,13 +149,21 @@ static int pull(file_source *fs, tr_record *r)
         } else {
             fs->p.rec_offset = fs->p.base + fs->p.start;
             rc = fs->fmt->parse_bin(&fs->p, r);
-            if (rc == 2) return 0;
+            if (rc == 2) end = true;
             if (rc < 0 && fs->p.why[0] == 0) tr_parse_fail(&fs->p, "malformed record");
             if (rc < 0 && fs->p.fatal) {
                 snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
                 return -1;
             }
         }
+        if (end) {
+            /* What the format still holds comes out before the end. */
+            if (fs->fmt->held && fs->fmt->held(&fs->p, r, true) == 1)
+                rc = 1;
+            else
+                return 0;
+        }
+        if (rc == 3) continue; /* held by the format */
         if (rc == 1) {
             if (r->op > TR_DISCARD)
                 rc = tr_parse_fail(&fs->p, "unknown operation %u", r->op);
@@ -258,6 +270,7 @@ static void reset_pass(file_source *fs)
     fs->p.line = 0;
     fs->p.rec_offset = 0;
     fs->p.fatal = 0;
+    if (fs->fmt && fs->fmt->reset) fs->fmt->reset(&fs->p);
     memset(fs->p.state, 0, sizeof fs->p.state);
     fs->nheap = 0;
     fs->seq = 0;
@@ -291,6 +304,7 @@ static const char *fs_error(const tr_source *s)
 static void fs_close(tr_source *s)
 {
     file_source *fs = s->ctx;
+    if (fs->fmt && fs->fmt->reset) fs->fmt->reset(&fs->p);
     tr_input_close(fs->in);
     for (uint32_t i = 0; i < fs->p.nnames; i++)
         free(fs->p.names[i]);
@@ -338,11 +352,12 @@ static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, 
         int rc = f->parse_line(&p, line, c, &r);
         /* A few malformed lines do not hide the format (they are reported when read);
          * a format that fails on many lines is not the one. */
-        score += rc == 1 ? 10 : rc == 0 ? 1 : -30;
-        note->ok += rc == 1;
+        score += rc == 1 || rc == 3 ? 10 : rc == 0 ? 1 : -30;
+        note->ok += rc == 1 || rc == 3;
         if (rc < 0 && !note->first[0])
             snprintf(note->first, sizeof note->first, "line %d: %s", lines, p.why);
     }
+    if (f->reset) f->reset(&p);
     for (uint32_t i = 0; i < p.nnames; i++)
         free(p.names[i]);
     free(p.names);

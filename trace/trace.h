@@ -114,6 +114,14 @@ typedef struct tr_format {
     int (*write_begin)(tr_emit *e);
     int (*write_record)(tr_emit *e, const tr_record *r);
     int (*write_end)(tr_emit *e);
+    /* Optional, for formats that hold records back to pair them with later events
+     * (blktrace issue + completion = the captured response time): a parser returns
+     * 3 for an I/O it kept; held() hands kept records out, in order, before each new
+     * line or record is parsed and, with end = true, after the last one until it
+     * returns 0. 1 = a record in *out, 0 = none ready. reset() frees what the format
+     * allocated (rewind, close). */
+    int (*held)(tr_parse *p, tr_record *out, bool end);
+    void (*reset)(tr_parse *p);
 } tr_format;
 void tr_register_format(const tr_format *f);
 const tr_format *tr_find_format(const char *name);
