@@ -27,7 +27,7 @@ static void print_value(FILE *out, const json_t *v)
         fputs("no", out);
         break;
     case JSON_NULL:
-        fputs("(unknown)", out);
+        fputs("-", out);
         break;
     case JSON_ARRAY: {
         size_t i;
