@@ -55,7 +55,7 @@ struct st_db {
     pthread_cond_t cv;
     bool stop;
     uint64_t hook_seq;
-    uint64_t wal_frames;   /* frames in the WAL at the last commit */
+    uint64_t wal_frames;    /* frames in the WAL at the last commit */
     uint64_t ck_backfilled; /* frames of this WAL generation already checkpointed */
     uint64_t wal_frames_max;
     uint64_t ck_count, ck_busy, ck_errors, ck_frames, ck_total_ns, ck_max_ns, ck_manual;
@@ -70,8 +70,7 @@ static const int mode_values[] = {SQLITE_CHECKPOINT_PASSIVE, SQLITE_CHECKPOINT_F
 static int find_name(const char *const *names, int n, const char *s)
 {
     for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], s))
-            return i;
+        if (!strcmp(names[i], s)) return i;
     return -1;
 }
 
@@ -101,12 +100,10 @@ static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
     if (n < db->wal_frames || n < db->ck_backfilled)
         db->ck_backfilled = 0; /* the WAL restarted from its beginning */
     db->wal_frames = n;
-    if (n > db->wal_frames_max)
-        db->wal_frames_max = n;
+    if (n > db->wal_frames_max) db->wal_frames_max = n;
     db->hook_seq++;
     uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
-    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes)
-        pthread_cond_signal(&db->cv);
+    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes) pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
     return SQLITE_OK;
 }
@@ -125,8 +122,8 @@ static int exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
 static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *c = NULL;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                SQLITE_OPEN_EXRESCODE;
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
     int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open SQLite database %s: %s", db->path,
@@ -189,11 +186,9 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
 
     pthread_mutex_lock(&db->mu);
     db->ck_count++;
-    if (manual)
-        db->ck_manual++;
+    if (manual) db->ck_manual++;
     db->ck_total_ns += dt;
-    if (dt > db->ck_max_ns)
-        db->ck_max_ns = dt;
+    if (dt > db->ck_max_ns) db->ck_max_ns = dt;
     if (rc == SQLITE_BUSY) {
         db->ck_busy++;
     } else if (rc != SQLITE_OK) {
@@ -210,8 +205,7 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
         db->ck_backfilled = nckpt > 0 ? (uint64_t)nckpt : 0;
     }
     pthread_mutex_unlock(&db->mu);
-    if (rc != SQLITE_OK && err)
-        snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
+    if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
     return rc;
 }
 
@@ -263,23 +257,21 @@ static int create_buffered_files(st_db *db, bool create, char *err, size_t errle
     for (int i = 0; i < 3; i++) {
         char name[PATH_MAX];
         snprintf(name, sizeof name, "%s%s", db->name, suffix[i]);
-        if (st_target_owns(db->target, name))
-            continue;
+        if (st_target_owns(db->target, name)) continue;
         if (!create && i == 0) {
             snprintf(err, errlen, "database %s is not in the target's manifest", name);
             return SIM_EXIT_USAGE;
         }
         int fd = -1;
         int rc = st_target_create_file(db->target, name, 0, &fd, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         close(fd);
     }
     return 0;
 }
 
-int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create,
-               st_db **out, char *err, size_t errlen)
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
+               char *err, size_t errlen)
 {
     *out = NULL;
     const char *sync = opts->sync ? opts->sync : "full";
@@ -291,8 +283,8 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         return SIM_EXIT_USAGE;
     }
     if (mi < 0) {
-        snprintf(err, errlen,
-                 "checkpoint mode %s: expected passive, full, restart or truncate", mode);
+        snprintf(err, errlen, "checkpoint mode %s: expected passive, full, restart or truncate",
+                 mode);
         return SIM_EXIT_USAGE;
     }
     if (!name || !*name || strchr(name, '/')) {
@@ -353,8 +345,7 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
                                  errlen);
         }
     }
-    if (rc == 0)
-        rc = open_conn(db, &db->ck_conn, err, errlen);
+    if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
     if (rc == 0) {
         if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
             snprintf(err, errlen, "cannot start the checkpoint thread");
@@ -373,8 +364,7 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
 
 void st_db_close(st_db *db)
 {
-    if (!db)
-        return;
+    if (!db) return;
     if (db->ck_started) {
         pthread_mutex_lock(&db->mu);
         db->stop = true;
@@ -382,8 +372,7 @@ void st_db_close(st_db *db)
         pthread_mutex_unlock(&db->mu);
         pthread_join(db->ck_thread, NULL);
     }
-    if (db->ck_conn)
-        sqlite3_close(db->ck_conn);
+    if (db->ck_conn) sqlite3_close(db->ck_conn);
     vf_instance_free(db->vi);
     pthread_mutex_destroy(&db->mu);
     pthread_mutex_destroy(&db->ck_conn_mu);
@@ -418,12 +407,12 @@ static void take_snap(const st_db *cdb, db_snap *s)
 
 static json_t *file_json(const vf_counters *c)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "hits", (json_int_t)c->hits,
-                     "misses", (json_int_t)c->misses, "device_reads", (json_int_t)c->dev_reads,
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "hits", (json_int_t)c->hits, "misses",
+                     (json_int_t)c->misses, "device_reads", (json_int_t)c->dev_reads,
                      "device_read_bytes", (json_int_t)c->dev_read_bytes, "device_writes",
                      (json_int_t)c->dev_writes, "device_write_bytes",
-                     (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs,
-                     "sync_avg_us", c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
+                     (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs, "sync_avg_us",
+                     c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
 }
 
 json_t *st_db_json(const st_db *cdb)
@@ -441,7 +430,8 @@ json_t *st_db_json(const st_db *cdb)
     json_object_set_new(j, "connection_cache_pages", json_integer(db->conn_cache_pages));
     json_object_set_new(j, "max_connections", json_integer(db->max_connections));
     json_object_set_new(j, "sync", json_string(db->sync));
-    json_object_set_new(j, "wal_index", json_string(db->vi ? "process memory" : "-shm file (mmap)"));
+    json_object_set_new(j, "wal_index",
+                        json_string(db->vi ? "process memory" : "-shm file (mmap)"));
     db_snap s;
     take_snap(db, &s);
     if (db->vi) {
@@ -469,12 +459,10 @@ json_t *st_db_json(const st_db *cdb)
         db->ck_mode_name, "wal_bytes_trigger", (json_int_t)db->ck_wal_bytes, "count",
         (json_int_t)db->ck_count, "manual", (json_int_t)db->ck_manual, "busy",
         (json_int_t)db->ck_busy, "errors", (json_int_t)db->ck_errors, "frames_backfilled",
-        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max,
-        "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
-        "wal_bytes_max",
+        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max, "total_ms",
+        (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6, "wal_bytes_max",
         (json_int_t)(db->wal_frames_max * (db->page_size + WAL_FRAME_HEADER)));
-    if (db->ck_errors)
-        json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    if (db->ck_errors) json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
     pthread_mutex_unlock(&db->mu);
     json_object_set_new(j, "checkpoint", ck);
     return j;
@@ -485,8 +473,7 @@ json_t *st_db_json(const st_db *cdb)
 static void *probe_snapshot(void *ctx)
 {
     db_snap *s = malloc(sizeof *s);
-    if (s)
-        take_snap(ctx, s);
+    if (s) take_snap(ctx, s);
     return s;
 }
 
@@ -498,7 +485,8 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     json_t *j = json_object();
     if (!db->vi) {
         json_object_set_new(j, "pool", json_string("none: buffered target, page cache in play"));
-        json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
+        json_object_set_new(j, "checkpoints",
+                            json_integer((json_int_t)(b->ck_count - a->ck_count)));
         return j;
     }
     uint64_t hits = b->pool.hits - a->pool.hits, misses = b->pool.misses - a->pool.misses;
@@ -507,8 +495,8 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     uint64_t walr = b->ctr[VF_WAL].dev_reads - a->ctr[VF_WAL].dev_reads;
     uint64_t dbw = b->ctr[VF_MAIN].dev_writes - a->ctr[VF_MAIN].dev_writes;
     uint64_t walw = b->ctr[VF_WAL].dev_writes - a->ctr[VF_WAL].dev_writes;
-    uint64_t syncs = b->ctr[VF_WAL].syncs - a->ctr[VF_WAL].syncs + b->ctr[VF_MAIN].syncs -
-                     a->ctr[VF_MAIN].syncs;
+    uint64_t syncs =
+        b->ctr[VF_WAL].syncs - a->ctr[VF_WAL].syncs + b->ctr[VF_MAIN].syncs - a->ctr[VF_MAIN].syncs;
     json_object_set_new(j, "hits", json_integer((json_int_t)hits));
     json_object_set_new(j, "misses", json_integer((json_int_t)misses));
     json_object_set_new(j, "evictions", json_integer((json_int_t)ev));

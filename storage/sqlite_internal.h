@@ -61,9 +61,8 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
  * pinned in *frame with its memory in *data, for the caller to write to the device and
  * then bp_unpin (write-through). Returns 0 or -errno.
  */
-int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src,
-             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty,
-             uint32_t *frame, void **data);
+int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src, uint32_t len,
+             bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame, void **data);
 void bp_unpin(bp_pool *p, uint32_t frame);
 
 /* If block blk of file is dirty: copies it to dst, clears dirty, pins the frame
@@ -80,7 +79,7 @@ enum { VF_MAIN, VF_WAL, VF_JOURNAL, VF_NFILES };
 
 /* Per-file-kind counters kept by the VFS (relaxed atomics). */
 typedef struct vf_counters {
-    uint64_t hits, misses;        /* pool lookups by blocks */
+    uint64_t hits, misses; /* pool lookups by blocks */
     uint64_t dev_reads, dev_read_bytes;
     uint64_t dev_writes, dev_write_bytes;
     uint64_t syncs;
@@ -98,6 +97,7 @@ typedef struct vf_instance vf_instance;
  */
 struct vf_instance {
     sqlite3_vfs vfs;
+    uint64_t id; /* unique for the life of the process */
     char vfs_name[48];
     st_target *target;
     char *main_path; /* full path SQLite uses for the database file */
@@ -109,6 +109,9 @@ struct vf_instance {
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
+    pthread_mutex_t engines_mu; /* the engines threads opened for this instance */
+    st_engine **engines;
+    size_t nengines;
 };
 
 /* Builds and registers the VFS for database file `name` of target t. */
