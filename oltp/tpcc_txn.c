@@ -260,6 +260,12 @@ static bool retryable(int rc)
     return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
+static void reset_all(tpcc_conn *c)
+{
+    for (int i = S_NO_WTAX; i < S_N; i++)
+        sqlite3_reset(c->st[i]);
+}
+
 typedef int (*body_fn)(tpcc_conn *c, const void *in, void *out);
 
 /*
@@ -277,6 +283,10 @@ static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void 
         bool requested_rollback = false;
         if (rc == SQLITE_OK) {
             rc = body(c, in, out);
+            /* A statement left on a row keeps its read snapshot open past COMMIT, and the
+             * next BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY_SNAPSHOT
+             * (no busy handler can help): reset them all before ending. */
+            reset_all(c);
             if (rc == SQLITE_ABORT) {
                 requested_rollback = true;
                 rc = run_done(B(c, S_ROLLBACK));

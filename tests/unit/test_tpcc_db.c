@@ -200,6 +200,46 @@ static void test_transactions(void **state)
     check_all(false);
 }
 
+/* Two connections writing in turn: a statement left open on one connection must not
+ * leave it on a stale snapshot (SQLITE_BUSY_SNAPSHOT on its next write). */
+static void test_two_connections(void **state)
+{
+    (void)state;
+    char err[256];
+    sqlite3 *db2;
+    assert_int_equal(sqlite3_open(dbpath, &db2), SQLITE_OK);
+    tpcc_writer_lock *lock = tpcc_writer_lock_new();
+    tpcc_conn *a = tpcc_conn_new(db, 1, lock, err, sizeof err);
+    tpcc_conn *b = tpcc_conn_new(db2, 1, lock, err, sizeof err);
+    assert_non_null(a);
+    assert_non_null(b);
+    tpcc_meta m;
+    assert_int_equal(tpcc_meta_read(db, &m, err, sizeof err), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 8, 1);
+    for (int i = 0; i < 50; i++) {
+        tpcc_conn *x = i % 2 ? a : b;
+        tpcc_no_in no;
+        bool rb;
+        tpcc_gen_new_order(&r, &m.c_load, 1, 1, &no);
+        assert_int_equal(tpcc_new_order(x, &no, &rb, err, sizeof err), 0);
+        tpcc_os_in os;
+        tpcc_gen_order_status(&r, &m.c_load, 1, &os);
+        assert_int_equal(tpcc_order_status(x, &os, err, sizeof err), 0);
+        tpcc_pay_in p;
+        tpcc_gen_payment(&r, &m.c_load, 1, 1, &p);
+        assert_int_equal(tpcc_payment(x == a ? b : a, &p, err, sizeof err), 0);
+    }
+    tpcc_counts k;
+    tpcc_conn_take_counts(a, &k);
+    assert_int_equal(k.v[TPCC_CNT_RETRIES], 0);
+    tpcc_conn_free(a);
+    tpcc_conn_free(b);
+    tpcc_writer_lock_free(lock);
+    sqlite3_close(db2);
+    check_all(false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_checks_after_load),
         cmocka_unit_test(test_checks_detect_damage),
         cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_two_connections),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
