@@ -108,6 +108,7 @@ typedef struct tpcc_load_opts {
     int batch_rows;  /* rows per generated batch (0 = default) */
     bool quiet;      /* no progress lines */
     const char *label; /* "instance 1" in progress lines, may be NULL */
+    bool defer_complete; /* leave complete = 0: the caller sets it after syncing */
 } tpcc_load_opts;
 
 typedef struct tpcc_load_stats {

@@ -24,17 +24,33 @@
 enum { T_ITEM, T_WAREHOUSE, T_STOCK, T_DISTRICT, T_CUSTOMER, T_HISTORY, T_ORDERS,
        T_ORDER_LINE, T_NEW_ORDER, T_NTABLES };
 
+/* Column lists in the order the generator emits values (the spec's order). */
 static const char *const insert_sql[T_NTABLES] = {
-    [T_ITEM] = "INSERT INTO item VALUES (?,?,?,?,?)",
-    [T_WAREHOUSE] = "INSERT INTO warehouse VALUES (?,?,?,?,?,?,?,?,?)",
-    [T_STOCK] = "INSERT INTO stock VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [T_DISTRICT] = "INSERT INTO district VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    [T_CUSTOMER] = "INSERT INTO customer VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [T_HISTORY] = "INSERT INTO history VALUES (?,?,?,?,?,?,?,?)",
-    [T_ORDERS] = "INSERT INTO orders VALUES (?,?,?,?,?,?,?,?)",
-    [T_ORDER_LINE] = "INSERT INTO order_line VALUES (?,?,?,?,?,?,?,?,?,?)",
-    [T_NEW_ORDER] = "INSERT INTO new_order VALUES (?,?,?)",
+    [T_ITEM] = "INSERT INTO item (i_id, i_im_id, i_name, i_price, i_data) VALUES (?,?,?,?,?)",
+    [T_WAREHOUSE] = "INSERT INTO warehouse (w_id, w_name, w_street_1, w_street_2, w_city,"
+                    " w_state, w_zip, w_tax, w_ytd) VALUES (?,?,?,?,?,?,?,?,?)",
+    [T_STOCK] = "INSERT INTO stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02,"
+                " s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09,"
+                " s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [T_DISTRICT] = "INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city,"
+                   " d_state, d_zip, d_tax, d_ytd, d_next_o_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    [T_CUSTOMER] = "INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last,"
+                   " c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit,"
+                   " c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt,"
+                   " c_delivery_cnt, c_data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [T_HISTORY] = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date,"
+                  " h_amount, h_data) VALUES (?,?,?,?,?,?,?,?)",
+    [T_ORDERS] = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id,"
+                 " o_ol_cnt, o_all_local) VALUES (?,?,?,?,?,?,?,?)",
+    [T_ORDER_LINE] = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id,"
+                     " ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?)",
+    [T_NEW_ORDER] = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?,?,?)",
 };
+static const char *const table_name[T_NTABLES] = {"item", "warehouse", "stock", "district",
+                                                  "customer", "history", "orders",
+                                                  "order_line", "new_order"};
 static const int ncols[T_NTABLES] = {5, 9, 17, 11, 21, 8, 8, 10, 3};
 
 #define MAX_COLS 21
@@ -458,7 +474,7 @@ static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) {
-            snprintf(err, errlen, "inserting into %s: %s", insert_sql[b->table] + 12,
+            snprintf(err, errlen, "inserting into %s: %s", table_name[b->table],
                      sqlite3_errmsg(db));
             return -1;
         }
@@ -568,10 +584,10 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
     {
         char sql[512];
         snprintf(sql, sizeof sql,
-                 "INSERT INTO appsim_tpcc VALUES (1, 1, %lld, %lld, %u, %u, %u, 1, 1, %lld);"
+                 "INSERT INTO appsim_tpcc VALUES (1, 1, %lld, %lld, %u, %u, %u, %d, 1, %lld);"
                  "COMMIT",
                  (long long)o->scale, (long long)o->seed, ga.c_load.c_last, ga.c_load.c_id,
-                 ga.c_load.ol_i_id, (long long)L.now);
+                 ga.c_load.ol_i_id, o->defer_complete ? 0 : 1, (long long)L.now);
         if (tpcc_exec(db, sql, err, errlen))
             goto out;
     }
