@@ -30,6 +30,10 @@
 #define MIN_BUFFER (8ull << 20)
 #define LOAD_BUFFER_MAX (512ull << 20)
 
+/* Instances loaded by this invocation: their pristine copy equals the database, so the
+ * run that follows need not restore it. */
+static bool just_loaded[64];
+
 static tpcc_options opt = {
     .scale = 1,
     .vusers = 0,
@@ -336,6 +340,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
             continue;
         }
         rows += jobs[i].st.rows;
+        just_loaded[i] = true;
         json_array_append_new(
             per, json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance", i + 1, "rows",
                            (json_int_t)jobs[i].st.rows, "seconds", jobs[i].st.seconds,
@@ -514,7 +519,7 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
     tpcc_db_opts(o, &dbo);
     for (int i = 0; i < (int)o->instances; i++) {
         inst[i].index = i;
-        if (o->keep_pristine) {
+        if (o->keep_pristine && !just_loaded[i]) {
             inst[i].pristine = json_object();
             int rc = tpcc_pristine_restore(t, i, inst[i].pristine, err, sizeof err);
             if (rc) {
