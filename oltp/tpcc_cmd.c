@@ -389,6 +389,12 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
 {
     char name[64], err[1024];
     tpcc_db_name(i, name, sizeof name);
+    if (!st_target_owns(t, name)) {
+        sim_error("tpcc check: no database for instance %d in %s; run `appsim tpcc prepare "
+                  "--target %s` first",
+                  i + 1, st_target_path(t), st_target_path(t));
+        return SIM_EXIT_USAGE;
+    }
     st_db_opts dbo;
     bulk_db_opts(o, &dbo);
     st_db *db = NULL;
