@@ -80,14 +80,15 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res,
-                   char *err, size_t errlen)
+int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res, char *err,
+                   size_t errlen)
 {
     int n = 0;
+    if (first < 1) first = 1;
+    if (last > 12) last = 12;
     /* One read transaction: every condition sees the same snapshot. */
-    if (tpcc_exec(db, "BEGIN", err, errlen))
-        return -1;
-    for (int k = first; k <= last && k >= 1 && k <= 12; k++) {
+    if (tpcc_exec(db, "BEGIN", err, errlen)) return -1;
+    for (int k = first; k <= last; k++) {
         tpcc_check_result *r = &res[n++];
         memset(r, 0, sizeof *r);
         r->number = k;
@@ -128,8 +129,8 @@ int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_resu
 int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check", -1,
-                           &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check", -1, &st,
+                           NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         return -1;
     }
@@ -140,8 +141,7 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
     } else {
         const char *line = (const char *)sqlite3_column_text(st, 0);
         result = line && !strcmp(line, "ok") ? 0 : 1;
-        if (result)
-            snprintf(err, errlen, "%s", line ? line : "(no answer)");
+        if (result) snprintf(err, errlen, "%s", line ? line : "(no answer)");
     }
     sqlite3_finalize(st);
     return result;

@@ -54,39 +54,78 @@ static tpcc_options opt = {
 };
 
 static sim_opt opts[] = {
-    {.name = "scale", .kind = SIM_OPT_U64, .dst = &opt.scale, .min = 1, .max = 100000,
+    {.name = "scale",
+     .kind = SIM_OPT_U64,
+     .dst = &opt.scale,
+     .min = 1,
+     .max = 100000,
      .help = "warehouses per instance (database size: about 80 MiB each)"},
-    {.name = "vusers", .kind = SIM_OPT_U64, .dst = &opt.vusers, .min = 0, .max = 10000000,
+    {.name = "vusers",
+     .kind = SIM_OPT_U64,
+     .dst = &opt.vusers,
+     .min = 0,
+     .max = 10000000,
      .help = "virtual users per instance (0 = 10 per warehouse, as in TPC-C)"},
-    {.name = "instances", .kind = SIM_OPT_U64, .dst = &opt.instances, .min = 1, .max = 64,
+    {.name = "instances",
+     .kind = SIM_OPT_U64,
+     .dst = &opt.instances,
+     .min = 1,
+     .max = 64,
      .help = "independent databases run at once, each with the full scale and users"},
-    {.name = "connections", .kind = SIM_OPT_U64, .dst = &opt.connections, .min = 0, .max = 1024,
+    {.name = "connections",
+     .kind = SIM_OPT_U64,
+     .dst = &opt.connections,
+     .min = 0,
+     .max = 1024,
      .help = "worker connections per instance (0 = min(users, 8)); one more runs deferred "
              "deliveries"},
-    {.name = "duration", .kind = SIM_OPT_DURATION, .dst = &opt.duration_ns,
+    {.name = "duration",
+     .kind = SIM_OPT_DURATION,
+     .dst = &opt.duration_ns,
      .help = "measured phase"},
-    {.name = "warmup", .kind = SIM_OPT_DURATION, .dst = &opt.warmup_ns,
+    {.name = "warmup",
+     .kind = SIM_OPT_DURATION,
+     .dst = &opt.warmup_ns,
      .help = "preconditioning before the measured phase (excluded from the summary)"},
-    {.name = "pacing", .kind = SIM_OPT_CHOICE, .dst = &opt.pacing, .choices = "review|spec|off",
+    {.name = "pacing",
+     .kind = SIM_OPT_CHOICE,
+     .dst = &opt.pacing,
+     .choices = "review|spec|off",
      .help = "review: mean cycle 4.74 s per user (published regime); spec: TPC-C keying and "
              "think times; off: no waits"},
-    {.name = "cycle", .kind = SIM_OPT_DURATION, .dst = &opt.cycle_ns,
+    {.name = "cycle",
+     .kind = SIM_OPT_DURATION,
+     .dst = &opt.cycle_ns,
      .help = "mean wait between a user's transactions (negative exponential; overrides "
              "--pacing; 0 = the pacing's own)"},
-    {.name = "mix", .kind = SIM_OPT_STRING, .dst = &opt.mix,
+    {.name = "mix",
+     .kind = SIM_OPT_STRING,
+     .dst = &opt.mix,
      .help = "percent new_order,payment,order_status,delivery,stock_level (shuffled deck)"},
-    {.name = "buffer", .kind = SIM_OPT_SIZE, .dst = &opt.buffer,
+    {.name = "buffer",
+     .kind = SIM_OPT_SIZE,
+     .dst = &opt.buffer,
      .help = "database buffer per instance (0 = 14.4 % of the database, the reference "
              "48 GB : 333 GB ratio)"},
     {.name = "seed", .kind = SIM_OPT_U64, .dst = &opt.seed, .help = "data and input seed"},
-    {.name = "report-interval", .kind = SIM_OPT_DURATION, .dst = &opt.report_interval_ns,
+    {.name = "report-interval",
+     .kind = SIM_OPT_DURATION,
+     .dst = &opt.report_interval_ns,
      .help = "interval lines and series (0 = none)"},
     {.name = "json", .kind = SIM_OPT_STRING, .dst = &opt.json, .help = "write the result here"},
-    {.name = "sync", .kind = SIM_OPT_CHOICE, .dst = &opt.sync, .choices = "full|normal|off",
+    {.name = "sync",
+     .kind = SIM_OPT_CHOICE,
+     .dst = &opt.sync,
+     .choices = "full|normal|off",
      .help = "SQLite synchronous setting for the run"},
-    {.name = "integrity", .kind = SIM_OPT_CHOICE, .dst = &opt.integrity,
-     .choices = "full|quick|off", .help = "SQLite integrity check done by `check`"},
-    {.name = "keep-pristine", .kind = SIM_OPT_FLAG, .dst = &opt.keep_pristine,
+    {.name = "integrity",
+     .kind = SIM_OPT_CHOICE,
+     .dst = &opt.integrity,
+     .choices = "full|quick|off",
+     .help = "SQLite integrity check done by `check`"},
+    {.name = "keep-pristine",
+     .kind = SIM_OPT_FLAG,
+     .dst = &opt.keep_pristine,
      .help = "keep a copy of the loaded database and restore it before each run"},
     {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &opt.quiet, .help = "no progress lines"},
     ST_TARGET_OPTIONS(opt.target, opt.engine),
@@ -115,8 +154,7 @@ uint64_t tpcc_estimate_bytes(uint64_t scale)
 
 static uint64_t connections_of(const tpcc_options *o, uint64_t vusers)
 {
-    if (o->connections)
-        return o->connections;
+    if (o->connections) return o->connections;
     return vusers < 8 ? vusers : 8;
 }
 
@@ -126,8 +164,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     uint64_t buf = o->buffer;
     if (!buf) {
         buf = (uint64_t)((double)tpcc_estimate_bytes(o->scale) / EST_MARGIN * REF_BUFFER_RATIO);
-        if (buf < MIN_BUFFER)
-            buf = MIN_BUFFER;
+        if (buf < MIN_BUFFER) buf = MIN_BUFFER;
     }
     dbo->buffer_bytes = buf;
     dbo->sync = o->sync;
@@ -147,10 +184,8 @@ static void bulk_db_opts(const tpcc_options *o, st_db_opts *dbo)
 {
     tpcc_db_opts(o, dbo);
     uint64_t want = tpcc_estimate_bytes(o->scale);
-    if (want > LOAD_BUFFER_MAX)
-        want = LOAD_BUFFER_MAX;
-    if (dbo->buffer_bytes < want)
-        dbo->buffer_bytes = want;
+    if (want > LOAD_BUFFER_MAX) want = LOAD_BUFFER_MAX;
+    if (dbo->buffer_bytes < want) dbo->buffer_bytes = want;
 }
 
 typedef struct load_job {
@@ -175,33 +210,31 @@ static void *load_instance(void *arg)
     st_db *db = NULL;
     sqlite3 *c = NULL;
     j->rc = st_db_open(j->t, name, &dbo, true, &db, j->err, sizeof j->err);
-    if (j->rc)
-        return NULL;
+    if (j->rc) return NULL;
     j->rc = st_db_connect(db, &c, j->err, sizeof j->err);
     if (!j->rc) {
         /* Bulk load without a sync per commit; the completion marker is written only
          * after a synced checkpoint (below), so a crash can never leave a "complete"
          * database with missing rows. */
         sqlite3_exec(c, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536", NULL, NULL, NULL);
-        tpcc_load_opts lo = {.scale = (int64_t)o->scale, .seed = o->seed, .quiet = o->quiet,
+        tpcc_load_opts lo = {.scale = (int64_t)o->scale,
+                             .seed = o->seed,
+                             .quiet = o->quiet,
                              .label = o->instances > 1 ? label : NULL,
                              .defer_complete = true};
-        if (tpcc_load(c, &lo, &j->st, j->err, sizeof j->err))
-            j->rc = SIM_EXIT_FAIL;
+        if (tpcc_load(c, &lo, &j->st, j->err, sizeof j->err)) j->rc = SIM_EXIT_FAIL;
     }
     if (!j->rc) {
         sqlite3_exec(c, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
         uint64_t t0 = sim_now_ns();
         j->rc = st_db_checkpoint(db, j->err, sizeof j->err);
-        if (!j->rc && tpcc_exec(c, "UPDATE appsim_tpcc SET complete = 1 WHERE id = 1", j->err,
-                                sizeof j->err))
+        if (!j->rc &&
+            tpcc_exec(c, "UPDATE appsim_tpcc SET complete = 1 WHERE id = 1", j->err, sizeof j->err))
             j->rc = SIM_EXIT_FAIL;
-        if (!j->rc)
-            j->rc = st_db_checkpoint(db, j->err, sizeof j->err);
+        if (!j->rc) j->rc = st_db_checkpoint(db, j->err, sizeof j->err);
         j->checkpoint_seconds = (double)(sim_now_ns() - t0) / 1e9;
     }
-    if (c)
-        sqlite3_close(c);
+    if (c) sqlite3_close(c);
     st_db_close(db);
     return NULL;
 }
@@ -211,15 +244,13 @@ static int instance_state(st_target *t, const tpcc_options *o, int i, char *err,
 {
     char name[64];
     tpcc_db_name(i, name, sizeof name);
-    if (!st_target_owns(t, name))
-        return 1;
+    if (!st_target_owns(t, name)) return 1;
     st_db_opts dbo;
     tpcc_db_opts(o, &dbo);
     st_db *db = NULL;
     sqlite3 *c = NULL;
     int rc = st_db_open(t, name, &dbo, false, &db, err, errlen);
-    if (rc)
-        return 1; /* an unreadable leftover of ours: load again */
+    if (rc) return 1; /* an unreadable leftover of ours: load again */
     rc = st_db_connect(db, &c, err, errlen);
     tpcc_meta m;
     int state = 1;
@@ -236,14 +267,12 @@ static int instance_state(st_target *t, const tpcc_options *o, int i, char *err,
             state = SIM_EXIT_USAGE;
         }
     }
-    if (c)
-        sqlite3_close(c);
+    if (c) sqlite3_close(c);
     st_db_close(db);
     return state;
 }
 
-static int remove_instance_files(st_target *t, int i, bool pristine_too, char *err,
-                                 size_t errlen)
+static int remove_instance_files(st_target *t, int i, bool pristine_too, char *err, size_t errlen)
 {
     char name[64], extra[80];
     tpcc_db_name(i, name, sizeof name);
@@ -310,11 +339,9 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
     bool started[64] = {0};
     uint64_t t0 = sim_now_ns();
     for (int i = 0; i < n; i++) {
-        if (!need[i])
-            continue;
+        if (!need[i]) continue;
         if (remove_instance_files(t, i, true, err, sizeof err)) {
-            sim_error("tpcc: cannot remove the unfinished database of instance %d: %s", i + 1,
-                      err);
+            sim_error("tpcc: cannot remove the unfinished database of instance %d: %s", i + 1, err);
             return SIM_EXIT_FAIL;
         }
         jobs[i] = (load_job){.o = o, .t = t, .instance = i};
@@ -325,15 +352,13 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
         }
     }
     for (int i = 0; i < n; i++)
-        if (started[i])
-            pthread_join(th[i], NULL);
+        if (started[i]) pthread_join(th[i], NULL);
     double secs = (double)(sim_now_ns() - t0) / 1e9;
     rc = 0;
     uint64_t rows = 0;
     json_t *per = json_array();
     for (int i = 0; i < n; i++) {
-        if (!need[i])
-            continue;
+        if (!need[i]) continue;
         if (jobs[i].rc) {
             sim_error("tpcc: loading instance %d failed: %s", i + 1, jobs[i].err);
             rc = rc ? rc : (sim_interrupted() ? SIM_EXIT_FAIL : jobs[i].rc);
@@ -341,13 +366,13 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
         }
         rows += jobs[i].st.rows;
         just_loaded[i] = true;
-        json_array_append_new(
-            per, json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance", i + 1, "rows",
-                           (json_int_t)jobs[i].st.rows, "seconds", jobs[i].st.seconds,
-                           "checkpoint_seconds", jobs[i].checkpoint_seconds,
-                           "warehouses_per_s", (double)o->scale / jobs[i].st.seconds,
-                           "generator_busy_s", jobs[i].st.gen_busy_seconds, "writer_wait_s",
-                           jobs[i].st.writer_wait_seconds));
+        json_array_append_new(per, json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance",
+                                             i + 1, "rows", (json_int_t)jobs[i].st.rows, "seconds",
+                                             jobs[i].st.seconds, "checkpoint_seconds",
+                                             jobs[i].checkpoint_seconds, "warehouses_per_s",
+                                             (double)o->scale / jobs[i].st.seconds,
+                                             "generator_busy_s", jobs[i].st.gen_busy_seconds,
+                                             "writer_wait_s", jobs[i].st.writer_wait_seconds));
     }
     int first = 0;
     while (!need[first])
@@ -356,12 +381,10 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
     json_object_set_new(prep, "instances_loaded", json_integer(nneed));
     json_object_set_new(prep, "seconds", json_real(secs));
     json_object_set_new(prep, "rows", json_integer((json_int_t)rows));
-    json_object_set_new(prep, "warehouses_per_s_per_instance",
-                        json_real((double)o->scale / secs));
+    json_object_set_new(prep, "warehouses_per_s_per_instance", json_real((double)o->scale / secs));
     json_object_set_new(prep, "estimated_bytes", json_integer((json_int_t)est));
     json_object_set_new(prep, "per_instance", per);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     sim_info("tpcc: loaded %d x %llu warehouse(s) in %.1f s (%.2f warehouses/s per instance; "
              "instance %d: rows %.1f s, final checkpoint %.1f s)",
              nneed, (unsigned long long)o->scale, secs, (double)o->scale / secs, first + 1,
@@ -370,8 +393,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
         json_t *pr = json_array();
         json_object_set_new(prep, "pristine", pr);
         for (int i = 0; i < n; i++) {
-            if (!need[i])
-                continue;
+            if (!need[i]) continue;
             json_t *info = json_object();
             json_array_append_new(pr, info);
             if ((rc = tpcc_pristine_save(t, i, info, err, sizeof err))) {
@@ -430,18 +452,15 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
         uint64_t t0 = sim_now_ns();
         int ir = tpcc_integrity(c, !strcmp(o->integrity, "quick"), err, sizeof err);
         double s = (double)(sim_now_ns() - t0) / 1e9;
-        printf("  %-4s %-72s %s (%.2f s)\n", "", o->integrity[0] == 'q' ? "SQLite quick_check"
-                                                                          : "SQLite integrity_check",
+        printf("  %-4s %-72s %s (%.2f s)\n", "",
+               o->integrity[0] == 'q' ? "SQLite quick_check" : "SQLite integrity_check",
                ir == 0 ? "pass" : "FAIL", s);
-        if (ir)
-            printf("       %s\n", err);
+        if (ir) printf("       %s\n", err);
         json_object_set_new(ji, "integrity",
                             json_pack("{s:s, s:b, s:s?}", "mode", o->integrity, "pass", ir == 0,
                                       "problem", ir ? err : NULL));
-        if (ir)
-            *all_pass = false;
-        if (ir < 0)
-            rc = SIM_EXIT_FAIL;
+        if (ir) *all_pass = false;
+        if (ir < 0) rc = SIM_EXIT_FAIL;
     }
     tpcc_check_result res[12];
     int n = rc ? -1 : tpcc_check_run(c, 1, 12, m.fresh, res, err, sizeof err);
@@ -457,16 +476,13 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
             printf("  %2d.  %-72s skipped (holds only before any Delivery)\n", r->number, r->what);
         else
             printf("  %2d.  %-72s %s", r->number, r->what, r->pass ? "pass" : "FAIL");
-        if (!r->skipped && !r->pass)
-            printf(" (%lld violations)", (long long)r->violations);
-        if (!r->skipped)
-            printf(" (%.2f s)\n", r->seconds);
+        if (!r->skipped && !r->pass) printf(" (%lld violations)", (long long)r->violations);
+        if (!r->skipped) printf(" (%.2f s)\n", r->seconds);
         json_array_append_new(conds, json_pack("{s:i, s:s, s:b, s:b, s:I, s:f}", "number",
                                                r->number, "condition", r->what, "skipped",
                                                r->skipped, "pass", r->pass, "violations",
                                                (json_int_t)r->violations, "seconds", r->seconds));
-        if (!r->pass)
-            *all_pass = false;
+        if (!r->pass) *all_pass = false;
     }
     sqlite3_close(c);
     st_db_close(db);
@@ -482,8 +498,7 @@ static int do_check(const tpcc_options *o, st_target *t, json_t *doc)
         rc = check_one(o, t, i, arr, &all_pass);
     json_object_set_new(doc, "check",
                         json_pack("{s:b, s:o}", "pass", all_pass && !rc, "instances", arr));
-    if (rc)
-        return rc;
+    if (rc) return rc;
     printf("consistency: %s\n", all_pass ? "all conditions pass" : "FAILED");
     return all_pass ? 0 : SIM_EXIT_FAIL;
 }
@@ -504,8 +519,7 @@ static int do_cleanup(st_target *t)
         char wal[80];
         snprintf(wal, sizeof wal, "%s-wal", name);
         any |= st_target_owns(t, wal);
-        if (!any)
-            continue;
+        if (!any) continue;
         if (remove_instance_files(t, i, true, err, sizeof err)) {
             sim_error("tpcc cleanup: %s", err);
             return SIM_EXIT_FAIL;
@@ -561,8 +575,8 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
         }
         if ((uint64_t)inst[i].meta.scale != o->scale) {
             sqlite3_close(c);
-            sim_error("tpcc run: instance %d holds scale %lld, not %llu: pass --scale %lld",
-                      i + 1, (long long)inst[i].meta.scale, (unsigned long long)o->scale,
+            sim_error("tpcc run: instance %d holds scale %lld, not %llu: pass --scale %lld", i + 1,
+                      (long long)inst[i].meta.scale, (unsigned long long)o->scale,
                       (long long)inst[i].meta.scale);
             return SIM_EXIT_USAGE;
         }
@@ -581,8 +595,7 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
 static void close_instances(const tpcc_options *o, tpcc_instance *inst)
 {
     for (int i = 0; i < (int)o->instances; i++) {
-        if (inst[i].db)
-            st_db_close(inst[i].db);
+        if (inst[i].db) st_db_close(inst[i].db);
         inst[i].db = NULL;
         json_decref(inst[i].pristine);
         inst[i].pristine = NULL;
@@ -591,13 +604,11 @@ static void close_instances(const tpcc_options *o, tpcc_instance *inst)
 
 static int validate(tpcc_options *o, const char *action, char *err, size_t errlen)
 {
-    if (tpcc_mix_parse(o->mix, &o->mixv, err, errlen))
-        return SIM_EXIT_USAGE;
+    if (tpcc_mix_parse(o->mix, &o->mixv, err, errlen)) return SIM_EXIT_USAGE;
     o->pacev = !strcmp(o->pacing, "spec")  ? TPCC_PACE_SPEC
                : !strcmp(o->pacing, "off") ? TPCC_PACE_OFF
                                            : TPCC_PACE_REVIEW;
-    if (!o->vusers)
-        o->vusers = 10 * o->scale;
+    if (!o->vusers) o->vusers = 10 * o->scale;
     if (o->vusers > 1000000) {
         snprintf(err, errlen, "--vusers %llu per instance is more than the engine holds (1000000)",
                  (unsigned long long)o->vusers);
@@ -614,8 +625,7 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
                  (unsigned long long)o->connections, (unsigned long long)o->vusers);
         return SIM_EXIT_USAGE;
     }
-    if (!o->connections)
-        o->connections = connections_of(o, o->vusers);
+    if (!o->connections) o->connections = connections_of(o, o->vusers);
     return 0;
 }
 
@@ -624,10 +634,8 @@ static int tpcc_main(int argc, char **argv)
     char *pos[2];
     int npos = 0;
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
-    if (rc == -1)
-        return SIM_EXIT_OK;
-    if (rc)
-        return rc;
+    if (rc == -1) return SIM_EXIT_OK;
+    if (rc) return rc;
     const char *action = npos ? pos[0] : NULL;
     if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
         strcmp(action, "cleanup")) {
@@ -641,8 +649,7 @@ static int tpcc_main(int argc, char **argv)
      * unless --integrity is given: SQLite's integrity check reads the whole database
      * (about 10 s per warehouse-scale-1 file on the test VM), which the default job
      * should not pay. `appsim tpcc check` does the full one by default. */
-    if (!action && !sim_opts_find(opts, "integrity")->set)
-        opt.integrity = "off";
+    if (!action && !sim_opts_find(opts, "integrity")->set) opt.integrity = "off";
     char err[1024];
     if ((rc = validate(&opt, action, err, sizeof err))) {
         sim_error("tpcc: %s", err);
@@ -689,8 +696,7 @@ static int tpcc_main(int argc, char **argv)
     if (!rc && !sim_interrupted() && (!action || !strcmp(action, "check")))
         rc = do_check(&opt, t, doc);
     if (opt.json) {
-        if (sim_result_write(doc, opt.json) && !rc)
-            rc = SIM_EXIT_FAIL;
+        if (sim_result_write(doc, opt.json) && !rc) rc = SIM_EXIT_FAIL;
     }
     json_decref(doc);
     st_target_close(t);

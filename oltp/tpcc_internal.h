@@ -39,12 +39,12 @@ extern const char *const tpcc_type_names[TPCC_NTYPES];
 
 /* Per-run counters (sim_run counter indexes). */
 enum tpcc_counter {
-    TPCC_CNT_ROLLBACKS,        /* New-Orders rolled back on the unused item (1 %) */
-    TPCC_CNT_RETRIES,          /* transactions restarted after SQLITE_BUSY/LOCKED */
-    TPCC_CNT_BUSY_WAITS,       /* busy-handler waits inside SQLite */
-    TPCC_CNT_REMOTE_LINES,     /* order lines supplied by a remote warehouse */
-    TPCC_CNT_REMOTE_PAYMENTS,  /* payments of a remote customer */
-    TPCC_CNT_BY_NAME,          /* Payment / Order-Status selecting by last name */
+    TPCC_CNT_ROLLBACKS,       /* New-Orders rolled back on the unused item (1 %) */
+    TPCC_CNT_RETRIES,         /* transactions restarted after SQLITE_BUSY/LOCKED */
+    TPCC_CNT_BUSY_WAITS,      /* busy-handler waits inside SQLite */
+    TPCC_CNT_REMOTE_LINES,    /* order lines supplied by a remote warehouse */
+    TPCC_CNT_REMOTE_PAYMENTS, /* payments of a remote customer */
+    TPCC_CNT_BY_NAME,         /* Payment / Order-Status selecting by last name */
     TPCC_NCOUNTERS
 };
 extern const char *const tpcc_counter_names[TPCC_NCOUNTERS];
@@ -103,11 +103,11 @@ int tpcc_meta_set_fresh(sqlite3 *db, bool fresh, char *err, size_t errlen);
 /* ------------------------------------------------------------------ loader */
 
 typedef struct tpcc_load_opts {
-    int64_t scale;   /* warehouses */
-    uint64_t seed;   /* data and C-Load */
-    int batch_rows;  /* rows per generated batch (0 = default) */
-    bool quiet;      /* no progress lines */
-    const char *label; /* "instance 1" in progress lines, may be NULL */
+    int64_t scale;       /* warehouses */
+    uint64_t seed;       /* data and C-Load */
+    int batch_rows;      /* rows per generated batch (0 = default) */
+    bool quiet;          /* no progress lines */
+    const char *label;   /* "instance 1" in progress lines, may be NULL */
     bool defer_complete; /* leave complete = 0: the caller sets it after syncing */
 } tpcc_load_opts;
 
@@ -125,8 +125,7 @@ typedef struct tpcc_load_stats {
  * is never taken for a complete one. Returns 0, or -1 with err (interrupted: err says
  * so and sim_interrupted() is true).
  */
-int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err,
-              size_t errlen);
+int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ transactions */
 
@@ -193,16 +192,13 @@ void tpcc_gen_stock_level(sim_rng *r, uint32_t w_id, uint32_t d_id, tpcc_sl_in *
  * New-Order rolled back as the spec asks is a success: *rolled_back = true), -1 on a
  * database error with err filled.
  */
-int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err,
-                   size_t errlen);
+int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err, size_t errlen);
 int tpcc_payment(tpcc_conn *c, const tpcc_pay_in *in, char *err, size_t errlen);
 int tpcc_order_status(tpcc_conn *c, const tpcc_os_in *in, char *err, size_t errlen);
 /* skipped: districts without an undelivered order (clause 2.7.4.2). */
-int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err,
-                  size_t errlen);
+int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err, size_t errlen);
 /* low_stock: the count the transaction reads. */
-int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err,
-                     size_t errlen);
+int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ mix and pacing */
 
@@ -232,18 +228,18 @@ extern const double tpcc_think_s[TPCC_NTYPES];
 /* ------------------------------------------------------------------ checks */
 
 typedef struct tpcc_check_result {
-    int number;          /* 1..12 */
-    const char *what;    /* one line */
-    bool skipped;        /* condition 11 after transactions ran */
+    int number;       /* 1..12 */
+    const char *what; /* one line */
+    bool skipped;     /* condition 11 after transactions ran */
     bool pass;
-    int64_t violations;  /* rows or groups that break it */
+    int64_t violations; /* rows or groups that break it */
     double seconds;
 } tpcc_check_result;
 
 /* Runs conditions first..last (1..12); condition 11 is skipped unless `fresh`.
  * res has room for 12. Returns the number run, or -1 on a database error. */
-int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res,
-                   char *err, size_t errlen);
+int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res, char *err,
+                   size_t errlen);
 /* PRAGMA integrity_check (full) or quick_check; 0 = ok, 1 = problems (first line in
  * err), -1 = error. */
 int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen);

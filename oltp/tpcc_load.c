@@ -21,8 +21,18 @@
 #include <string.h>
 #include <time.h>
 
-enum { T_ITEM, T_WAREHOUSE, T_STOCK, T_DISTRICT, T_CUSTOMER, T_HISTORY, T_ORDERS,
-       T_ORDER_LINE, T_NEW_ORDER, T_NTABLES };
+enum {
+    T_ITEM,
+    T_WAREHOUSE,
+    T_STOCK,
+    T_DISTRICT,
+    T_CUSTOMER,
+    T_HISTORY,
+    T_ORDERS,
+    T_ORDER_LINE,
+    T_NEW_ORDER,
+    T_NTABLES
+};
 
 /* Column lists in the order the generator emits values (the spec's order). */
 static const char *const insert_sql[T_NTABLES] = {
@@ -48,9 +58,9 @@ static const char *const insert_sql[T_NTABLES] = {
                      " VALUES (?,?,?,?,?,?,?,?,?,?)",
     [T_NEW_ORDER] = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?,?,?)",
 };
-static const char *const table_name[T_NTABLES] = {"item", "warehouse", "stock", "district",
-                                                  "customer", "history", "orders",
-                                                  "order_line", "new_order"};
+static const char *const table_name[T_NTABLES] = {"item",     "warehouse",  "stock",
+                                                  "district", "customer",   "history",
+                                                  "orders",   "order_line", "new_order"};
 static const int ncols[T_NTABLES] = {5, 9, 17, 11, 21, 8, 8, 10, 3};
 
 #define MAX_COLS 21
@@ -114,8 +124,7 @@ static batch *q_pop(queue *q)
     batch *b = q->head;
     if (b) {
         q->head = b->next;
-        if (!q->head)
-            q->tail = NULL;
+        if (!q->head) q->tail = NULL;
     }
     return b;
 }
@@ -139,8 +148,7 @@ static bool flush(loader *L, bool last)
         while (!L->stop && !L->free_q.head)
             pthread_cond_wait(&L->cv, &L->mu);
         L->cur = q_pop(&L->free_q);
-        if (L->cur)
-            L->cur->nrows = 0;
+        if (L->cur) L->cur->nrows = 0;
     }
     if (L->cur) {
         L->cur->last = last;
@@ -151,8 +159,7 @@ static bool flush(loader *L, bool last)
     while (!last && !L->stop && !L->free_q.head)
         pthread_cond_wait(&L->cv, &L->mu);
     bool ok = !L->stop;
-    if (!last && ok)
-        L->cur = q_pop(&L->free_q);
+    if (!last && ok) L->cur = q_pop(&L->free_q);
     pthread_mutex_unlock(&L->mu);
     L->gen_busy -= mono_s() - t0; /* waiting is not generating */
     return ok;
@@ -160,12 +167,9 @@ static bool flush(loader *L, bool last)
 
 static bool row_begin(loader *L, int table)
 {
-    if (L->cur && (L->cur->table != table || L->cur->nrows == L->cur->cap) &&
-        L->cur->nrows > 0)
-        if (!flush(L, false))
-            return false;
-    if (!L->cur && !flush(L, false))
-        return false;
+    if (L->cur && (L->cur->table != table || L->cur->nrows == L->cur->cap) && L->cur->nrows > 0)
+        if (!flush(L, false)) return false;
+    if (!L->cur && !flush(L, false)) return false;
     if (L->cur->nrows == 0) {
         L->cur->table = table;
         L->cur->used = 0;
@@ -231,11 +235,11 @@ static inline void text_done(loader *L, val *v, int len)
     L->cur->used += (size_t)len;
 }
 
-#define PUT_GEN(L, fn, ...)                                                                \
-    do {                                                                                   \
-        val *v_;                                                                           \
-        char *p_ = text_slot(L, &v_);                                                      \
-        text_done(L, v_, fn(__VA_ARGS__));                                                 \
+#define PUT_GEN(L, fn, ...)                                                                        \
+    do {                                                                                           \
+        val *v_;                                                                                   \
+        char *p_ = text_slot(L, &v_);                                                              \
+        text_done(L, v_, fn(__VA_ARGS__));                                                         \
     } while (0)
 
 static int gen_state(sim_rng *r, char *buf)
@@ -272,8 +276,7 @@ static bool gen_items(loader *L)
     sim_rng r;
     sim_rng_seed(&r, L->seed, 0);
     for (int i = 1; i <= TPCC_ITEMS; i++) {
-        if (!row_begin(L, T_ITEM))
-            return false;
+        if (!row_begin(L, T_ITEM)) return false;
         put_int(L, i);
         put_int(L, (int64_t)sim_rng_range(&r, 1, 10000));
         PUT_GEN(L, tpcc_astring, &r, p_, 14, 24);
@@ -288,8 +291,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
 {
     sim_rng r;
     sim_rng_seed(&r, L->seed, (uint64_t)w);
-    if (!row_begin(L, T_WAREHOUSE))
-        return false;
+    if (!row_begin(L, T_WAREHOUSE)) return false;
     put_int(L, w);
     PUT_GEN(L, tpcc_astring, &r, p_, 6, 10);
     put_address(L, &r);
@@ -298,8 +300,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
     row_end(L);
 
     for (int i = 1; i <= TPCC_STOCK_PER_WH; i++) {
-        if (!row_begin(L, T_STOCK))
-            return false;
+        if (!row_begin(L, T_STOCK)) return false;
         put_int(L, i);
         put_int(L, w);
         put_int(L, (int64_t)sim_rng_range(&r, 10, 100));
@@ -313,8 +314,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
     }
 
     for (int d = 1; d <= TPCC_DIST_PER_WH; d++) {
-        if (!row_begin(L, T_DISTRICT))
-            return false;
+        if (!row_begin(L, T_DISTRICT)) return false;
         put_int(L, d);
         put_int(L, w);
         PUT_GEN(L, tpcc_astring, &r, p_, 6, 10);
@@ -328,15 +328,15 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
     for (int d = 1; d <= TPCC_DIST_PER_WH; d++) {
         char last[16];
         for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
-            if (!row_begin(L, T_CUSTOMER))
-                return false;
+            if (!row_begin(L, T_CUSTOMER)) return false;
             put_int(L, c);
             put_int(L, d);
             put_int(L, w);
             PUT_GEN(L, tpcc_astring, &r, p_, 8, 16);
             put_text(L, "OE", 2);
             uint32_t num = c <= 1000 ? (uint32_t)(c - 1) : tpcc_nurand(&r, 255, cl->c_last, 0, 999);
-            put_text(L, last, tpcc_lastname(num, last));
+            int last_len = tpcc_lastname(num, last);
+            put_text(L, last, last_len);
             put_address(L, &r);
             PUT_GEN(L, tpcc_nstring, &r, p_, 16, 16);
             put_int(L, L->now);
@@ -351,8 +351,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
             row_end(L);
         }
         for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
-            if (!row_begin(L, T_HISTORY))
-                return false;
+            if (!row_begin(L, T_HISTORY)) return false;
             put_int(L, c);
             put_int(L, d);
             put_int(L, w);
@@ -377,8 +376,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
             perm[j] = t;
         }
         for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
-            if (!row_begin(L, T_ORDERS))
-                return false;
+            if (!row_begin(L, T_ORDERS)) return false;
             olcnt[o] = (uint8_t)sim_rng_range(&r, 5, 15);
             put_int(L, o);
             put_int(L, d);
@@ -395,8 +393,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
         }
         for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
             for (int n = 1; n <= olcnt[o]; n++) {
-                if (!row_begin(L, T_ORDER_LINE))
-                    return false;
+                if (!row_begin(L, T_ORDER_LINE)) return false;
                 put_int(L, o);
                 put_int(L, d);
                 put_int(L, w);
@@ -417,8 +414,7 @@ static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
             }
         }
         for (int o = TPCC_NEW_ORD_START; o <= TPCC_ORD_PER_DIST; o++) {
-            if (!row_begin(L, T_NEW_ORDER))
-                return false;
+            if (!row_begin(L, T_NEW_ORDER)) return false;
             put_int(L, o);
             put_int(L, d);
             put_int(L, w);
@@ -442,15 +438,13 @@ static void *generator(void *arg)
     for (int64_t w = 1; ok && w <= L->scale; w++)
         ok = gen_warehouse(L, w, &g->c_load);
     L->gen_busy += mono_s() - t0;
-    if (ok)
-        flush(L, true);
+    if (ok) flush(L, true);
     return NULL;
 }
 
 /* ---------------------------------------------------------------- writer side */
 
-static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err,
-                        size_t errlen)
+static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err, size_t errlen)
 {
     int nc = ncols[b->table];
     for (int r = 0; r < b->nrows; r++) {
@@ -482,8 +476,7 @@ static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err
     return 0;
 }
 
-int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err,
-              size_t errlen)
+int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
     double t0 = mono_s();
@@ -517,8 +510,7 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
     sim_rng_seed(&crng, o->seed, UINT64_C(1) << 40);
     tpcc_consts_load(&ga.c_load, &crng);
 
-    if (tpcc_schema_create(db, err, errlen))
-        goto out;
+    if (tpcc_schema_create(db, err, errlen)) goto out;
     for (int t = 0; t < T_NTABLES; t++)
         if (sqlite3_prepare_v2(db, insert_sql[t], -1, &ins[t], NULL) != SQLITE_OK) {
             snprintf(err, errlen, "%s", sqlite3_errmsg(db));
@@ -529,8 +521,7 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
         goto out;
     }
     gen_started = true;
-    if (tpcc_exec(db, "BEGIN", err, errlen))
-        goto out;
+    if (tpcc_exec(db, "BEGIN", err, errlen)) goto out;
     uint64_t since_commit = 0;
     int64_t wh_done = 0;
     double last_report = mono_s();
@@ -549,8 +540,7 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
         bool last = b->last;
         int table = b->table;
         if (b->nrows > 0) {
-            if (insert_batch(db, ins[b->table], b, err, errlen))
-                goto out;
+            if (insert_batch(db, ins[b->table], b, err, errlen)) goto out;
             st->rows += (uint64_t)b->nrows;
             since_commit += (uint64_t)b->nrows;
         }
@@ -560,13 +550,11 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
         q_push(&L.free_q, b);
         pthread_cond_broadcast(&L.cv);
         pthread_mutex_unlock(&L.mu);
-        if (last)
-            break;
+        if (last) break;
         if (table == T_WAREHOUSE)
             wh_done++; /* counts warehouses started; progress is approximate by one */
         if (since_commit >= COMMIT_EVERY_ROWS) {
-            if (tpcc_exec(db, "COMMIT; BEGIN", err, errlen))
-                goto out;
+            if (tpcc_exec(db, "COMMIT; BEGIN", err, errlen)) goto out;
             since_commit = 0;
             double now = mono_s();
             if (!o->quiet && now - last_report >= 5.0) {
@@ -577,10 +565,8 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
             }
         }
     }
-    if (tpcc_exec(db, "COMMIT", err, errlen))
-        goto out;
-    if (tpcc_exec(db, "BEGIN", err, errlen) || tpcc_schema_indexes(db, err, errlen))
-        goto out;
+    if (tpcc_exec(db, "COMMIT", err, errlen)) goto out;
+    if (tpcc_exec(db, "BEGIN", err, errlen) || tpcc_schema_indexes(db, err, errlen)) goto out;
     {
         char sql[512];
         snprintf(sql, sizeof sql,
@@ -588,13 +574,11 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
                  "COMMIT",
                  (long long)o->scale, (long long)o->seed, ga.c_load.c_last, ga.c_load.c_id,
                  ga.c_load.ol_i_id, o->defer_complete ? 0 : 1, (long long)L.now);
-        if (tpcc_exec(db, sql, err, errlen))
-            goto out;
+        if (tpcc_exec(db, sql, err, errlen)) goto out;
     }
     rc = 0;
 out:
-    if (rc)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     if (gen_started) {
         pthread_mutex_lock(&L.mu);
         L.stop = true;

@@ -15,8 +15,7 @@ const double tpcc_think_s[TPCC_NTYPES] = {12, 12, 10, 5, 5};
 
 static uint32_t other_warehouse(sim_rng *r, int64_t scale, uint32_t home)
 {
-    if (scale <= 1)
-        return home;
+    if (scale <= 1) return home;
     uint32_t w = (uint32_t)sim_rng_range(r, 1, (uint64_t)scale - 1);
     return w >= home ? w + 1 : w;
 }
@@ -31,12 +30,10 @@ void tpcc_gen_new_order(sim_rng *r, const tpcc_consts *c, int64_t scale, uint32_
     in->rollback = sim_rng_range(r, 1, 100) == 1;
     for (uint32_t i = 0; i < in->ol_cnt; i++) {
         in->i_id[i] = tpcc_nurand(r, 8191, c->ol_i_id, 1, TPCC_ITEMS);
-        in->supply_w_id[i] =
-            sim_rng_range(r, 1, 100) > 1 ? w_id : other_warehouse(r, scale, w_id);
+        in->supply_w_id[i] = sim_rng_range(r, 1, 100) > 1 ? w_id : other_warehouse(r, scale, w_id);
         in->qty[i] = (uint32_t)sim_rng_range(r, 1, 10);
     }
-    if (in->rollback)
-        in->i_id[in->ol_cnt - 1] = TPCC_ITEMS + 1; /* unused: the order rolls back */
+    if (in->rollback) in->i_id[in->ol_cnt - 1] = TPCC_ITEMS + 1; /* unused: the order rolls back */
 }
 
 void tpcc_gen_payment(sim_rng *r, const tpcc_consts *c, int64_t scale, uint32_t w_id,
@@ -143,7 +140,6 @@ void tpcc_deck_init(tpcc_deck *d, const tpcc_mix *mix, sim_rng *rng)
 
 int tpcc_deck_draw(tpcc_deck *d, const tpcc_mix *mix, sim_rng *rng)
 {
-    if (d->pos >= TPCC_DECK_MAX)
-        deck_shuffle(d, mix, rng);
+    if (d->pos >= TPCC_DECK_MAX) deck_shuffle(d, mix, rng);
     return d->cards[d->pos++];
 }

@@ -23,12 +23,11 @@
 #define COPY_CHUNK (1u << 20)
 
 /* Copies src_name over dst_name inside the target. *method: "reflink" or "copy". */
-static int copy_file(st_target *t, const char *src_name, const char *dst_name,
-                     const char **method, uint64_t *bytes, char *err, size_t errlen)
+static int copy_file(st_target *t, const char *src_name, const char *dst_name, const char **method,
+                     uint64_t *bytes, char *err, size_t errlen)
 {
     int sfd = -1, dfd = -1, rc;
-    if ((rc = st_target_open_file(t, src_name, 0, false, &sfd, err, errlen)))
-        return rc;
+    if ((rc = st_target_open_file(t, src_name, 0, false, &sfd, err, errlen))) return rc;
     if ((rc = st_target_create_file(t, dst_name, 0, &dfd, err, errlen))) {
         close(sfd);
         return rc;
@@ -55,8 +54,7 @@ static int copy_file(st_target *t, const char *src_name, const char *dst_name,
     rc = 0;
     for (off_t off = 0; off < st.st_size && !rc;) {
         size_t want = COPY_CHUNK;
-        if ((off_t)want > st.st_size - off)
-            want = (size_t)(st.st_size - off);
+        if ((off_t)want > st.st_size - off) want = (size_t)(st.st_size - off);
         /* O_DIRECT lengths must be block multiples; a database file always is one
          * (whole pages), so only a foreign file would fail here. */
         ssize_t n = pread(sfd, buf, (want + 4095) & ~(size_t)4095, off);
@@ -119,8 +117,7 @@ int tpcc_pristine_restore(st_target *t, int instance, json_t *info, char *err, s
     snprintf(wal, sizeof wal, "%s-wal", db);
     if (st_target_owns(t, wal)) {
         int rc = st_target_remove_file(t, wal, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     const char *method = NULL;
     uint64_t bytes = 0;

@@ -54,8 +54,7 @@ int tpcc_astring(sim_rng *rng, char *buf, int lo, int hi)
         uint64_t r = sim_rng_u64(rng);
         for (int k = 0; k < 10 && i < len; k++, r >>= 6) {
             unsigned v = (unsigned)(r & 63);
-            if (v < 62)
-                buf[i++] = alnum[v];
+            if (v < 62) buf[i++] = alnum[v];
         }
     }
     buf[len] = 0;
@@ -70,8 +69,7 @@ int tpcc_nstring(sim_rng *rng, char *buf, int lo, int hi)
         uint64_t r = sim_rng_u64(rng);
         for (int k = 0; k < 16 && i < len; k++, r >>= 4) {
             unsigned v = (unsigned)(r & 15);
-            if (v < 10)
-                buf[i++] = (char)('0' + v);
+            if (v < 10) buf[i++] = (char)('0' + v);
         }
     }
     buf[len] = 0;

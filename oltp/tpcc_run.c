@@ -50,8 +50,7 @@ static void *worker_open(void *vwl, int instance, int worker)
     tpcc_instance *I = &w->inst[instance];
     char err[512];
     wconn *wc = calloc(1, sizeof *wc);
-    if (!wc)
-        return NULL;
+    if (!wc) return NULL;
     if (st_db_connect(I->db, &wc->db, err, sizeof err)) {
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
         free(wc);
@@ -81,8 +80,7 @@ static void flush_counts(tpcc_conn *c, sim_meter *m)
     tpcc_counts k;
     tpcc_conn_take_counts(c, &k);
     for (int i = 0; i < TPCC_NCOUNTERS; i++)
-        if (k.v[i])
-            sim_meter_count(m, i, k.v[i]);
+        if (k.v[i]) sim_meter_count(m, i, k.v[i]);
 }
 
 static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t now)
@@ -91,8 +89,7 @@ static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t 
     if (I->dq_len == I->dq_cap) {
         size_t ncap = I->dq_cap ? I->dq_cap * 2 : 256;
         tpcc_dq_item *n = malloc(ncap * sizeof *n);
-        if (!n)
-            abort();
+        if (!n) abort();
         for (size_t k = 0; k < I->dq_len; k++)
             n[k] = I->dq[(I->dq_head + k) % I->dq_cap];
         free(I->dq);
@@ -102,8 +99,7 @@ static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t 
     }
     I->dq[(I->dq_head + I->dq_len) % I->dq_cap] = (tpcc_dq_item){w_id, carrier, now};
     I->dq_len++;
-    if (I->dq_len > I->dq_max)
-        I->dq_max = I->dq_len;
+    if (I->dq_len > I->dq_max) I->dq_max = I->dq_len;
     pthread_cond_signal(&I->dq_cv);
     pthread_mutex_unlock(&I->dq_mu);
 }
@@ -168,10 +164,8 @@ static uint64_t next_delay(void *vwl, int instance, uint32_t vu, int last_type, 
     tpcc_user *u = &w->inst[instance].users[vu];
     int next = tpcc_deck_draw(&u->deck, &w->o->mixv, rng);
     u->next_type = (int8_t)next;
-    if (w->cycle_ns)
-        return sim_rng_think_ns(rng, w->cycle_ns);
-    if (w->o->pacev == TPCC_PACE_OFF)
-        return 0;
+    if (w->cycle_ns) return sim_rng_think_ns(rng, w->cycle_ns);
+    if (w->o->pacev == TPCC_PACE_OFF) return 0;
     /* Spec: think time after the last transaction, keying time before the next. The
      * first transaction of each user also gets a think time, which spreads the start. */
     int think_of = last_type >= 0 ? last_type : next;
@@ -195,8 +189,7 @@ static void *delivery_worker(void *arg)
     if (st_db_connect(I->db, &db, err, sizeof err) ||
         !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err))) {
         report_error(I, "deferred delivery worker", err);
-        if (db)
-            sqlite3_close(db);
+        if (db) sqlite3_close(db);
         pthread_mutex_lock(&I->dq_mu);
         I->deferred_errors += 1;
         pthread_mutex_unlock(&I->dq_mu);
@@ -222,8 +215,7 @@ static void *delivery_worker(void *arg)
         uint64_t end = sim_now_ns();
         flush_counts(c, m);
         sim_phase ph = sim_run_phase(run);
-        if (rc)
-            report_error(I, "deferred delivery", err);
+        if (rc) report_error(I, "deferred delivery", err);
         I->deferred_done_total++;
         if (ph == SIM_PHASE_MEASURE) {
             if (rc)
@@ -250,14 +242,12 @@ static json_t *p90_json(const sim_hist *h, double limit_s)
     return j;
 }
 
-static json_t *deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped,
-                             uint64_t pending)
+static json_t *deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "count",
-                     (json_int_t)sim_hist_count(h), "errors", (json_int_t)errors,
-                     "skipped_districts", (json_int_t)skipped, "pending_at_end",
-                     (json_int_t)pending, "latency_us", sim_hist_summary_json(h), "p90_limit",
-                     p90_json(h, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S), "histogram",
+    return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "count", (json_int_t)sim_hist_count(h),
+                     "errors", (json_int_t)errors, "skipped_districts", (json_int_t)skipped,
+                     "pending_at_end", (json_int_t)pending, "latency_us", sim_hist_summary_json(h),
+                     "p90_limit", p90_json(h, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S), "histogram",
                      sim_hist_to_json(h));
 }
 
@@ -270,10 +260,9 @@ static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i)
     double wh = (double)o->scale * (i < 0 ? (double)o->instances : 1.0);
     double tpmc = minutes > 0 ? (double)no / minutes : 0;
     double nopm = minutes > 0 ? (double)(no >= rb ? no - rb : 0) / minutes : 0;
-    return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm,
-                     "efficiency_pct", 100.0 * tpmc / (SPEC_TPMC_PER_WAREHOUSE * wh),
-                     "warehouses", wh, "new_orders", (json_int_t)no, "rolled_back",
-                     (json_int_t)rb);
+    return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm, "efficiency_pct",
+                     100.0 * tpmc / (SPEC_TPMC_PER_WAREHOUSE * wh), "warehouses", wh, "new_orders",
+                     (json_int_t)no, "rolled_back", (json_int_t)rb);
 }
 
 static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
@@ -281,8 +270,9 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
     sim_result_print(out, doc);
     const json_t *t = json_object_get(doc, "tpcc");
     const json_t *r = json_object_get(t, "rates");
-    fprintf(out, "  tpmC %.1f  NOPM %.1f  efficiency %.1f %% of 12.86 tpmC per warehouse (%g "
-                 "warehouses)\n",
+    fprintf(out,
+            "  tpmC %.1f  NOPM %.1f  efficiency %.1f %% of 12.86 tpmC per warehouse (%g "
+            "warehouses)\n",
             json_number_value(json_object_get(r, "tpmC")),
             json_number_value(json_object_get(r, "nopm")),
             json_number_value(json_object_get(r, "efficiency_pct")),
@@ -306,7 +296,9 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
     {
         const json_t *pass = json_object_get(v, "pass");
         fprintf(out, " %s %s", k,
-                json_is_null(pass) ? "n/a" : json_is_true(pass) ? "pass" : "FAIL");
+                json_is_null(pass)   ? "n/a"
+                : json_is_true(pass) ? "pass"
+                                     : "FAIL");
     }
     fputc('\n', out);
     const json_t *per = json_object_get(t, "per_instance");
@@ -374,8 +366,8 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
              "(mean wait %.3f s), %.0f s warm-up + %.0f s measured",
              n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
-             o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9, (double)o->warmup_ns / 1e9,
-             (double)o->duration_ns / 1e9);
+             o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9,
+             (double)o->warmup_ns / 1e9, (double)o->duration_ns / 1e9);
     sim_run_start(run);
     for (int i = 0; i < n; i++) {
         da[i] = (dworker_args){&w, &inst[i]};
@@ -406,8 +398,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
         I->dq_stop = true;
         pthread_cond_broadcast(&I->dq_cv);
         pthread_mutex_unlock(&I->dq_mu);
-        if (I->dworker_started)
-            pthread_join(I->dworker, NULL);
+        if (I->dworker_started) pthread_join(I->dworker, NULL);
         pending[i] = I->dq_len;
         pending_total += I->dq_len;
     }

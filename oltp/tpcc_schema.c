@@ -89,8 +89,7 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
     if (rc != SQLITE_OK) {
         /* No such table: an empty file, another program's database, or a load that
          * stopped before its schema was committed. */
-        if (strstr(sqlite3_errmsg(db), "no such table"))
-            return 1;
+        if (strstr(sqlite3_errmsg(db), "no such table")) return 1;
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         return -1;
     }
@@ -108,8 +107,7 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
         return 0;
     }
     sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
-        return 1;
+    if (rc == SQLITE_DONE) return 1;
     snprintf(err, errlen, "%s", sqlite3_errmsg(db));
     return -1;
 }

@@ -26,8 +26,7 @@
 const char *const tpcc_type_names[TPCC_NTYPES] = {"new_order", "payment", "order_status",
                                                   "delivery", "stock_level"};
 const char *const tpcc_counter_names[TPCC_NCOUNTERS] = {
-    "rollbacks", "retries", "busy_waits", "remote_order_lines", "remote_payments",
-    "by_last_name"};
+    "rollbacks", "retries", "busy_waits", "remote_order_lines", "remote_payments", "by_last_name"};
 const double tpcc_p90_limit_s[TPCC_NTYPES] = {5, 5, 5, 5, 20};
 
 struct tpcc_writer_lock {
@@ -37,15 +36,13 @@ struct tpcc_writer_lock {
 tpcc_writer_lock *tpcc_writer_lock_new(void)
 {
     tpcc_writer_lock *l = calloc(1, sizeof *l);
-    if (l)
-        pthread_mutex_init(&l->mu, NULL);
+    if (l) pthread_mutex_init(&l->mu, NULL);
     return l;
 }
 
 void tpcc_writer_lock_free(tpcc_writer_lock *l)
 {
-    if (!l)
-        return;
+    if (!l) return;
     pthread_mutex_destroy(&l->mu);
     free(l);
 }
@@ -174,8 +171,7 @@ static int busy_handler(void *arg, int ncalls)
     tpcc_conn *c = arg;
     (void)ncalls;
     c->counts.v[TPCC_CNT_BUSY_WAITS]++;
-    if (++c->busy_in_try > BUSY_WAITS_PER_TRY)
-        return 0;
+    if (++c->busy_in_try > BUSY_WAITS_PER_TRY) return 0;
     struct timespec ts = {0, BUSY_WAIT_US * 1000L};
     nanosleep(&ts, NULL);
     return 1;
@@ -193,10 +189,9 @@ tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, cha
     c->scale = scale;
     c->lock = lock;
     for (int i = 0; i < S_N; i++) {
-        if (sqlite3_prepare_v3(db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
-                               NULL) != SQLITE_OK) {
-            snprintf(err, errlen, "preparing \"%.60s...\": %s", sql_text[i],
-                     sqlite3_errmsg(db));
+        if (sqlite3_prepare_v3(db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL) !=
+            SQLITE_OK) {
+            snprintf(err, errlen, "preparing \"%.60s...\": %s", sql_text[i], sqlite3_errmsg(db));
             tpcc_conn_free(c);
             return NULL;
         }
@@ -207,8 +202,7 @@ tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, cha
 
 void tpcc_conn_free(tpcc_conn *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     for (int i = 0; i < S_N; i++)
         sqlite3_finalize(c->st[i]);
     sqlite3_busy_handler(c->db, NULL, NULL);
@@ -272,13 +266,12 @@ typedef int (*body_fn)(tpcc_conn *c, const void *in, void *out);
  * Runs body inside a transaction until it commits (or rolls back by request: body
  * returns SQLITE_ABORT after which ROLLBACK is issued and 1 is returned).
  */
-static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void *out,
-                   char *err, size_t errlen)
+static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void *out, char *err,
+                   size_t errlen)
 {
     for (int attempt = 0;; attempt++) {
         c->busy_in_try = 0;
-        if (write && c->lock)
-            pthread_mutex_lock(&c->lock->mu);
+        if (write && c->lock) pthread_mutex_lock(&c->lock->mu);
         int rc = run_done(B(c, write ? S_BEGIN_W : S_BEGIN_R));
         bool requested_rollback = false;
         if (rc == SQLITE_OK) {
@@ -304,16 +297,15 @@ static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void 
             snprintf(err, errlen, "%s", sqlite3_errmsg(c->db));
         }
         if (rc == SQLITE_NOTFOUND)
-            snprintf(err, errlen, "a row the transaction reads is missing (is the database"
-                                  " complete? `appsim tpcc check` tests it)");
-        if (write && c->lock)
-            pthread_mutex_unlock(&c->lock->mu);
-        if (rc == SQLITE_OK)
-            return requested_rollback ? 1 : 0;
+            snprintf(err, errlen,
+                     "a row the transaction reads is missing (is the database"
+                     " complete? `appsim tpcc check` tests it)");
+        if (write && c->lock) pthread_mutex_unlock(&c->lock->mu);
+        if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {
             if (attempt >= MAX_RETRIES)
-                snprintf(err + strlen(err), errlen - strlen(err),
-                         " (gave up after %d restarts)", attempt);
+                snprintf(err + strlen(err), errlen - strlen(err), " (gave up after %d restarts)",
+                         attempt);
             return -1;
         }
         c->counts.v[TPCC_CNT_RETRIES]++;
@@ -322,8 +314,7 @@ static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void 
 
 /* Clause 2.5.2.2 / 2.6.2.2: the customer in the middle of those with this last name,
  * sorted by first name (position ceil(n / 2), 1-based). */
-static int customer_by_name(tpcc_conn *c, uint32_t w, uint32_t d, const char *last,
-                            uint32_t *c_id)
+static int customer_by_name(tpcc_conn *c, uint32_t w, uint32_t d, const char *last, uint32_t *c_id)
 {
     sqlite3_stmt *st = B(c, S_CUST_BY_NAME);
     BI(st, 1, w);
@@ -332,13 +323,10 @@ static int customer_by_name(tpcc_conn *c, uint32_t w, uint32_t d, const char *la
     uint32_t ids[TPCC_CUST_PER_DIST];
     int n = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (n < TPCC_CUST_PER_DIST)
-            ids[n++] = (uint32_t)sqlite3_column_int(st, 0);
+        if (n < TPCC_CUST_PER_DIST) ids[n++] = (uint32_t)sqlite3_column_int(st, 0);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return rc;
-    if (n == 0)
-        return SQLITE_NOTFOUND;
+    if (rc != SQLITE_DONE) return rc;
+    if (n == 0) return SQLITE_NOTFOUND;
     *c_id = ids[(n - 1) / 2];
     return SQLITE_OK;
 }
@@ -361,26 +349,22 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
 
     st = B(c, S_NO_WTAX);
     BI(st, 1, in->w_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     double w_tax = sqlite3_column_double(st, 0);
 
     st = B(c, S_NO_DIST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     double d_tax = sqlite3_column_double(st, 0);
     int64_t o_id = sqlite3_column_int64(st, 1);
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     st = B(c, S_NO_CUST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
     BI(st, 3, in->c_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     double c_discount = sqlite3_column_double(st, 0);
 
     bool all_local = true;
@@ -395,14 +379,12 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 5, now);
     BI(st, 6, in->ol_cnt);
     BI(st, 7, all_local ? 1 : 0);
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
     st = B(c, S_NO_INS_NEWORDER);
     BI(st, 1, o_id);
     BI(st, 2, in->d_id);
     BI(st, 3, in->w_id);
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     int64_t total_cents = 0;
     for (uint32_t i = 0; i < in->ol_cnt; i++) {
@@ -414,8 +396,7 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
             out->rolled_back = true;
             return SQLITE_ABORT;
         }
-        if (rc != SQLITE_ROW)
-            return rc;
+        if (rc != SQLITE_ROW) return rc;
         int64_t price = sqlite3_column_int64(st, 0);
         /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
          * ORIGINAL; it is only displayed, but the work is part of the transaction. */
@@ -427,14 +408,12 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
         BI(st, 3, in->qty[i]);
         BI(st, 4, in->supply_w_id[i] != in->w_id ? 1 : 0);
         BI(st, 5, in->d_id);
-        if ((rc = run_row(st)) != SQLITE_ROW)
-            return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
         bool stock_original = strstr((const char *)sqlite3_column_text(st, 1), "ORIGINAL");
         char dist_info[25];
         snprintf(dist_info, sizeof dist_info, "%s", (const char *)sqlite3_column_text(st, 2));
         out->brand_generic[i] = item_original && stock_original ? 'B' : 'G';
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
         int64_t amount = (int64_t)in->qty[i] * price;
         total_cents += amount;
@@ -448,21 +427,18 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
         BI(st, 7, in->qty[i]);
         BI(st, 8, amount);
         sqlite3_bind_text(st, 9, dist_info, -1, SQLITE_TRANSIENT);
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
     }
     out->total = (double)total_cents / 100.0 * (1 - c_discount) * (1 + w_tax + d_tax);
     return SQLITE_OK;
 }
 
-int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err,
-                   size_t errlen)
+int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err, size_t errlen)
 {
     no_out out = {0};
     int rc = run_txn(c, true, new_order_body, in, &out, err, errlen);
     *rolled_back = rc == 1;
-    if (rc == 1)
-        c->counts.v[TPCC_CNT_ROLLBACKS]++;
+    if (rc == 1) c->counts.v[TPCC_CNT_ROLLBACKS]++;
     if (rc >= 0)
         for (uint32_t i = 0; i < in->ol_cnt; i++)
             c->counts.v[TPCC_CNT_REMOTE_LINES] += in->supply_w_id[i] != in->w_id;
@@ -482,21 +458,17 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
     st = B(c, S_PAY_WH);
     BI(st, 1, in->w_id);
     BI(st, 2, in->h_amount_cents);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     snprintf(w_name, sizeof w_name, "%s", (const char *)sqlite3_column_text(st, 0));
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     st = B(c, S_PAY_DIST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
     BI(st, 3, in->h_amount_cents);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     snprintf(d_name, sizeof d_name, "%s", (const char *)sqlite3_column_text(st, 0));
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     uint32_t c_id = in->c_id;
     if (in->by_name && (rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id)))
@@ -506,8 +478,7 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 1, in->c_w_id);
     BI(st, 2, in->c_d_id);
     BI(st, 3, c_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     bool bad_credit = !strcmp((const char *)sqlite3_column_text(st, 10), "BC");
     if (bad_credit) {
         /* Clause 2.5.2.2: the payment's ids and amount in front of the old c_data, the
@@ -523,10 +494,8 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 2, in->c_d_id);
     BI(st, 3, c_id);
     BI(st, 4, in->h_amount_cents);
-    if (bad_credit)
-        sqlite3_bind_text(st, 5, c->cdata, -1, SQLITE_STATIC);
-    if ((rc = run_done(st)) != SQLITE_OK)
-        return rc;
+    if (bad_credit) sqlite3_bind_text(st, 5, c->cdata, -1, SQLITE_STATIC);
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     char h_data[32];
     snprintf(h_data, sizeof h_data, "%s    %s", w_name, d_name);
@@ -561,14 +530,12 @@ static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
     sqlite3_stmt *st;
     int rc;
     uint32_t c_id = in->c_id;
-    if (in->by_name && (rc = customer_by_name(c, in->w_id, in->d_id, in->c_last, &c_id)))
-        return rc;
+    if (in->by_name && (rc = customer_by_name(c, in->w_id, in->d_id, in->c_last, &c_id))) return rc;
     st = B(c, S_OS_CUST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
     BI(st, 3, c_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     sqlite3_reset(st);
 
     st = B(c, S_OS_ORDER);
@@ -578,8 +545,7 @@ static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
     rc = run_row(st);
     if (rc == SQLITE_DONE) /* every loaded customer has an order; keep it safe anyway */
         return SQLITE_OK;
-    if (rc != SQLITE_ROW)
-        return rc;
+    if (rc != SQLITE_ROW) return rc;
     int64_t o_id = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
 
@@ -593,8 +559,7 @@ static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
 int tpcc_order_status(tpcc_conn *c, const tpcc_os_in *in, char *err, size_t errlen)
 {
     int rc = run_txn(c, false, order_status_body, in, NULL, err, errlen);
-    if (rc >= 0)
-        c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
+    if (rc >= 0) c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
     return rc < 0 ? -1 : 0;
 }
 
@@ -617,8 +582,7 @@ static int delivery_body(tpcc_conn *c, const void *vin, void *vout)
             (*skipped)++; /* clause 2.7.4.2: no outstanding order, skip the district */
             continue;
         }
-        if (rc != SQLITE_ROW)
-            return rc;
+        if (rc != SQLITE_ROW) return rc;
         int64_t o_id = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
 
@@ -626,31 +590,26 @@ static int delivery_body(tpcc_conn *c, const void *vin, void *vout)
         BI(st, 1, in->w_id);
         BI(st, 2, d);
         BI(st, 3, o_id);
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
         st = B(c, S_DL_ORDER);
         BI(st, 1, in->w_id);
         BI(st, 2, d);
         BI(st, 3, o_id);
         BI(st, 4, in->o_carrier_id);
-        if ((rc = run_row(st)) != SQLITE_ROW)
-            return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
         int64_t c_id = sqlite3_column_int64(st, 0);
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
         st = B(c, S_DL_LINES);
         BI(st, 1, in->w_id);
         BI(st, 2, d);
         BI(st, 3, o_id);
         BI(st, 4, now);
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
         st = B(c, S_DL_SUM);
         BI(st, 1, in->w_id);
         BI(st, 2, d);
         BI(st, 3, o_id);
-        if ((rc = run_row(st)) != SQLITE_ROW)
-            return rc;
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc;
         int64_t sum = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
         st = B(c, S_DL_CUST);
@@ -658,14 +617,12 @@ static int delivery_body(tpcc_conn *c, const void *vin, void *vout)
         BI(st, 2, d);
         BI(st, 3, c_id);
         BI(st, 4, sum);
-        if ((rc = run_done(st)) != SQLITE_OK)
-            return rc;
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
     }
     return SQLITE_OK;
 }
 
-int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err,
-                  size_t errlen)
+int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err, size_t errlen)
 {
     int rc = run_txn(c, true, delivery_body, in, skipped, err, errlen);
     return rc < 0 ? -1 : 0;
@@ -682,8 +639,7 @@ static int stock_level_body(tpcc_conn *c, const void *vin, void *vout)
     st = B(c, S_SL_NEXT);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
     int64_t next = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     st = B(c, S_SL_COUNT);
@@ -692,15 +648,13 @@ static int stock_level_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 3, next);
     BI(st, 4, next - 20);
     BI(st, 5, in->threshold);
-    if ((rc = run_row(st)) != SQLITE_ROW)
-        return rc;
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc;
     *low = sqlite3_column_int(st, 0);
     sqlite3_reset(st);
     return SQLITE_OK;
 }
 
-int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err,
-                     size_t errlen)
+int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err, size_t errlen)
 {
     int rc = run_txn(c, false, stock_level_body, in, low_stock, err, errlen);
     return rc < 0 ? -1 : 0;

@@ -53,9 +53,8 @@ static double bare(const char *dir, double seconds, uint64_t *count)
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
-    st_db_opts dbo = {.buffer_bytes = 16u << 20,
-                      .sync = buffered ? "off" : "full",
-                      .max_connections = 3};
+    st_db_opts dbo = {
+        .buffer_bytes = 16u << 20, .sync = buffered ? "off" : "full", .max_connections = 3};
     st_db *db;
     sqlite3 *c;
     if (st_db_open(t, "tpcc-1.db", &dbo, false, &db, err, sizeof err) ||
@@ -91,11 +90,21 @@ static double bare(const char *dir, double seconds, uint64_t *count)
     for (size_t i = 0; i < n; i++) {
         in[i].type = tpcc_deck_draw(&deck, &mix, &r);
         switch (in[i].type) {
-        case TPCC_NEW_ORDER: tpcc_gen_new_order(&r, &cr, 1, 1, &in[i].no); break;
-        case TPCC_PAYMENT: tpcc_gen_payment(&r, &cr, 1, 1, &in[i].pay); break;
-        case TPCC_ORDER_STATUS: tpcc_gen_order_status(&r, &cr, 1, &in[i].os); break;
-        case TPCC_DELIVERY: tpcc_gen_delivery(&r, 1, &in[i].del); break;
-        default: tpcc_gen_stock_level(&r, 1, 1, &in[i].sl); break;
+        case TPCC_NEW_ORDER:
+            tpcc_gen_new_order(&r, &cr, 1, 1, &in[i].no);
+            break;
+        case TPCC_PAYMENT:
+            tpcc_gen_payment(&r, &cr, 1, 1, &in[i].pay);
+            break;
+        case TPCC_ORDER_STATUS:
+            tpcc_gen_order_status(&r, &cr, 1, &in[i].os);
+            break;
+        case TPCC_DELIVERY:
+            tpcc_gen_delivery(&r, 1, &in[i].del);
+            break;
+        default:
+            tpcc_gen_stock_level(&r, 1, 1, &in[i].sl);
+            break;
         }
     }
     double c0 = cpu_s();
@@ -105,11 +114,21 @@ static double bare(const char *dir, double seconds, uint64_t *count)
         bool rb;
         int low, sk;
         switch (in[i].type) {
-        case TPCC_NEW_ORDER: tpcc_new_order(tc, &in[i].no, &rb, err, sizeof err); break;
-        case TPCC_PAYMENT: tpcc_payment(tc, &in[i].pay, err, sizeof err); break;
-        case TPCC_ORDER_STATUS: tpcc_order_status(tc, &in[i].os, err, sizeof err); break;
-        case TPCC_DELIVERY: tpcc_delivery(tc2, &in[i].del, &sk, err, sizeof err); break;
-        default: tpcc_stock_level(tc, &in[i].sl, &low, err, sizeof err); break;
+        case TPCC_NEW_ORDER:
+            tpcc_new_order(tc, &in[i].no, &rb, err, sizeof err);
+            break;
+        case TPCC_PAYMENT:
+            tpcc_payment(tc, &in[i].pay, err, sizeof err);
+            break;
+        case TPCC_ORDER_STATUS:
+            tpcc_order_status(tc, &in[i].os, err, sizeof err);
+            break;
+        case TPCC_DELIVERY:
+            tpcc_delivery(tc2, &in[i].del, &sk, err, sizeof err);
+            break;
+        default:
+            tpcc_stock_level(tc, &in[i].sl, &low, err, sizeof err);
+            break;
         }
     }
     double cpu = cpu_s() - c0;
@@ -128,10 +147,29 @@ static double harness(const char *dir, double seconds, uint64_t *count)
 {
     char dur[32];
     snprintf(dur, sizeof dur, "%gs", seconds);
-    char *argv[] = {"tpcc", "run", "--target", (char *)dir, "--pacing", "off", "--vusers", "1",
-                    "--connections", "1", "--duration", dur, "--warmup", "0", "--buffer", "16M",
-                    "--quiet", "--json", "/tmp/bench_tpcc_harness.json", "--sync",
-                    buffered ? "off" : "full", buffered ? "--buffered" : NULL, NULL};
+    char *argv[] = {"tpcc",
+                    "run",
+                    "--target",
+                    (char *)dir,
+                    "--pacing",
+                    "off",
+                    "--vusers",
+                    "1",
+                    "--connections",
+                    "1",
+                    "--duration",
+                    dur,
+                    "--warmup",
+                    "0",
+                    "--buffer",
+                    "16M",
+                    "--quiet",
+                    "--json",
+                    "/tmp/bench_tpcc_harness.json",
+                    "--sync",
+                    buffered ? "off" : "full",
+                    buffered ? "--buffered" : NULL,
+                    NULL};
     int argc = 0;
     while (argv[argc])
         argc++;
@@ -148,11 +186,11 @@ static double harness(const char *dir, double seconds, uint64_t *count)
         exit(1);
     }
     json_t *doc = json_load_file("/tmp/bench_tpcc_harness.json", 0, NULL);
-    uint64_t n = (uint64_t)json_integer_value(
-        json_object_get(json_object_get(doc, "summary"), "count"));
+    uint64_t n =
+        (uint64_t)json_integer_value(json_object_get(json_object_get(doc, "summary"), "count"));
     /* Completed units include those in flight at the end: count what ran. */
-    uint64_t units = (uint64_t)json_integer_value(json_object_get(
-        json_object_get(json_object_get(doc, "tpcc"), "vu_engine"), "units"));
+    uint64_t units = (uint64_t)json_integer_value(
+        json_object_get(json_object_get(json_object_get(doc, "tpcc"), "vu_engine"), "units"));
     json_decref(doc);
     *count = units > n ? units : n;
     return cpu / (double)*count;

@@ -71,8 +71,8 @@ int main(int argc, char **argv)
                " generator busy %.2f s, writer waited %.2f s; file %lld bytes (%.1f MB/wh)\n",
                i + 1, (long long)scale, (unsigned long long)jobs[i].st.rows, jobs[i].st.seconds,
                (double)scale / jobs[i].st.seconds, (double)jobs[i].st.rows / jobs[i].st.seconds,
-               jobs[i].st.gen_busy_seconds, jobs[i].st.writer_wait_seconds,
-               (long long)st.st_size, (double)st.st_size / 1e6 / (double)scale);
+               jobs[i].st.gen_busy_seconds, jobs[i].st.writer_wait_seconds, (long long)st.st_size,
+               (double)st.st_size / 1e6 / (double)scale);
         unlink(jobs[i].path);
         char p[600];
         snprintf(p, sizeof p, "%s-wal", jobs[i].path);

@@ -24,8 +24,7 @@ static int setup(void **state)
     (void)state;
     snprintf(dbpath, sizeof dbpath, "/tmp/test_tpcc_db.%ld.db", (long)getpid());
     unlink(dbpath);
-    if (sqlite3_open(dbpath, &db) != SQLITE_OK)
-        return -1;
+    if (sqlite3_open(dbpath, &db) != SQLITE_OK) return -1;
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
                  NULL, NULL, NULL);
     char err[256];
@@ -81,8 +80,7 @@ static void test_cardinalities(void **state)
     int64_t bc = count("SELECT count(*) FROM customer WHERE c_credit = 'BC'");
     assert_true(bc > 2600 && bc < 3400);
     /* Customers 1..1000 of each district carry the 1000 syllable names. */
-    assert_int_equal(count("SELECT count(DISTINCT c_last) FROM customer WHERE c_id <= 1000"),
-                     1000);
+    assert_int_equal(count("SELECT count(DISTINCT c_last) FROM customer WHERE c_id <= 1000"), 1000);
     assert_int_equal(count("SELECT count(*) FROM customer WHERE c_id = 1 AND c_last = 'BARBARBAR'"),
                      10);
     tpcc_meta m;
@@ -121,8 +119,9 @@ static void test_checks_detect_damage(void **state)
 {
     (void)state;
     char err[256];
-    assert_int_equal(tpcc_exec(db, "SAVEPOINT dmg; UPDATE warehouse SET w_ytd = w_ytd + 1;"
-                                   " DELETE FROM new_order WHERE no_o_id = 2500 AND no_d_id = 3",
+    assert_int_equal(tpcc_exec(db,
+                               "SAVEPOINT dmg; UPDATE warehouse SET w_ytd = w_ytd + 1;"
+                               " DELETE FROM new_order WHERE no_o_id = 2500 AND no_d_id = 3",
                                err, sizeof err),
                      0);
     tpcc_check_result res[12];
@@ -138,10 +137,12 @@ static void test_checks_detect_damage(void **state)
     assert_true(res[1].pass);
     assert_true(res[5].pass);
     /* Undo. */
-    assert_int_equal(tpcc_exec(db, "UPDATE warehouse SET w_ytd = w_ytd - 1;"
-                                   " INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (2500, 3, 1)",
-                               err, sizeof err),
-                     0);
+    assert_int_equal(
+        tpcc_exec(db,
+                  "UPDATE warehouse SET w_ytd = w_ytd - 1;"
+                  " INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (2500, 3, 1)",
+                  err, sizeof err),
+        0);
     check_all(true);
 }
 
@@ -244,10 +245,8 @@ static void test_two_connections(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cardinalities),
-        cmocka_unit_test(test_checks_after_load),
-        cmocka_unit_test(test_checks_detect_damage),
-        cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_cardinalities),        cmocka_unit_test(test_checks_after_load),
+        cmocka_unit_test(test_checks_detect_damage), cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_two_connections),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

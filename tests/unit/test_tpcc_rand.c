@@ -146,10 +146,10 @@ static void test_input_generators(void **state)
         by_name += p.by_name;
         assert_true(p.h_amount_cents >= 100 && p.h_amount_cents <= 500000);
     }
-    assert_true(rollbacks > 120 && rollbacks < 290);          /* 1 % */
+    assert_true(rollbacks > 120 && rollbacks < 290);                      /* 1 % */
     assert_true(remote_lines > lines / 200 && remote_lines < lines / 50); /* 1 % */
-    assert_true(remote_pay > 2600 && remote_pay < 3400);       /* 15 % */
-    assert_true(by_name > 11500 && by_name < 12500);           /* 60 % */
+    assert_true(remote_pay > 2600 && remote_pay < 3400);                  /* 15 % */
+    assert_true(by_name > 11500 && by_name < 12500);                      /* 60 % */
     /* One warehouse: nothing is remote. */
     tpcc_pay_in p;
     for (int i = 0; i < 1000; i++) {
@@ -161,9 +161,9 @@ static void test_input_generators(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lastname),       cmocka_unit_test(test_nurand_range_and_skew),
-        cmocka_unit_test(test_crun_rule),      cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_mix_parse),      cmocka_unit_test(test_deck),
+        cmocka_unit_test(test_lastname),         cmocka_unit_test(test_nurand_range_and_skew),
+        cmocka_unit_test(test_crun_rule),        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_mix_parse),        cmocka_unit_test(test_deck),
         cmocka_unit_test(test_input_generators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
