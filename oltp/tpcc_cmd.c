@@ -164,6 +164,12 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     uint64_t buf = o->buffer;
     if (!buf) {
         buf = (uint64_t)((double)tpcc_estimate_bytes(o->scale) / EST_MARGIN * REF_BUFFER_RATIO);
+        /* The reference ratio cannot be kept where the machine lacks the memory: all
+         * instances' buffers together stay within half of physical memory (the rest
+         * is the process, the VUs and the OS), and the result records the size. */
+        uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t cap = phys / 2 / (o->instances ? o->instances : 1);
+        if (phys && buf > cap) buf = cap;
         if (buf < MIN_BUFFER) buf = MIN_BUFFER;
     }
     dbo->buffer_bytes = buf;
@@ -185,6 +191,9 @@ static void bulk_db_opts(const tpcc_options *o, st_db_opts *dbo)
     tpcc_db_opts(o, dbo);
     uint64_t want = tpcc_estimate_bytes(o->scale);
     if (want > LOAD_BUFFER_MAX) want = LOAD_BUFFER_MAX;
+    uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t cap = phys / 4 / (o->instances ? o->instances : 1); /* instances load at once */
+    if (phys && want > cap) want = cap;
     if (dbo->buffer_bytes < want) dbo->buffer_bytes = want;
 }
 
@@ -626,6 +635,20 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
         return SIM_EXIT_USAGE;
     }
     if (!o->connections) o->connections = connections_of(o, o->vusers);
+    if (!o->buffer) {
+        st_db_opts dbo;
+        tpcc_db_opts(o, &dbo);
+        uint64_t ref =
+            (uint64_t)((double)tpcc_estimate_bytes(o->scale) / EST_MARGIN * REF_BUFFER_RATIO);
+        if (dbo.buffer_bytes < ref && dbo.buffer_bytes > MIN_BUFFER) {
+            char a[32], b[32];
+            sim_warn("tpcc: the reference memory ratio (14.4 %% of the database, %s per "
+                     "instance) does not fit in half of this machine's memory; using %s per "
+                     "instance (set --buffer to choose)",
+                     sim_format_size(ref, a, sizeof a),
+                     sim_format_size(dbo.buffer_bytes, b, sizeof b));
+        }
+    }
     return 0;
 }
 
