@@ -149,22 +149,20 @@ static void link_frame(bp_pool *p, uint32_t f, uint64_t key)
  * and looks the block up again (someone else may have loaded it meanwhile). */
 static uint32_t take_victim(bp_pool *p)
 {
-    {
-        for (uint64_t step = 0; step < 3ull * p->nframes; step++) {
-            uint32_t f = p->hand;
-            p->hand = (p->hand + 1 == p->nframes) ? 0 : p->hand + 1;
-            bp_frame *fr = &p->frames[f];
-            if (fr->state == F_EMPTY) return f;
-            if (fr->state != F_VALID || fr->pins || fr->dirty) continue;
-            if (fr->ref) {
-                fr->ref = 0;
-                continue;
-            }
-            unlink_frame(p, f);
-            fr->state = F_EMPTY;
-            p->evictions++;
-            return f;
+    for (uint64_t step = 0; step < 3ull * p->nframes; step++) {
+        uint32_t f = p->hand;
+        p->hand = (p->hand + 1 == p->nframes) ? 0 : p->hand + 1;
+        bp_frame *fr = &p->frames[f];
+        if (fr->state == F_EMPTY) return f;
+        if (fr->state != F_VALID || fr->pins || fr->dirty) continue;
+        if (fr->ref) {
+            fr->ref = 0;
+            continue;
         }
+        unlink_frame(p, f);
+        fr->state = F_EMPTY;
+        p->evictions++;
+        return f;
     }
     return NIL;
 }

@@ -28,6 +28,8 @@
 #define MIN_PAGES_PER_CONNECTION 16
 #define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
 #define WAL_FRAME_HEADER 24
+#define CONN_BUSY_MS 10000
+#define CHECKPOINT_BUSY_MS 1000
 
 struct st_db {
     st_target *target;
@@ -131,7 +133,7 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
         sqlite3_close(c);
         return SIM_EXIT_FAIL;
     }
-    sqlite3_busy_timeout(c, 10000);
+    sqlite3_busy_timeout(c, CONN_BUSY_MS);
     if (db->buffered) {
         /* keep the -wal and -shm files the manifest lists */
         int persist = 1;
@@ -176,6 +178,9 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
 static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t errlen)
 {
     int nlog = 0, nckpt = 0;
+    pthread_mutex_lock(&db->mu);
+    uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled;
+    pthread_mutex_unlock(&db->mu);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
     int rc = sqlite3_wal_checkpoint_v2(db->ck_conn, "main", mode, &nlog, &nckpt);
@@ -195,14 +200,17 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
         db->ck_errors++;
         snprintf(db->ck_last_error, sizeof db->ck_last_error, "%s", msg);
     }
-    if (nckpt > 0 && (uint64_t)nckpt > db->ck_backfilled) {
-        db->ck_frames += (uint64_t)nckpt - db->ck_backfilled;
+    if (rc == SQLITE_OK && mode == SQLITE_CHECKPOINT_TRUNCATE && nlog == 0) {
+        /* everything was copied, then the WAL truncated to nothing */
+        db->ck_frames += w0 > b0 ? w0 - b0 : 0;
+        db->ck_backfilled = 0;
+        db->wal_frames = 0;
+    } else if (nlog >= 0 && nckpt >= 0) {
+        /* a smaller WAL than before means a writer restarted it meanwhile */
+        uint64_t base = (uint64_t)nlog < w0 ? 0 : b0;
+        if ((uint64_t)nckpt > base) db->ck_frames += (uint64_t)nckpt - base;
         db->ck_backfilled = (uint64_t)nckpt;
-    }
-    if (nlog >= 0 && (uint64_t)nlog < db->wal_frames) {
-        /* the WAL restarted or was truncated by this checkpoint */
         db->wal_frames = (uint64_t)nlog;
-        db->ck_backfilled = nckpt > 0 ? (uint64_t)nckpt : 0;
     }
     pthread_mutex_unlock(&db->mu);
     if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
@@ -241,9 +249,19 @@ static void *checkpointer(void *arg)
     return NULL;
 }
 
+/* On demand (after a load, before a copy): whatever --sync says, the result is on the
+ * drive when this returns, so callers may mark a load complete after it. */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen)
 {
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, err, errlen);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", db->sync);
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, sql, NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     return rc == SQLITE_OK ? 0 : SIM_EXIT_FAIL;
 }
 
@@ -291,6 +309,13 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         snprintf(err, errlen, "database name '%s' must be a plain file name", name ? name : "");
         return SIM_EXIT_USAGE;
     }
+    if (st_target_is_device(t)) {
+        snprintf(err, errlen,
+                 "%s is a block device: SQLite workloads need a directory on a filesystem of "
+                 "the drive (make one, mount it, and pass the directory)",
+                 st_target_path(t));
+        return SIM_EXIT_USAGE;
+    }
     uint32_t ps = page_size_for(t);
     uint64_t min = st_db_min_buffer(opts, ps);
     if (opts->buffer_bytes < min) {
@@ -312,7 +337,10 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     char pbuf[PATH_MAX];
     db->target = t;
     db->name = strdup(name);
-    db->path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    char abs[PATH_MAX];
+    /* absolute, as the VFS names its files (a target may be given relative) */
+    if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
+        db->path = strdup(abs);
     db->buffered = st_target_buffered(t);
     db->page_size = ps;
     db->buffer_bytes = opts->buffer_bytes;
@@ -327,8 +355,11 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
 
-    int rc;
-    if (db->buffered) {
+    int rc = 0;
+    if (!db->name || !db->path) {
+        snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
+        rc = SIM_EXIT_USAGE;
+    } else if (db->buffered) {
         /* The database's memory is SQLite's own cache, split over its connections;
          * the page cache comes on top of it (the result says so). */
         uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);
@@ -343,9 +374,13 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         } else {
             rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
                                  errlen);
+            if (rc == 0) db->vi->flush_at_commit = si != 0;
         }
     }
     if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
+    /* full/restart/truncate checkpoints hold the WAL write lock while they wait for
+     * readers: give up (recorded as busy) well before a waiting writer would. */
+    if (rc == 0) sqlite3_busy_timeout(db->ck_conn, CHECKPOINT_BUSY_MS);
     if (rc == 0) {
         if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
             snprintf(err, errlen, "cannot start the checkpoint thread");
@@ -435,7 +470,12 @@ json_t *st_db_json(const st_db *cdb)
     db_snap s;
     take_snap(db, &s);
     if (db->vi) {
-        json_object_set_new(j, "engine", json_string(db->engine ? db->engine : "io_uring"));
+        /* the engine actually in use (io_uring may have fallen back to psync) */
+        const char *eng = db->engine ? db->engine : "io_uring";
+        pthread_mutex_lock(&db->vi->engines_mu);
+        if (db->vi->nengines) eng = st_engine_name(db->vi->engines[0].e);
+        json_object_set_new(j, "engine", json_string(eng));
+        pthread_mutex_unlock(&db->vi->engines_mu);
         json_object_set_new(j, "pool_pages", json_integer((json_int_t)s.pool.frames));
         json_object_set_new(j, "replacement", json_string("clock"));
         json_object_set_new(j, "hits", json_integer((json_int_t)s.pool.hits));

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------------------------ buffer pool */
 
@@ -87,6 +88,11 @@ typedef struct vf_counters {
 } vf_counters;
 
 typedef struct vf_shared vf_shared;
+/* An engine opened by thread `tid` for an instance (io_uring rings are single-issuer). */
+typedef struct vf_engine {
+    pid_t tid;
+    st_engine *e;
+} vf_engine;
 typedef struct vf_shm vf_shm;
 typedef struct vf_instance vf_instance;
 
@@ -106,14 +112,18 @@ struct vf_instance {
     bp_pool *pool;
     uint32_t unit;
     uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
+    bool flush_at_commit;     /* write the WAL when the writer unlocks (sync != off) */
+    uint32_t db_batch;        /* dirty database blocks that trigger a flush */
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
     pthread_mutex_t engines_mu; /* the engines threads opened for this instance */
-    st_engine **engines;
+    vf_engine *engines;
     size_t nengines;
 };
 
+/* An absolute path for name (relative to the working directory); 0 or -1 (too long). */
+int vf_abs_path(const char *name, char *out, size_t n);
 /* Builds and registers the VFS for database file `name` of target t. */
 int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
                     const char *engine, vf_instance **out, char *err, size_t errlen);

@@ -115,6 +115,8 @@ typedef struct st_engine_ops {
     int (*register_file)(st_engine *e, int fd);
     int (*unregister_file)(st_engine *e, int fd);
     int (*register_buffer)(st_engine *e, void *buf, size_t len);
+    /* Optional: submit, then wait until wait_nr completions are posted, in one step. */
+    int (*submit_wait)(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr);
 } st_engine_ops;
 void st_register_engine(const st_engine_ops *ops);
 #define ST_REGISTER_ENGINE(var)                                                                    \
@@ -137,6 +139,11 @@ int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n);
 /* Waits for at least min_wait completions (0 = poll); returns how many were put in
  * done[0..max), or -errno. */
 int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+/* Submit and reap in one step (one system call under io_uring): queues up to n I/Os
+ * like st_engine_submit (*submitted says how many), then reaps like st_engine_reap.
+ * The loop of a queue-depth-bound generator. Returns the number reaped or -errno. */
+int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned *submitted,
+                          st_io **done, unsigned max, unsigned min_wait);
 /* Submit one I/O and wait for it: the synchronous path (SQLite VFS). Returns result. */
 int64_t st_engine_do(st_engine *e, st_io *io);
 /* Record each completed I/O's latency in meter m under the given types (read, write,
@@ -205,7 +212,10 @@ typedef struct st_db st_db;
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
                char *err, size_t errlen);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
- * per-connection cache). Use from one thread at a time. */
+ * per-connection cache). Use from one thread at a time. Opened with extended result
+ * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic
+ * checkpoints (the instance's background thread does them). Close every connection
+ * before st_db_close. */
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen);

@@ -2,6 +2,8 @@
  * Virtual-user engine: think-time distribution and mean, wake-up accuracy, closed
  * loop obeying N / (Z + R), open loop counting queueing, warm-up kept apart,
  * memory for 100,000 idle users.
+ *
+ * APPSIM_TEST_RUN_SERIAL: wake-up lateness and rates are timing measurements.
  */
 #include "sim/sim.h"
 

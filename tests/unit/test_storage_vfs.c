@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -50,12 +51,15 @@ static st_target *open_target(const char *sub, bool buffered)
     return t;
 }
 
+/* WAL bytes that trigger a background checkpoint in open_db_sync */
+static uint64_t ck_trigger = 1 << 20;
+
 static st_db *open_db_sync(st_target *t, uint64_t buffer, int conns, bool create, const char *sync)
 {
     char err[1024];
     st_db_opts o = {.buffer_bytes = buffer,
                     .max_connections = conns,
-                    .checkpoint_wal_bytes = 1 << 20,
+                    .checkpoint_wal_bytes = ck_trigger,
                     .sync = sync};
     st_db *db = NULL;
     int rc = st_db_open(t, "test.db", &o, create, &db, err, sizeof err);
@@ -154,6 +158,9 @@ static void concurrent_and_reopen(void **state)
     assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
     assert_integrity(c);
     json_t *j = st_db_json(db);
+    char *text = json_dumps(j, JSON_INDENT(1));
+    fprintf(stderr, "st_db_json: %s\n", text);
+    free(text);
     assert_string_equal(json_string_value(json_object_get(j, "vfs")), "appsim-direct");
     assert_true(jint(j, "misses") > 0);
     assert_true(jint(j, "evictions") > 0);
@@ -174,6 +181,106 @@ static void concurrent_and_reopen(void **state)
     sqlite3_close(c);
     st_db_close(db);
     st_target_close(t);
+}
+
+typedef struct reader {
+    st_db *db;
+    atomic_bool *stop;
+    int txns;
+    int errors;
+} reader;
+
+/* Read transactions that must each see one snapshot: sum(v) twice, equal, and never
+ * smaller than in the previous transaction (updates only add). */
+static void *run_reader(void *arg)
+{
+    reader *r = arg;
+    sqlite3 *c = NULL;
+    char err[512];
+    if (st_db_connect(r->db, &c, err, sizeof err)) {
+        r->errors++;
+        return NULL;
+    }
+    int64_t last = 0;
+    while (!*r->stop) {
+        if (wl_exec(c, "BEGIN")) {
+            r->errors++;
+            break;
+        }
+        int64_t a = wl_query_i64(c, "SELECT sum(v) FROM t");
+        int64_t b = wl_query_i64(c, "SELECT sum(v) FROM t");
+        wl_exec(c, "COMMIT");
+        if (a != b || a < last || a < 0) {
+            fprintf(stderr, "reader saw %lld then %lld (previous %lld)\n", (long long)a,
+                    (long long)b, (long long)last);
+            r->errors++;
+            break;
+        }
+        last = a;
+        r->txns++;
+    }
+    sqlite3_close(c);
+    return NULL;
+}
+
+/* Writers, a snapshot-checking reader and a background checkpointer firing every
+ * 64 KiB of WAL, in each checkpoint mode, over a pool smaller than the database. */
+static void checkpoint_modes(void **state)
+{
+    static const char *const modes[] = {"passive", "full", "restart", "truncate"};
+    for (int m = 0; m < 4; m++) {
+        char sub[64], err[1024];
+        snprintf(sub, sizeof sub, "ck-%s", modes[m]);
+        st_target *t = open_target(sub, false);
+        const uint64_t nrows = 5000;
+        st_db_opts o = {.buffer_bytes = 400 * 1024,
+                        .max_connections = 5,
+                        .checkpoint_wal_bytes = 64 * 1024,
+                        .checkpoint_mode = modes[m],
+                        .sync = "normal"};
+        st_db *db = NULL;
+        assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
+        sqlite3 *c = connect(db);
+        assert_int_equal(wl_load(c, nrows, 200), 0);
+        atomic_bool stop = false;
+        reader rd = {.db = db, .stop = &stop};
+        pthread_t rth;
+        assert_int_equal(pthread_create(&rth, NULL, run_reader, &rd), 0);
+        worker w[3];
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++) {
+            w[i] = (worker){.db = db, .nrows = nrows, .txns = 150, .id = i};
+            assert_int_equal(pthread_create(&th[i], NULL, run_worker, &w[i]), 0);
+        }
+        int committed = 0;
+        for (int i = 0; i < 3; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(w[i].errors, 0);
+            committed += w[i].committed;
+        }
+        /* writers wait for each other and for checkpoints; none gives up */
+        assert_int_equal(committed, 3 * 150);
+        stop = true;
+        pthread_join(rth, NULL);
+        assert_int_equal(rd.errors, 0);
+        assert_true(rd.txns > 0);
+        assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
+        assert_integrity(c);
+        json_t *j = st_db_json(db);
+        json_t *ck = json_object_get(j, "checkpoint");
+        fprintf(stderr,
+                "checkpoint %s: %lld checkpoints, %lld busy, %lld frames, %d commits, "
+                "%d reader txns\n",
+                modes[m], (long long)jint(ck, "count"), (long long)jint(ck, "busy"),
+                (long long)jint(ck, "frames_backfilled"), committed, rd.txns);
+        assert_string_equal(json_string_value(json_object_get(ck, "mode")), modes[m]);
+        assert_true(jint(ck, "count") > 0);
+        assert_int_equal(jint(ck, "errors"), 0);
+        json_decref(j);
+        sqlite3_close(c);
+        st_db_close(db);
+        st_target_close(t);
+    }
 }
 
 static void small_buffer_refused(void **state)
@@ -199,6 +306,8 @@ static void sigkill_keeps_committed(const char *sync)
 {
     char sub[64];
     snprintf(sub, sizeof sub, "kill-%s", sync);
+    /* checkpoints all the time, so that the kill often lands inside one */
+    ck_trigger = 64 * 1024;
     st_target *t = open_target(sub, false);
     const uint64_t nrows = 5000;
     st_db *db = open_db_sync(t, 1 << 20, 2, true, sync);
@@ -269,6 +378,7 @@ static void sigkill_keeps_committed(const char *sync)
     fprintf(stderr, "sigkill (sync=%s): %zu reported commits, %lld in the database\n", sync, n,
             (long long)wl_query_i64(c, "SELECT count(*) FROM log"));
     free(ids);
+    ck_trigger = 1 << 20;
     sqlite3_close(c);
     st_db_close(db);
     st_target_close(t);
@@ -305,6 +415,54 @@ static void buffered_fallback(void **state)
     st_target_close(t);
 }
 
+/* The VFS's I/O through the psync engine instead of io_uring. */
+static void psync_engine(void **state)
+{
+    st_target *t = open_target("psync", false);
+    char err[1024];
+    st_db_opts o = {.buffer_bytes = 1 << 20, .max_connections = 1, .engine = "psync"};
+    st_db *db = NULL;
+    assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, 3000, 200), 0);
+    wl_conn w;
+    assert_int_equal(wl_prepare(&w, c), 0);
+    sim_rng rng;
+    sim_rng_seed(&rng, 5, 0);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(wl_txn(&w, &rng, 3000, 4, 0), SQLITE_OK);
+    wl_finish(&w);
+    assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), 50);
+    assert_integrity(c);
+    json_t *j = st_db_json(db);
+    assert_string_equal(json_string_value(json_object_get(j, "engine")), "psync");
+    json_decref(j);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+}
+
+/* A target given relative to the working directory: SQLite names files by their full
+ * path, the instance must recognize them. */
+static void relative_target_path(void **state)
+{
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(root), 0);
+    char err[1024];
+    st_target_opts o = {.path = "./rel", .create_dir = true};
+    st_target *t = NULL;
+    assert_int_equal(st_target_open(&o, &t, err, sizeof err), 0);
+    st_db *db = open_db(t, 1 << 20, 1, true);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, 500, 100), 0);
+    assert_integrity(c);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 static void bad_options_refused(void **state)
 {
     st_target *t = open_target("bad", false);
@@ -324,9 +482,11 @@ static void bad_options_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(concurrent_and_reopen), cmocka_unit_test(small_buffer_refused),
-        cmocka_unit_test(sigkill_full),          cmocka_unit_test(sigkill_normal),
-        cmocka_unit_test(buffered_fallback),     cmocka_unit_test(bad_options_refused),
+        cmocka_unit_test(concurrent_and_reopen), cmocka_unit_test(checkpoint_modes),
+        cmocka_unit_test(small_buffer_refused),  cmocka_unit_test(sigkill_full),
+        cmocka_unit_test(sigkill_normal),        cmocka_unit_test(buffered_fallback),
+        cmocka_unit_test(bad_options_refused),   cmocka_unit_test(relative_target_path),
+        cmocka_unit_test(psync_engine),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

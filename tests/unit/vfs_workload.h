@@ -70,11 +70,12 @@ static inline void wl_finish(wl_conn *w)
     sqlite3_finalize(w->log);
 }
 
-/* One transaction: `reads` point reads, one update, and (txid > 0) a log row. Returns
+/* One transaction (BEGIN IMMEDIATE: writers queue on the busy handler instead of failing
+ * a read-to-write upgrade): `reads` point reads, one update, and (txid > 0) a log row. Returns
  * SQLITE_OK once committed, SQLITE_BUSY (rolled back) or another error. */
 static inline int wl_txn(wl_conn *w, sim_rng *rng, uint64_t nrows, int reads, int64_t txid)
 {
-    int rc = wl_exec(w->c, "BEGIN");
+    int rc = wl_exec(w->c, "BEGIN IMMEDIATE");
     if (rc) return rc;
     for (int i = 0; i < reads && rc == SQLITE_OK; i++) {
         sqlite3_bind_int64(w->get, 1, (sqlite3_int64)sim_rng_range(rng, 1, nrows));
