@@ -203,6 +203,7 @@ typedef struct load_job {
     int instance;
     tpcc_load_stats st;
     double checkpoint_seconds; /* the synced checkpoints after the rows are in */
+    json_t *db_json;
     int rc;
     char err[512];
 } load_job;
@@ -242,6 +243,7 @@ static void *load_instance(void *arg)
             j->rc = SIM_EXIT_FAIL;
         if (!j->rc) j->rc = st_db_checkpoint(db, j->err, sizeof j->err);
         j->checkpoint_seconds = (double)(sim_now_ns() - t0) / 1e9;
+        j->db_json = st_db_json(db); /* the load's pool and checkpoint figures */
     }
     if (c) sqlite3_close(c);
     st_db_close(db);
@@ -371,17 +373,19 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
         if (jobs[i].rc) {
             sim_error("tpcc: loading instance %d failed: %s", i + 1, jobs[i].err);
             rc = rc ? rc : (sim_interrupted() ? SIM_EXIT_FAIL : jobs[i].rc);
+            json_decref(jobs[i].db_json);
             continue;
         }
         rows += jobs[i].st.rows;
         just_loaded[i] = true;
-        json_array_append_new(per, json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance",
-                                             i + 1, "rows", (json_int_t)jobs[i].st.rows, "seconds",
-                                             jobs[i].st.seconds, "checkpoint_seconds",
-                                             jobs[i].checkpoint_seconds, "warehouses_per_s",
-                                             (double)o->scale / jobs[i].st.seconds,
-                                             "generator_busy_s", jobs[i].st.gen_busy_seconds,
-                                             "writer_wait_s", jobs[i].st.writer_wait_seconds));
+        json_t *pj = (json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance", i + 1, "rows",
+                                (json_int_t)jobs[i].st.rows, "seconds", jobs[i].st.seconds,
+                                "checkpoint_seconds", jobs[i].checkpoint_seconds,
+                                "warehouses_per_s", (double)o->scale / jobs[i].st.seconds,
+                                "generator_busy_s", jobs[i].st.gen_busy_seconds, "writer_wait_s",
+                                jobs[i].st.writer_wait_seconds));
+        if (jobs[i].db_json) json_object_set_new(pj, "database", jobs[i].db_json);
+        json_array_append_new(per, pj);
     }
     int first = 0;
     while (!need[first])
