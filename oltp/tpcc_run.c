@@ -445,6 +445,16 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
             I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
             I->first_error[0] ? I->first_error : NULL);
         json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
+        /* What the database was loaded with, and the NURand constants of this run
+         * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
+        json_object_set_new(one, "data",
+                            json_pack("{s:I, s:I, s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}", "scale",
+                                      (json_int_t)I->meta.scale, "seed", (json_int_t)I->meta.seed,
+                                      "c_load", "c_last", (int)I->meta.c_load.c_last, "c_id",
+                                      (int)I->meta.c_load.c_id, "ol_i_id",
+                                      (int)I->meta.c_load.ol_i_id, "c_run", "c_last",
+                                      (int)I->c_run.c_last, "c_id", (int)I->c_run.c_id, "ol_i_id",
+                                      (int)I->c_run.ol_i_id));
         json_array_append_new(per, one);
         sim_hist_free(h);
     }

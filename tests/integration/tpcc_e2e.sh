@@ -38,7 +38,9 @@ jq -e '.summary.count as $n | .per_type |
 jq -e '.tpcc.rates.tpmC > 0 and .tpcc.rates.nopm <= .tpcc.rates.tpmC and
   .tpcc.delivery_deferred.count > 0 and .tpcc.p90_limits.new_order.pass == true and
   (.device_io | type == "object") and (.database | length == 1) and
-  (.target | type == "object") and (.intervals | length >= 1)' \
+  (.target | type == "object") and (.intervals | length >= 1) and
+  ((.tpcc.per_instance[0].data | (.c_run.c_last - .c_load.c_last) | fabs) as $d |
+   $d >= 65 and $d <= 119 and $d != 96 and $d != 112)' \
   "$APPSIM_TMP/off.json" >/dev/null || fail "tpcc section"
 
 # --- closed loop with a short cycle: TPS = N / (Z + R) within 10 %
