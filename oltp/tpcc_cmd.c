@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Measured on this project's loader (docs/tpcc.md, bench_tpcc_load): the item table
@@ -59,7 +60,7 @@ static sim_opt opts[] = {
      .dst = &opt.scale,
      .min = 1,
      .max = 100000,
-     .help = "warehouses per instance (database size: about 80 MiB each)"},
+     .help = "warehouses per instance (about 73 MiB of database each)"},
     {.name = "vusers",
      .kind = SIM_OPT_U64,
      .dst = &opt.vusers,
@@ -122,13 +123,29 @@ static sim_opt opts[] = {
      .kind = SIM_OPT_CHOICE,
      .dst = &opt.integrity,
      .choices = "full|quick|off",
-     .help = "SQLite integrity check done by `check`"},
+     .help = "SQLite integrity check done by the check (default full for `check`, off when no "
+             "action is given)"},
     {.name = "keep-pristine",
      .kind = SIM_OPT_FLAG,
      .dst = &opt.keep_pristine,
      .help = "keep a copy of the loaded database and restore it before each run"},
     {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &opt.quiet, .help = "no progress lines"},
-    ST_TARGET_OPTIONS(opt.target, opt.engine),
+    /* The shared target options without --allow-destroy: tpcc's databases are files,
+     * so a block device target is refused whatever the flag says. */
+    {.name = "target",
+     .kind = SIM_OPT_STRING,
+     .dst = &opt.target.path,
+     .help = "directory on the drive to test (created if missing; appsim creates its files "
+             "inside)"},
+    {.name = "buffered",
+     .kind = SIM_OPT_FLAG,
+     .dst = &opt.target.buffered,
+     .help = "go through the page cache instead of O_DIRECT (recorded in the result)"},
+    {.name = "ioengine",
+     .kind = SIM_OPT_CHOICE,
+     .dst = &opt.engine,
+     .choices = "io_uring|psync",
+     .help = "I/O engine of the database VFS"},
     SIM_OPT_END,
 };
 
@@ -685,6 +702,14 @@ static int tpcc_main(int argc, char **argv)
     bool readonly = action && !strcmp(action, "check");
     opt.target.read_only = false; /* check opens SQLite read-write: WAL recovery after a crash */
     opt.target.create_dir = !readonly && !(action && !strcmp(action, "cleanup"));
+    struct stat tst;
+    if (opt.target.path && stat(opt.target.path, &tst) == 0 && S_ISBLK(tst.st_mode)) {
+        sim_error("tpcc needs a directory on the drive's filesystem (its databases are files); "
+                  "%s is a block device: make a filesystem on it, mount it, and pass a "
+                  "directory on it as --target",
+                  opt.target.path);
+        return SIM_EXIT_USAGE;
+    }
     st_target *t = NULL;
     if ((rc = st_target_open(&opt.target, &t, err, sizeof err))) {
         sim_error("%s", err);

@@ -91,6 +91,10 @@ set +e
 "$APPSIM" tpcc run --target "$APPSIM_TMP/empty" --duration 1 2>"$APPSIM_TMP/err.txt"
 [ $? -eq 2 ] && grep -q "prepare" "$APPSIM_TMP/err.txt" || fail "run without prepare"
 "$APPSIM" tpcc frobnicate --target "$T" 2>/dev/null; [ $? -eq 2 ] || fail "bad action"
+"$APPSIM" tpcc run --target /dev/null 2>"$APPSIM_TMP/err.txt"
+[ $? -eq 2 ] || fail "a non-directory target"
+"$APPSIM" tpcc run --target "$T" --vusers 4 --connections 5 2>/dev/null
+[ $? -eq 2 ] || fail "more connections than users"
 set -e
 
 # --- space refusal with the estimate, before anything is loaded
