@@ -450,7 +450,9 @@ sim_hist *sim_run_merged_hist(const sim_run *r, int type, int instance)
     return h;
 }
 
-uint64_t sim_run_count(const sim_run *r, int type, int instance)
+/* Sum over the meters of `instance` (all when < 0) and types `type` (all when < 0)
+ * of the completed count (errors = false) or the error count. */
+static uint64_t sum_measured(const sim_run *r, int type, int instance, bool errors)
 {
     uint64_t n = 0;
     for (sim_meter *m = r->meters; m; m = m->next) {
@@ -458,22 +460,19 @@ uint64_t sim_run_count(const sim_run *r, int type, int instance)
             continue;
         for (int t = 0; t < r->cfg.ntypes; t++)
             if (type < 0 || t == type)
-                n += sim_hist_count(m->measured[t]);
+                n += errors ? ld(&m->errors[t]) : sim_hist_count(m->measured[t]);
     }
     return n;
 }
 
+uint64_t sim_run_count(const sim_run *r, int type, int instance)
+{
+    return sum_measured(r, type, instance, false);
+}
+
 uint64_t sim_run_errors(const sim_run *r, int type, int instance)
 {
-    uint64_t n = 0;
-    for (sim_meter *m = r->meters; m; m = m->next) {
-        if (instance >= 0 && m->instance != instance)
-            continue;
-        for (int t = 0; t < r->cfg.ntypes; t++)
-            if (type < 0 || t == type)
-                n += ld(&m->errors[t]);
-    }
-    return n;
+    return sum_measured(r, type, instance, true);
 }
 
 uint64_t sim_run_counter(const sim_run *r, int counter, int instance)
