@@ -261,12 +261,14 @@ static void take_probe_snapshots(sim_run *r, int which /* 0 measure, 1 end */)
     }
 }
 
-static uint64_t total_units(sim_run *r, bool cumulative_only)
+/* Units completed so far, both phases (for the progress line). */
+static uint64_t total_units(sim_run *r)
 {
     uint64_t n = 0;
+    pthread_mutex_lock(&r->lock);
     for (sim_meter *m = r->meters; m; m = m->next)
         n += sim_hist_count(m->cumulative);
-    (void)cumulative_only;
+    pthread_mutex_unlock(&r->lock);
     return n;
 }
 
@@ -326,7 +328,7 @@ static void progress_line(sim_run *r, uint64_t now)
     double el = (double)(now - r->t_start) / 1e9;
     if (end == UINT64_MAX)
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done", now < r->t_measure ? "warm-up" : "measuring",
-                el, (unsigned long long)total_units(r, true));
+                el, (unsigned long long)total_units(r));
     else
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
                 now < r->t_measure ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
