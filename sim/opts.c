@@ -1,0 +1,420 @@
+/*
+ * sim/opts.c: declarative long options. One table per command gives parsing, the
+ * --help text and the result's "config" section, so that every parameter a run used
+ * (defaults included) is recorded without a second list to keep in step.
+ *
+ * Accepted forms: --name VALUE, --name=VALUE, --flag; one-letter names also as -x
+ * VALUE. "--" ends the options: what follows is positional, untouched.
+ */
+#include "sim/sim.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sim_parse_u64(const char *s, uint64_t *v)
+{
+    if (!s || !*s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+int sim_parse_double(const char *s, double *v)
+{
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    char *end;
+    double x = strtod(s, &end);
+    if (errno || *end || !isfinite(x))
+        return -1;
+    *v = x;
+    return 0;
+}
+
+int sim_parse_size(const char *s, uint64_t *bytes)
+{
+    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+        return -1;
+    errno = 0;
+    char *end;
+    double x = strtod(s, &end);
+    if (errno || x < 0 || !isfinite(x))
+        return -1;
+    double mult = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 0:
+        break;
+    case 'B':
+        end++;
+        break;
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mult = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default:
+        return -1;
+    }
+    /* Accept k, kb, kib (all binary: storage people mean 4K as 4096). */
+    if (mult > 1) {
+        if (*end == 'i' || *end == 'I')
+            end++;
+        if (*end == 'b' || *end == 'B')
+            end++;
+    }
+    if (*end)
+        return -1;
+    double v = x * mult;
+    if (v >= 18446744073709551615.0)
+        return -1;
+    *bytes = (uint64_t)llround(v);
+    return 0;
+}
+
+int sim_parse_duration(const char *s, uint64_t *ns)
+{
+    if (!s || !*s)
+        return -1;
+    double total = 0;
+    const char *p = s;
+    while (*p) {
+        if (!(isdigit((unsigned char)*p) || *p == '.'))
+            return -1;
+        errno = 0;
+        char *end;
+        double x = strtod(p, &end);
+        if (errno || x < 0 || end == p)
+            return -1;
+        double unit = 1e9; /* bare number: seconds */
+        if (!strncmp(end, "ms", 2)) {
+            unit = 1e6;
+            end += 2;
+        } else if (!strncmp(end, "us", 2)) {
+            unit = 1e3;
+            end += 2;
+        } else if (*end == 's') {
+            end++;
+        } else if (*end == 'm') {
+            unit = 60e9;
+            end++;
+        } else if (*end == 'h') {
+            unit = 3600e9;
+            end++;
+        } else if (*end == 'd') {
+            unit = 86400e9;
+            end++;
+        } else if (*end) {
+            return -1;
+        }
+        total += x * unit;
+        p = end;
+    }
+    if (total >= 1.8e19)
+        return -1;
+    *ns = (uint64_t)llround(total);
+    return 0;
+}
+
+const char *sim_format_size(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+    return buf;
+}
+
+const sim_opt *sim_opts_find(const sim_opt *opts, const char *name)
+{
+    for (const sim_opt *o = opts; o->name; o++)
+        if (!strcmp(o->name, name))
+            return o;
+    return NULL;
+}
+
+static const char *kind_hint(const sim_opt *o)
+{
+    switch (o->kind) {
+    case SIM_OPT_FLAG:
+        return "";
+    case SIM_OPT_U64:
+        return "N";
+    case SIM_OPT_DOUBLE:
+        return "X";
+    case SIM_OPT_SIZE:
+        return "SIZE";
+    case SIM_OPT_DURATION:
+        return "TIME";
+    case SIM_OPT_STRING:
+        return "STR";
+    case SIM_OPT_CHOICE:
+        return o->choices;
+    }
+    return "";
+}
+
+static bool in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = choices; p && *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, v, n))
+            return true;
+        p = bar ? bar + 1 : NULL;
+    }
+    return false;
+}
+
+static int bad_value(const char *cmd, const sim_opt *o, const char *v, const char *what)
+{
+    sim_error("%s: invalid value '%s' for --%s: %s; see `appsim %s --help`", cmd, v, o->name,
+              what, cmd);
+    return SIM_EXIT_USAGE;
+}
+
+static int range_error(const char *cmd, const sim_opt *o, const char *v)
+{
+    char lim[128];
+    if (o->max > 0)
+        snprintf(lim, sizeof lim, "expected %g to %g", o->min, o->max);
+    else
+        snprintf(lim, sizeof lim, "expected at least %g", o->min);
+    return bad_value(cmd, o, v, lim);
+}
+
+static int set_value(const char *cmd, sim_opt *o, const char *v)
+{
+    switch (o->kind) {
+    case SIM_OPT_FLAG:
+        *(bool *)o->dst = true;
+        return 0;
+    case SIM_OPT_U64: {
+        uint64_t x;
+        if (sim_parse_u64(v, &x))
+            return bad_value(cmd, o, v, "expected a whole number");
+        if ((double)x < o->min || (o->max > 0 && (double)x > o->max))
+            return range_error(cmd, o, v);
+        *(uint64_t *)o->dst = x;
+        return 0;
+    }
+    case SIM_OPT_DOUBLE: {
+        double x;
+        if (sim_parse_double(v, &x))
+            return bad_value(cmd, o, v, "expected a number");
+        if (x < o->min || (o->max > 0 && x > o->max))
+            return range_error(cmd, o, v);
+        *(double *)o->dst = x;
+        return 0;
+    }
+    case SIM_OPT_SIZE: {
+        uint64_t x;
+        if (sim_parse_size(v, &x))
+            return bad_value(cmd, o, v, "expected a size such as 4096, 64K, 512M, 24G");
+        if ((double)x < o->min || (o->max > 0 && (double)x > o->max))
+            return range_error(cmd, o, v);
+        *(uint64_t *)o->dst = x;
+        return 0;
+    }
+    case SIM_OPT_DURATION: {
+        uint64_t x;
+        if (sim_parse_duration(v, &x))
+            return bad_value(cmd, o, v, "expected a duration such as 30, 500ms, 10s, 30m, 2h");
+        double secs = (double)x / 1e9;
+        if (secs < o->min || (o->max > 0 && secs > o->max))
+            return range_error(cmd, o, v);
+        *(uint64_t *)o->dst = x;
+        return 0;
+    }
+    case SIM_OPT_STRING:
+        if (!*v)
+            return bad_value(cmd, o, v, "expected a non-empty value");
+        *(const char **)o->dst = v;
+        return 0;
+    case SIM_OPT_CHOICE:
+        if (!in_choices(o->choices, v)) {
+            char what[256];
+            snprintf(what, sizeof what, "expected one of %s", o->choices);
+            return bad_value(cmd, o, v, what);
+        }
+        *(const char **)o->dst = v;
+        return 0;
+    }
+    return SIM_EXIT_USAGE;
+}
+
+int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char **positional,
+                   int max_positional, int *npositional, const char *usage)
+{
+    int npos = 0;
+    bool only_positional = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_positional && !strcmp(a, "--")) {
+            only_positional = true;
+            continue;
+        }
+        if (only_positional || a[0] != '-' || !a[1]) {
+            if (npos >= max_positional) {
+                sim_error("%s: unexpected argument '%s'; see `appsim %s --help`", cmd, a, cmd);
+                return SIM_EXIT_USAGE;
+            }
+            positional[npos++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            sim_opts_help(stdout, cmd, usage, opts);
+            return -1;
+        }
+        char name[64];
+        const char *value = NULL;
+        if (a[1] == '-') {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+            if (len >= sizeof name)
+                len = sizeof name - 1;
+            memcpy(name, a + 2, len);
+            name[len] = 0;
+            if (eq)
+                value = eq + 1;
+        } else {
+            if (a[2]) { /* -xVALUE is not accepted: ambiguous with typos */
+                sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
+                return SIM_EXIT_USAGE;
+            }
+            name[0] = a[1];
+            name[1] = 0;
+        }
+        sim_opt *o = (sim_opt *)sim_opts_find(opts, name);
+        if (!o) {
+            sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
+            return SIM_EXIT_USAGE;
+        }
+        if (o->kind == SIM_OPT_FLAG) {
+            if (value) {
+                sim_error("%s: --%s takes no value", cmd, o->name);
+                return SIM_EXIT_USAGE;
+            }
+        } else if (!value) {
+            if (i + 1 >= argc) {
+                sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
+                          kind_hint(o), cmd);
+                return SIM_EXIT_USAGE;
+            }
+            value = argv[++i];
+        }
+        int rc = set_value(cmd, o, value);
+        if (rc)
+            return rc;
+        o->set = true;
+    }
+    if (npositional)
+        *npositional = npos;
+    return 0;
+}
+
+static void format_default(const sim_opt *o, char *buf, size_t len)
+{
+    buf[0] = 0;
+    switch (o->kind) {
+    case SIM_OPT_FLAG:
+        break;
+    case SIM_OPT_U64:
+        snprintf(buf, len, "%llu", (unsigned long long)*(uint64_t *)o->dst);
+        break;
+    case SIM_OPT_DOUBLE:
+        snprintf(buf, len, "%g", *(double *)o->dst);
+        break;
+    case SIM_OPT_SIZE:
+        sim_format_size(*(uint64_t *)o->dst, buf, len);
+        break;
+    case SIM_OPT_DURATION:
+        snprintf(buf, len, "%gs", (double)*(uint64_t *)o->dst / 1e9);
+        break;
+    case SIM_OPT_STRING:
+    case SIM_OPT_CHOICE:
+        if (*(const char **)o->dst)
+            snprintf(buf, len, "%s", *(const char **)o->dst);
+        break;
+    }
+}
+
+void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt *opts)
+{
+    if (usage)
+        fprintf(out, "%s\n\noptions:\n", usage);
+    else
+        fprintf(out, "usage: appsim %s [options]\n\noptions:\n", cmd);
+    for (const sim_opt *o = opts; o->name; o++) {
+        char lhs[160], def[96];
+        const char *dash = o->name[1] ? "--" : "-";
+        if (o->kind == SIM_OPT_FLAG)
+            snprintf(lhs, sizeof lhs, "%s%s", dash, o->name);
+        else
+            snprintf(lhs, sizeof lhs, "%s%s %s", dash, o->name, kind_hint(o));
+        format_default(o, def, sizeof def);
+        fprintf(out, "  %-28s %s", lhs, o->help ? o->help : "");
+        if (def[0])
+            fprintf(out, " (default: %s)", def);
+        fputc('\n', out);
+    }
+    fprintf(out, "  %-28s %s\n", "--help", "show this help");
+}
+
+json_t *sim_opts_to_json(const sim_opt *opts)
+{
+    json_t *j = json_object();
+    for (const sim_opt *o = opts; o->name; o++) {
+        json_t *v = NULL;
+        switch (o->kind) {
+        case SIM_OPT_FLAG:
+            v = json_boolean(*(bool *)o->dst);
+            break;
+        case SIM_OPT_U64:
+        case SIM_OPT_SIZE:
+            v = json_integer((json_int_t) * (uint64_t *)o->dst);
+            break;
+        case SIM_OPT_DOUBLE:
+            v = json_real(*(double *)o->dst);
+            break;
+        case SIM_OPT_DURATION:
+            v = json_real((double)*(uint64_t *)o->dst / 1e9);
+            break;
+        case SIM_OPT_STRING:
+        case SIM_OPT_CHOICE: {
+            const char *s = *(const char **)o->dst;
+            v = s ? json_string(s) : json_null();
+            break;
+        }
+        }
+        json_object_set_new(j, o->name, v ? v : json_null());
+    }
+    return j;
+}

@@ -1,0 +1,296 @@
+/*
+ * sim/result.c: the result document (docs/result-schema.md), written atomically, and
+ * the text summary printed at the end of a run. The result file is the only thing
+ * compare and report read, so everything a comparison needs goes in here.
+ */
+#include "sim/sim_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHEMA "appsim-result/1"
+
+static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
+{
+    bool plain = *arg != 0;
+    for (const char *p = arg; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+%@", *p))
+            plain = false;
+    size_t need = strlen(arg) * 4 + 4;
+    if (*len + need + 1 > *cap) {
+        *cap = (*len + need + 1) * 2;
+        *buf = realloc(*buf, *cap);
+        if (!*buf)
+            abort();
+    }
+    char *o = *buf + *len;
+    if (*len)
+        *o++ = ' ';
+    if (plain) {
+        o = stpcpy(o, arg);
+    } else {
+        *o++ = '\'';
+        for (const char *p = arg; *p; p++) {
+            if (*p == '\'')
+                o = stpcpy(o, "'\\''");
+            else
+                *o++ = *p;
+        }
+        *o++ = '\'';
+    }
+    *o = 0;
+    *len = (size_t)(o - *buf);
+}
+
+static json_t *utc_now(void)
+{
+    char buf[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(buf);
+}
+
+json_t *sim_host_json(void)
+{
+    json_t *h = json_object();
+    char line[512], model[256] = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10)) {
+                char *c = strchr(line, ':');
+                if (c) {
+                    snprintf(model, sizeof model, "%s", c + 2);
+                    model[strcspn(model, "\n")] = 0;
+                }
+                break;
+            }
+        fclose(f);
+    }
+    json_object_set_new(h, "cpu", json_string(model));
+    json_object_set_new(h, "cores", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_object_set_new(h, "memory_bytes",
+                        json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
+    struct utsname u;
+    if (!uname(&u)) {
+        json_object_set_new(h, "hostname", json_string(u.nodename));
+        json_object_set_new(h, "kernel", json_string(u.release));
+        json_object_set_new(h, "machine", json_string(u.machine));
+    }
+    return h;
+}
+
+json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt *opts)
+{
+    char *cmdline = NULL;
+    size_t len = 0, cap = 0;
+    append_quoted(&cmdline, &len, &cap, "appsim");
+    for (int i = 0; i < argc; i++)
+        append_quoted(&cmdline, &len, &cap, argv[i]);
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string(SCHEMA));
+    json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "appsim", "version", APPSIM_VERSION));
+    json_object_set_new(doc, "command", json_string(cmdline));
+    json_object_set_new(doc, "workload", json_string(command));
+    json_object_set_new(doc, "config", opts ? sim_opts_to_json(opts) : json_object());
+    json_object_set_new(doc, "host", sim_host_json());
+    json_object_set_new(doc, "started_at", utc_now());
+    free(cmdline);
+    return doc;
+}
+
+static json_t *counts_json(const sim_run *r, int instance)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    json_t *j = json_object();
+    for (int i = 0; i < c->ncounters; i++)
+        json_object_set_new(j, c->counter_names[i],
+                            json_integer((json_int_t)sim_run_counter(r, i, instance)));
+    return j;
+}
+
+static json_t *summary_json(const sim_run *r, int instance)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    double secs = sim_run_measured_seconds(r);
+    uint64_t n = sim_run_count(r, -1, instance);
+    sim_hist *all = sim_run_merged_hist(r, -1, instance);
+    json_t *s = json_object();
+    json_object_set_new(s, "unit", json_string(c->unit));
+    json_object_set_new(s, c->unit, json_real(secs > 0 ? (double)n / secs : 0.0));
+    json_object_set_new(s, "count", json_integer((json_int_t)n));
+    json_object_set_new(s, "errors", json_integer((json_int_t)sim_run_errors(r, -1, instance)));
+    json_object_set_new(s, "seconds", json_real(secs));
+    json_object_set_new(s, "latency_us", sim_hist_summary_json(all));
+    if (c->ncounters)
+        json_object_set_new(s, "counters", counts_json(r, instance));
+    sim_hist_free(all);
+    return s;
+}
+
+static json_t *per_type_json(const sim_run *r, int instance)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    double secs = sim_run_measured_seconds(r);
+    json_t *pt = json_object();
+    for (int t = 0; t < c->ntypes; t++) {
+        sim_hist *h = sim_run_merged_hist(r, t, instance);
+        uint64_t n = sim_hist_count(h);
+        json_object_set_new(pt, c->type_names[t],
+                            json_pack("{s:I, s:I, s:f, s:o}", "count", (json_int_t)n, "errors",
+                                      (json_int_t)sim_run_errors(r, t, instance), "rate",
+                                      secs > 0 ? (double)n / secs : 0.0, "latency_us",
+                                      sim_hist_summary_json(h)));
+        sim_hist_free(h);
+    }
+    return pt;
+}
+
+void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    json_t *dst = doc;
+    if (key) {
+        dst = json_object();
+        json_object_set_new(doc, key, dst);
+    }
+    json_object_set_new(dst, "interrupted", json_boolean(sim_run_interrupted(r)));
+    json_object_set_new(dst, "summary", summary_json(r, -1));
+    json_object_set_new(dst, "per_type", per_type_json(r, -1));
+    json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
+
+    json_t *hists = json_object();
+    sim_hist *all = sim_run_merged_hist(r, -1, -1);
+    json_object_set_new(hists, "all", sim_hist_to_json(all));
+    sim_hist_free(all);
+    for (int t = 0; t < c->ntypes; t++) {
+        sim_hist *h = sim_run_merged_hist(r, t, -1);
+        json_object_set_new(hists, c->type_names[t], sim_hist_to_json(h));
+        sim_hist_free(h);
+    }
+    json_object_set_new(dst, "histograms", hists);
+
+    uint64_t werr;
+    sim_hist *w = sim_run_warmup_hist(r, &werr);
+    json_object_set_new(dst, "warmup",
+                        json_pack("{s:f, s:I, s:I, s:o}", "seconds", sim_run_warmup_seconds(r),
+                                  "count", (json_int_t)sim_hist_count(w), "errors",
+                                  (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
+    sim_hist_free(w);
+
+    if (c->instances > 1) {
+        json_t *inst = json_array();
+        for (int i = 0; i < c->instances; i++) {
+            json_t *one = json_object();
+            json_object_set_new(one, "instance", json_integer(i));
+            json_object_set_new(one, "summary", summary_json(r, i));
+            json_object_set_new(one, "per_type", per_type_json(r, i));
+            sim_hist *h = sim_run_merged_hist(r, -1, i);
+            json_object_set_new(one, "histogram", sim_hist_to_json(h));
+            sim_hist_free(h);
+            json_array_append_new(inst, one);
+        }
+        json_object_set_new(dst, "instances", inst);
+    }
+    for (int i = 0; i < sim_run_nprobes(r); i++) {
+        const char *name;
+        json_t *p = sim_run_probe_json(r, i, &name);
+        json_object_set_new(dst, name, p ? p : json_null());
+    }
+}
+
+int sim_result_write(const json_t *doc, const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
+                  strerror(errno));
+        return -1;
+    }
+    if (json_dumpfd(doc, fd, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) || write(fd, "\n", 1) != 1 ||
+        fsync(fd)) {
+        sim_error("cannot write the result file %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path)) {
+        sim_error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    /* Make the rename itself durable. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+static double num(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static void print_lat_row(FILE *out, const char *name, const json_t *lat, json_int_t count)
+{
+    fprintf(out, "  %-18s %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, (long long)count,
+            num(lat, "mean_us") / 1000, num(lat, "p50_us") / 1000, num(lat, "p95_us") / 1000,
+            num(lat, "p99_us") / 1000, num(lat, "p999_us") / 1000, num(lat, "max_us") / 1000);
+}
+
+void sim_result_print(FILE *out, const json_t *doc)
+{
+    const json_t *s = json_object_get(doc, "summary");
+    if (!s)
+        return;
+    const char *unit = json_string_value(json_object_get(s, "unit"));
+    if (!unit)
+        unit = "tps";
+    fprintf(out, "\n%s: %.2f %s over %.1f s measured (%lld done, %lld errors)%s\n",
+            json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
+            num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
+            (long long)json_integer_value(json_object_get(s, "errors")),
+            json_is_true(json_object_get(doc, "interrupted")) ? "  [INTERRUPTED]" : "");
+    fprintf(out, "  latency (ms)            count      mean       p50       p95       p99     p99.9       max\n");
+    print_lat_row(out, "all", json_object_get(s, "latency_us"),
+                  json_integer_value(json_object_get(s, "count")));
+    const json_t *pt = json_object_get(doc, "per_type");
+    const char *k;
+    const json_t *v;
+    if (json_object_size(pt) > 1)
+        json_object_foreach((json_t *)pt, k, v)
+            print_lat_row(out, k, json_object_get(v, "latency_us"),
+                          json_integer_value(json_object_get(v, "count")));
+    const json_t *counters = json_object_get(s, "counters");
+    if (json_object_size(counters)) {
+        fprintf(out, " ");
+        json_object_foreach((json_t *)counters, k, v)
+            fprintf(out, " %s %lld", k, (long long)json_integer_value(v));
+        fputc('\n', out);
+    }
+    const json_t *dev = json_object_get(doc, "device_io");
+    if (json_is_object(dev)) {
+        const json_t *per = json_object_get(dev, "per_unit");
+        fprintf(out, "  device: %.0f reads/s, %.0f writes/s", num(dev, "reads_per_s"),
+                num(dev, "writes_per_s"));
+        if (json_is_object(per))
+            fprintf(out, "; per %s: %.2f reads, %.2f writes", unit[0] == 't' ? "transaction" : "I/O",
+                    num(per, "reads"), num(per, "writes"));
+        fputc('\n', out);
+    }
+}

@@ -1,0 +1,526 @@
+/*
+ * sim/run.c: one measured run: phases, per-thread meters, interval reports, probes.
+ *
+ * Timeline: t_start, warm-up until t_measure = t_start + warmup, measured phase until
+ * t_end = t_measure + duration (or until sim_run_finish). A sample belongs to the
+ * phase in which it ended; samples ending after t_end are dropped, so the measured
+ * phase holds exactly the work completed inside it.
+ *
+ * Meters are written by one thread each without locks. Each meter keeps, per type, a
+ * measured histogram and error count, one warm-up histogram, and one cumulative
+ * histogram of every sample of the run; the reporter thread reads the cumulative
+ * ones (relaxed atomics) and reports each interval as the difference from the
+ * previous snapshot. The reporter also takes the probe snapshots at the phase
+ * boundaries, so device counters cover exactly the measured phase.
+ */
+#include "sim/sim_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef _Atomic uint64_t counter_t;
+
+struct sim_meter {
+    sim_run *run;
+    int instance;
+    sim_hist **measured; /* [ntypes] */
+    counter_t *errors;   /* [ntypes], measured phase */
+    sim_hist *warmup;
+    counter_t warmup_errors;
+    sim_hist *cumulative; /* every sample, both phases: interval deltas */
+    counter_t cumulative_errors;
+    counter_t *counters; /* [ncounters], measured phase */
+    sim_meter *next;
+};
+
+typedef struct probe {
+    const sim_probe_ops *ops;
+    void *ctx;
+    void *at_measure; /* snapshot at the start of the measured phase */
+    void *at_end;
+    void *at_interval; /* previous interval boundary */
+} probe;
+
+struct sim_run {
+    sim_run_config cfg;
+    pthread_mutex_t lock; /* meters list, probes, intervals */
+    sim_meter *meters;
+    probe probes[8];
+    int nprobes;
+
+    uint64_t t_start, t_measure;
+    _Atomic uint64_t t_end; /* UINT64_MAX while open-ended */
+    atomic_bool finished;
+    atomic_bool interrupted;
+
+    pthread_t reporter;
+    bool reporter_running;
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+
+    /* interval state, reporter thread only */
+    sim_hist *prev_cumulative;
+    uint64_t prev_errors;
+    uint64_t prev_t;
+    json_t *intervals;
+    bool progress_tty;
+};
+
+static const char *const default_type[] = {"op"};
+
+sim_run *sim_run_new(const sim_run_config *cfg)
+{
+    sim_run *r = calloc(1, sizeof *r);
+    if (!r)
+        abort();
+    r->cfg = *cfg;
+    if (r->cfg.ntypes < 1) {
+        r->cfg.type_names = default_type;
+        r->cfg.ntypes = 1;
+    }
+    if (r->cfg.instances < 1)
+        r->cfg.instances = 1;
+    if (!r->cfg.unit)
+        r->cfg.unit = "tps";
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->wake_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&r->t_end, UINT64_MAX);
+    r->intervals = json_array();
+    r->prev_cumulative = sim_hist_new();
+    return r;
+}
+
+static void meter_free(sim_meter *m, int ntypes)
+{
+    for (int t = 0; t < ntypes; t++)
+        sim_hist_free(m->measured[t]);
+    free(m->measured);
+    free((void *)m->errors);
+    free((void *)m->counters);
+    sim_hist_free(m->warmup);
+    sim_hist_free(m->cumulative);
+    free(m);
+}
+
+void sim_run_free(sim_run *r)
+{
+    if (!r)
+        return;
+    sim_run_finish(r);
+    for (sim_meter *m = r->meters, *n; m; m = n) {
+        n = m->next;
+        meter_free(m, r->cfg.ntypes);
+    }
+    for (int i = 0; i < r->nprobes; i++) {
+        probe *p = &r->probes[i];
+        if (p->ops->free_snapshot) {
+            if (p->at_measure)
+                p->ops->free_snapshot(p->ctx, p->at_measure);
+            if (p->at_end)
+                p->ops->free_snapshot(p->ctx, p->at_end);
+            if (p->at_interval)
+                p->ops->free_snapshot(p->ctx, p->at_interval);
+        }
+    }
+    json_decref(r->intervals);
+    sim_hist_free(r->prev_cumulative);
+    pthread_mutex_destroy(&r->lock);
+    pthread_mutex_destroy(&r->wake_lock);
+    pthread_cond_destroy(&r->wake);
+    free(r);
+}
+
+const sim_run_config *sim_run_cfg(const sim_run *r)
+{
+    return &r->cfg;
+}
+
+sim_meter *sim_run_meter(sim_run *r, int instance)
+{
+    sim_meter *m = calloc(1, sizeof *m);
+    if (!m)
+        abort();
+    m->run = r;
+    m->instance = instance < 0 ? 0 : instance;
+    m->measured = calloc((size_t)r->cfg.ntypes, sizeof *m->measured);
+    m->errors = calloc((size_t)r->cfg.ntypes, sizeof *m->errors);
+    m->counters = calloc((size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1), sizeof *m->counters);
+    if (!m->measured || !m->errors || !m->counters)
+        abort();
+    for (int t = 0; t < r->cfg.ntypes; t++)
+        m->measured[t] = sim_hist_new();
+    m->warmup = sim_hist_new();
+    m->cumulative = sim_hist_new();
+    pthread_mutex_lock(&r->lock);
+    m->next = r->meters;
+    r->meters = m;
+    pthread_mutex_unlock(&r->lock);
+    return m;
+}
+
+void sim_run_add_probe(sim_run *r, const sim_probe_ops *ops, void *ctx)
+{
+    pthread_mutex_lock(&r->lock);
+    if (r->nprobes < (int)(sizeof r->probes / sizeof r->probes[0]))
+        r->probes[r->nprobes++] = (probe){.ops = ops, .ctx = ctx};
+    pthread_mutex_unlock(&r->lock);
+}
+
+sim_phase sim_run_phase(const sim_run *r)
+{
+    if (!r->t_start)
+        return SIM_PHASE_IDLE;
+    if (atomic_load_explicit(&r->finished, memory_order_relaxed))
+        return SIM_PHASE_DONE;
+    if (sim_interrupted()) {
+        atomic_store((atomic_bool *)&r->interrupted, true);
+        return SIM_PHASE_DONE;
+    }
+    uint64_t now = sim_now_ns();
+    if (now < r->t_measure)
+        return SIM_PHASE_WARMUP;
+    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
+        return SIM_PHASE_DONE;
+    return SIM_PHASE_MEASURE;
+}
+
+bool sim_run_interrupted(const sim_run *r)
+{
+    return atomic_load(&r->interrupted);
+}
+
+static inline uint64_t ld(const counter_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+static inline void bump(counter_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, ld(c) + n, memory_order_relaxed);
+}
+
+void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
+{
+    sim_run *r = m->run;
+    if (type < 0 || type >= r->cfg.ntypes)
+        return;
+    uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
+    if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
+        return;
+    sim_hist_record(m->cumulative, lat);
+    if (end_ns < r->t_measure)
+        sim_hist_record(m->warmup, lat);
+    else
+        sim_hist_record(m->measured[type], lat);
+}
+
+void sim_meter_error(sim_meter *m, int type)
+{
+    sim_run *r = m->run;
+    if (type < 0 || type >= r->cfg.ntypes)
+        return;
+    uint64_t now = sim_now_ns();
+    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
+        return;
+    bump(&m->cumulative_errors, 1);
+    if (now < r->t_measure)
+        bump(&m->warmup_errors, 1);
+    else
+        bump(&m->errors[type], 1);
+}
+
+void sim_meter_count(sim_meter *m, int counter, uint64_t n)
+{
+    sim_run *r = m->run;
+    if (counter < 0 || counter >= r->cfg.ncounters)
+        return;
+    uint64_t now = sim_now_ns();
+    if (now < r->t_measure || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
+        return;
+    bump(&m->counters[counter], n);
+}
+
+/* ------------------------------------------------------------------ reporter */
+
+static void take_probe_snapshots(sim_run *r, int which /* 0 measure, 1 end */)
+{
+    for (int i = 0; i < r->nprobes; i++) {
+        probe *p = &r->probes[i];
+        void **slot = which == 0 ? &p->at_measure : &p->at_end;
+        if (*slot)
+            continue;
+        *slot = p->ops->snapshot(p->ctx);
+    }
+}
+
+static uint64_t total_units(sim_run *r, bool cumulative_only)
+{
+    uint64_t n = 0;
+    for (sim_meter *m = r->meters; m; m = m->next)
+        n += sim_hist_count(m->cumulative);
+    (void)cumulative_only;
+    return n;
+}
+
+/* One interval [prev_t, now): rate, errors, latency from the cumulative deltas. */
+static void report_interval(sim_run *r, uint64_t now)
+{
+    sim_hist *cur = sim_hist_new(), *delta = sim_hist_new();
+    uint64_t errors = 0;
+    pthread_mutex_lock(&r->lock);
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        sim_hist_merge(cur, m->cumulative);
+        errors += ld(&m->cumulative_errors);
+    }
+    pthread_mutex_unlock(&r->lock);
+    sim_hist_add_delta(delta, cur, r->prev_cumulative);
+    double secs = (double)(now - r->prev_t) / 1e9;
+    double t = (double)(now - r->t_start) / 1e9;
+    uint64_t n = sim_hist_count(delta);
+    uint64_t errs = errors - r->prev_errors;
+    bool warm = now <= r->t_measure;
+    json_t *iv = json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
+                           warm ? "warmup" : "measure", "rate", secs > 0 ? (double)n / secs : 0.0,
+                           "count", (json_int_t)n, "errors_per_s",
+                           secs > 0 ? (double)errs / secs : 0.0, "latency_us",
+                           sim_hist_summary_json(delta));
+    for (int i = 0; i < r->nprobes; i++) {
+        probe *p = &r->probes[i];
+        void *snap = p->ops->snapshot(p->ctx);
+        if (snap && p->at_interval) {
+            json_t *d = p->ops->delta(p->ctx, p->at_interval, snap, secs, n);
+            if (d)
+                json_object_set_new(iv, p->ops->name, d);
+        }
+        if (p->at_interval && p->ops->free_snapshot)
+            p->ops->free_snapshot(p->ctx, p->at_interval);
+        p->at_interval = snap;
+    }
+    json_array_append_new(r->intervals, iv);
+    if (!r->cfg.quiet) {
+        fprintf(stderr,
+                "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
+                r->progress_tty ? "\r\033[K" : "", t, r->cfg.unit,
+                secs > 0 ? (double)n / secs : 0.0, sim_hist_mean(delta) / 1e6,
+                (double)sim_hist_percentile(delta, 99) / 1e6, secs > 0 ? (double)errs / secs : 0.0,
+                warm ? " (warm-up)" : "");
+    }
+    sim_hist_free(r->prev_cumulative);
+    r->prev_cumulative = cur;
+    r->prev_errors = errors;
+    r->prev_t = now;
+    sim_hist_free(delta);
+}
+
+static void progress_line(sim_run *r, uint64_t now)
+{
+    uint64_t end = atomic_load(&r->t_end);
+    double el = (double)(now - r->t_start) / 1e9;
+    if (end == UINT64_MAX)
+        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done", now < r->t_measure ? "warm-up" : "measuring",
+                el, (unsigned long long)total_units(r, true));
+    else
+        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
+                now < r->t_measure ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
+    fflush(stderr);
+}
+
+static void wait_until(sim_run *r, uint64_t t)
+{
+    struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull)};
+    pthread_mutex_lock(&r->wake_lock);
+    if (!atomic_load(&r->finished))
+        pthread_cond_timedwait(&r->wake, &r->wake_lock, &ts);
+    pthread_mutex_unlock(&r->wake_lock);
+}
+
+static void *reporter_main(void *arg)
+{
+    sim_run *r = arg;
+    uint64_t interval = r->cfg.report_interval_ns;
+    uint64_t next_report = interval ? r->t_start + interval : UINT64_MAX;
+    uint64_t next_progress = r->progress_tty && !interval ? r->t_start + 1000000000ull : UINT64_MAX;
+    bool measure_snapped = r->t_measure == r->t_start;
+    while (!atomic_load(&r->finished)) {
+        uint64_t end = atomic_load(&r->t_end);
+        uint64_t due = next_report < next_progress ? next_report : next_progress;
+        if (!measure_snapped && r->t_measure < due)
+            due = r->t_measure;
+        if (end < due)
+            due = end;
+        if (due > sim_now_ns() + 100000000ull)
+            due = sim_now_ns() + 100000000ull; /* notice signals promptly */
+        wait_until(r, due);
+        if (sim_interrupted())
+            atomic_store(&r->interrupted, true);
+        uint64_t now = sim_now_ns();
+        pthread_mutex_lock(&r->lock);
+        if (!measure_snapped && now >= r->t_measure) {
+            take_probe_snapshots(r, 0);
+            measure_snapped = true;
+        }
+        pthread_mutex_unlock(&r->lock);
+        if (now >= next_report && !atomic_load(&r->finished)) {
+            report_interval(r, next_report < end ? next_report : end);
+            next_report += interval;
+        }
+        if (now >= next_progress) {
+            progress_line(r, now);
+            next_progress += 1000000000ull;
+        }
+        if (now >= end || atomic_load(&r->interrupted))
+            break;
+    }
+    return NULL;
+}
+
+void sim_run_start(sim_run *r)
+{
+    uint64_t now = sim_now_ns();
+    r->t_start = now;
+    r->t_measure = now + r->cfg.warmup_ns;
+    if (r->cfg.duration_ns)
+        atomic_store(&r->t_end, r->t_measure + r->cfg.duration_ns);
+    r->prev_t = now;
+    r->progress_tty = !r->cfg.quiet && isatty(2);
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->nprobes; i++)
+        r->probes[i].at_interval = r->probes[i].ops->snapshot(r->probes[i].ctx);
+    if (r->t_measure == r->t_start)
+        take_probe_snapshots(r, 0);
+    pthread_mutex_unlock(&r->lock);
+    r->reporter_running = pthread_create(&r->reporter, NULL, reporter_main, r) == 0;
+}
+
+void sim_run_finish(sim_run *r)
+{
+    if (!r->t_start || atomic_exchange(&r->finished, true))
+        return;
+    uint64_t now = sim_now_ns();
+    if (sim_interrupted())
+        atomic_store(&r->interrupted, true);
+    /* Close the measured phase now if it was open-ended or cut short. */
+    if (now < atomic_load(&r->t_end))
+        atomic_store(&r->t_end, now < r->t_measure ? r->t_measure : now);
+    pthread_mutex_lock(&r->wake_lock);
+    pthread_cond_broadcast(&r->wake);
+    pthread_mutex_unlock(&r->wake_lock);
+    if (r->reporter_running)
+        pthread_join(r->reporter, NULL);
+    pthread_mutex_lock(&r->lock);
+    take_probe_snapshots(r, 0);
+    take_probe_snapshots(r, 1);
+    pthread_mutex_unlock(&r->lock);
+    /* A last partial interval, so that the series covers the whole run. */
+    uint64_t end = atomic_load(&r->t_end);
+    if (r->cfg.report_interval_ns && end > r->prev_t + r->cfg.report_interval_ns / 10)
+        report_interval(r, end);
+    if (r->progress_tty && !r->cfg.report_interval_ns)
+        fprintf(stderr, "\r\033[K");
+}
+
+double sim_run_measured_seconds(const sim_run *r)
+{
+    uint64_t end = atomic_load(&r->t_end);
+    if (!r->t_start || end == UINT64_MAX || end <= r->t_measure)
+        return 0.0;
+    return (double)(end - r->t_measure) / 1e9;
+}
+
+/* ------------------------------------------------------------------ read-out */
+
+sim_hist *sim_run_merged_hist(const sim_run *r, int type, int instance)
+{
+    sim_hist *h = sim_hist_new();
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        if (instance >= 0 && m->instance != instance)
+            continue;
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            if (type < 0 || t == type)
+                sim_hist_merge(h, m->measured[t]);
+    }
+    return h;
+}
+
+uint64_t sim_run_count(const sim_run *r, int type, int instance)
+{
+    uint64_t n = 0;
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        if (instance >= 0 && m->instance != instance)
+            continue;
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            if (type < 0 || t == type)
+                n += sim_hist_count(m->measured[t]);
+    }
+    return n;
+}
+
+uint64_t sim_run_errors(const sim_run *r, int type, int instance)
+{
+    uint64_t n = 0;
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        if (instance >= 0 && m->instance != instance)
+            continue;
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            if (type < 0 || t == type)
+                n += ld(&m->errors[t]);
+    }
+    return n;
+}
+
+uint64_t sim_run_counter(const sim_run *r, int counter, int instance)
+{
+    uint64_t n = 0;
+    if (counter < 0 || counter >= r->cfg.ncounters)
+        return 0;
+    for (sim_meter *m = r->meters; m; m = m->next)
+        if (instance < 0 || m->instance == instance)
+            n += ld(&m->counters[counter]);
+    return n;
+}
+
+sim_hist *sim_run_warmup_hist(const sim_run *r, uint64_t *errors)
+{
+    sim_hist *h = sim_hist_new();
+    uint64_t e = 0;
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        sim_hist_merge(h, m->warmup);
+        e += ld(&m->warmup_errors);
+    }
+    if (errors)
+        *errors = e;
+    return h;
+}
+
+double sim_run_warmup_seconds(const sim_run *r)
+{
+    return (double)(r->t_measure - r->t_start) / 1e9;
+}
+
+const json_t *sim_run_intervals(const sim_run *r)
+{
+    return r->intervals;
+}
+
+int sim_run_nprobes(const sim_run *r)
+{
+    return r->nprobes;
+}
+
+json_t *sim_run_probe_json(const sim_run *r, int i, const char **name)
+{
+    const probe *p = &r->probes[i];
+    *name = p->ops->name;
+    if (!p->at_measure || !p->at_end)
+        return NULL;
+    return p->ops->delta(p->ctx, p->at_measure, p->at_end, sim_run_measured_seconds(r),
+                         sim_run_count(r, -1, -1));
+}

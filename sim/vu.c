@@ -1,0 +1,355 @@
+/*
+ * sim/vu.c: the virtual-user engine. Thousands of users are timers, not threads.
+ *
+ * One scheduler thread owns a min-heap of wake-up times (user think/keying delays in
+ * closed loop; the next Poisson arrival of each instance in open loop). When a time
+ * comes due, the unit is appended to its instance's run queue with its due time as
+ * the intended start. Each instance has `workers` threads (one connection each)
+ * taking units from the queue in order. A unit's latency runs from its due time to
+ * its end, so waiting for a free connection counts (no coordinated omission).
+ *
+ * Locks: the heap lock and one lock per run queue. Only the scheduler holds both,
+ * always heap first; workers take one at a time. A user is in at most one place
+ * (heap, queue, or running) in closed loop, so its state needs no lock.
+ */
+#include "sim/sim.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct vuser {
+    sim_rng rng;
+    int32_t last_type;
+} vuser;
+
+typedef struct timer {
+    uint64_t due;
+    uint32_t id; /* global user id, or ARRIVAL_BASE + instance in open loop */
+} timer;
+
+#define ARRIVAL_BASE 0xF0000000u
+
+typedef struct unit {
+    uint64_t intended;
+    uint32_t vu; /* within the instance */
+} unit;
+
+typedef struct run_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    unit *items;
+    size_t cap, head, len;
+    size_t max_len;
+} run_queue;
+
+typedef struct engine engine;
+
+typedef struct worker {
+    engine *e;
+    int instance, index;
+    pthread_t thread;
+    bool started;
+    sim_rng rng;
+} worker;
+
+struct engine {
+    sim_run *run;
+    const sim_vu_config *cfg;
+    const sim_vu_ops *ops;
+    void *wl;
+    vuser *users;
+    timer *heap;
+    size_t nheap, heap_cap;
+    pthread_mutex_t heap_lock;
+    pthread_cond_t heap_changed;
+    run_queue *queues;
+    uint64_t *arrival_seq; /* open loop, per instance */
+    sim_rng arrival_rng;
+    atomic_bool stop;
+    atomic_bool failed;
+    _Atomic uint64_t units;
+    sim_hist *lateness;
+};
+
+/* ------------------------------------------------------------------ heap */
+
+static void heap_push(engine *e, uint64_t due, uint32_t id)
+{
+    if (e->nheap == e->heap_cap) {
+        e->heap_cap = e->heap_cap ? e->heap_cap * 2 : 1024;
+        e->heap = realloc(e->heap, e->heap_cap * sizeof *e->heap);
+        if (!e->heap)
+            abort();
+    }
+    size_t i = e->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (e->heap[p].due <= due)
+            break;
+        e->heap[i] = e->heap[p];
+        i = p;
+    }
+    e->heap[i] = (timer){due, id};
+}
+
+static timer heap_pop(engine *e)
+{
+    timer top = e->heap[0];
+    timer last = e->heap[--e->nheap];
+    size_t i = 0, n = e->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && e->heap[c + 1].due < e->heap[c].due)
+            c++;
+        if (last.due <= e->heap[c].due)
+            break;
+        e->heap[i] = e->heap[c];
+        i = c;
+    }
+    if (n)
+        e->heap[i] = last;
+    return top;
+}
+
+/* ------------------------------------------------------------------ run queues */
+
+static void queue_push(run_queue *q, uint64_t intended, uint32_t vu)
+{
+    pthread_mutex_lock(&q->lock);
+    if (q->len == q->cap) {
+        size_t ncap = q->cap ? q->cap * 2 : 256;
+        unit *n = malloc(ncap * sizeof *n);
+        if (!n)
+            abort();
+        for (size_t i = 0; i < q->len; i++)
+            n[i] = q->items[(q->head + i) % q->cap];
+        free(q->items);
+        q->items = n;
+        q->cap = ncap;
+        q->head = 0;
+    }
+    q->items[(q->head + q->len) % q->cap] = (unit){intended, vu};
+    q->len++;
+    if (q->len > q->max_len)
+        q->max_len = q->len;
+    pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static struct timespec abs_after(uint64_t ns_from_now)
+{
+    uint64_t t = sim_now_ns() + ns_from_now;
+    return (struct timespec){.tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull)};
+}
+
+/* false when the engine stops before a unit is available */
+static bool queue_pop(engine *e, run_queue *q, unit *out)
+{
+    pthread_mutex_lock(&q->lock);
+    while (!q->len) {
+        if (atomic_load(&e->stop)) {
+            pthread_mutex_unlock(&q->lock);
+            return false;
+        }
+        struct timespec ts = abs_after(50000000ull);
+        pthread_cond_timedwait(&q->ready, &q->lock, &ts);
+    }
+    *out = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    pthread_mutex_unlock(&q->lock);
+    return true;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static void schedule(engine *e, uint64_t due, uint32_t id)
+{
+    pthread_mutex_lock(&e->heap_lock);
+    bool earliest = e->nheap == 0 || due < e->heap[0].due;
+    heap_push(e, due, id);
+    if (earliest)
+        pthread_cond_signal(&e->heap_changed);
+    pthread_mutex_unlock(&e->heap_lock);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    engine *e = w->e;
+    const sim_vu_config *cfg = e->cfg;
+    bool open_loop = cfg->rate > 0;
+    void *conn = e->ops->worker_open(e->wl, w->instance, w->index);
+    if (!conn) {
+        atomic_store(&e->failed, true);
+        atomic_store(&e->stop, true);
+        return NULL;
+    }
+    sim_meter *m = sim_run_meter(e->run, w->instance);
+    run_queue *q = &e->queues[w->instance];
+    unit u;
+    while (!atomic_load(&e->stop) && queue_pop(e, q, &u)) {
+        uint32_t gid = (uint32_t)w->instance * cfg->vusers + u.vu;
+        vuser *user = &e->users[gid];
+        sim_rng *rng = open_loop ? &w->rng : &user->rng;
+        int t = e->ops->run(e->wl, conn, w->instance, u.vu, rng, m);
+        uint64_t end = sim_now_ns();
+        atomic_fetch_add_explicit(&e->units, 1, memory_order_relaxed);
+        int type = t >= 0 ? t : -t - 1;
+        if (t >= 0)
+            sim_meter_record(m, t, u.intended, end);
+        else
+            sim_meter_error(m, type);
+        if (open_loop)
+            continue;
+        user->last_type = type;
+        uint64_t delay = e->ops->next_delay_ns
+                             ? e->ops->next_delay_ns(e->wl, w->instance, u.vu, type, rng)
+                             : 0;
+        if (delay == 0)
+            queue_push(q, end, u.vu);
+        else
+            schedule(e, end + delay, gid);
+    }
+    e->ops->worker_close(e->wl, conn);
+    return NULL;
+}
+
+/* Moves every due timer to its run queue; returns the next due time (or 0). */
+static uint64_t release_due(engine *e, uint64_t now)
+{
+    const sim_vu_config *cfg = e->cfg;
+    while (e->nheap && e->heap[0].due <= now) {
+        timer t = heap_pop(e);
+        sim_hist_record(e->lateness, now - t.due);
+        if (t.id >= ARRIVAL_BASE) {
+            uint32_t inst = t.id - ARRIVAL_BASE;
+            uint32_t vu = (uint32_t)(e->arrival_seq[inst]++ % cfg->vusers);
+            queue_push(&e->queues[inst], t.due, vu);
+            heap_push(e, t.due + sim_rng_exp_ns(&e->arrival_rng, cfg->rate), t.id);
+        } else {
+            queue_push(&e->queues[t.id / cfg->vusers], t.due, t.id % cfg->vusers);
+        }
+    }
+    return e->nheap ? e->heap[0].due : 0;
+}
+
+static void scheduler_loop(engine *e)
+{
+    pthread_mutex_lock(&e->heap_lock);
+    while (!atomic_load(&e->stop)) {
+        if (sim_run_done(e->run))
+            break;
+        uint64_t now = sim_now_ns();
+        uint64_t next = release_due(e, now);
+        /* Wake at the next due time, or within 100 ms to notice the end of the run. */
+        uint64_t wait = 100000000ull;
+        if (next && next - now < wait)
+            wait = next > now ? next - now : 0;
+        if (wait) {
+            struct timespec ts = abs_after(wait);
+            pthread_cond_timedwait(&e->heap_changed, &e->heap_lock, &ts);
+        }
+    }
+    atomic_store(&e->stop, true);
+    pthread_mutex_unlock(&e->heap_lock);
+}
+
+int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, void *wl,
+               sim_vu_stats *stats)
+{
+    engine e = {.run = run, .cfg = cfg, .ops = ops, .wl = wl};
+    int ninst = cfg->instances > 0 ? cfg->instances : 1;
+    size_t nusers = (size_t)ninst * cfg->vusers;
+    if (!cfg->vusers || cfg->workers < 1)
+        return SIM_EXIT_FAIL;
+    e.users = calloc(nusers, sizeof *e.users);
+    e.queues = calloc((size_t)ninst, sizeof *e.queues);
+    e.arrival_seq = calloc((size_t)ninst, sizeof *e.arrival_seq);
+    if (!e.users || !e.queues || !e.arrival_seq)
+        abort();
+    e.lateness = sim_hist_new();
+    pthread_mutex_init(&e.heap_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e.heap_changed, &ca);
+    for (int i = 0; i < ninst; i++) {
+        pthread_mutex_init(&e.queues[i].lock, NULL);
+        pthread_cond_init(&e.queues[i].ready, &ca);
+    }
+    pthread_condattr_destroy(&ca);
+    sim_rng_seed(&e.arrival_rng, cfg->seed, 0xa1a1a1a1ull);
+
+    uint64_t now = sim_now_ns();
+    if (cfg->rate > 0) {
+        for (int i = 0; i < ninst; i++)
+            heap_push(&e, now + sim_rng_exp_ns(&e.arrival_rng, cfg->rate), ARRIVAL_BASE + (uint32_t)i);
+    } else {
+        for (size_t g = 0; g < nusers; g++) {
+            vuser *u = &e.users[g];
+            sim_rng_seed(&u->rng, cfg->seed, g + 1);
+            u->last_type = -1;
+            int inst = (int)(g / cfg->vusers);
+            uint32_t vu = (uint32_t)(g % cfg->vusers);
+            uint64_t d = ops->next_delay_ns ? ops->next_delay_ns(wl, inst, vu, -1, &u->rng) : 0;
+            if (d == 0)
+                queue_push(&e.queues[inst], now, vu);
+            else
+                heap_push(&e, now + d, (uint32_t)g);
+        }
+    }
+
+    int nworkers = ninst * cfg->workers;
+    worker *ws = calloc((size_t)nworkers, sizeof *ws);
+    if (!ws)
+        abort();
+    for (int i = 0; i < nworkers; i++) {
+        ws[i] = (worker){.e = &e, .instance = i / cfg->workers, .index = i % cfg->workers};
+        sim_rng_seed(&ws[i].rng, cfg->seed, 0x5eed0000ull + (uint64_t)i);
+        ws[i].started = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) == 0;
+        if (!ws[i].started) {
+            sim_error("cannot start worker thread %d", i);
+            atomic_store(&e.failed, true);
+            atomic_store(&e.stop, true);
+        }
+    }
+    scheduler_loop(&e);
+    for (int i = 0; i < ninst; i++) {
+        pthread_mutex_lock(&e.queues[i].lock);
+        pthread_cond_broadcast(&e.queues[i].ready);
+        pthread_mutex_unlock(&e.queues[i].lock);
+    }
+    for (int i = 0; i < nworkers; i++)
+        if (ws[i].started)
+            pthread_join(ws[i].thread, NULL);
+
+    if (stats) {
+        stats->units = atomic_load(&e.units);
+        stats->max_queue = 0;
+        for (int i = 0; i < ninst; i++)
+            if (e.queues[i].max_len > stats->max_queue)
+                stats->max_queue = e.queues[i].max_len;
+        stats->wake_late_p99_ns = sim_hist_percentile(e.lateness, 99);
+        stats->wake_late_max_ns = sim_hist_max(e.lateness);
+    }
+    int rc = atomic_load(&e.failed) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
+    for (int i = 0; i < ninst; i++) {
+        free(e.queues[i].items);
+        pthread_mutex_destroy(&e.queues[i].lock);
+        pthread_cond_destroy(&e.queues[i].ready);
+    }
+    free(ws);
+    free(e.queues);
+    free(e.users);
+    free(e.arrival_seq);
+    free(e.heap);
+    sim_hist_free(e.lateness);
+    pthread_mutex_destroy(&e.heap_lock);
+    pthread_cond_destroy(&e.heap_changed);
+    return rc;
+}
