@@ -1,0 +1,129 @@
+/* Result documents: atomic writing, required sections, interrupted runs, probes. */
+#include "sim/sim.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/appsim-result-test-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static int count_files(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+typedef struct {
+    int snaps;
+} probe_ctx;
+static void *p_snap(void *ctx)
+{
+    probe_ctx *p = ctx;
+    int *v = malloc(sizeof *v);
+    *v = ++p->snaps;
+    return v;
+}
+static json_t *p_delta(void *ctx, const void *a, const void *b, double secs, uint64_t units)
+{
+    return json_pack("{s:i, s:I}", "snapshots_apart", *(const int *)b - *(const int *)a, "units",
+                     (json_int_t)units);
+}
+static void p_free(void *ctx, void *s)
+{
+    free(s);
+}
+static const sim_probe_ops probe_ops = {"device_io", p_snap, p_delta, p_free};
+
+static void test_write_atomic_and_sections(void **state)
+{
+    static const char *const types[] = {"read", "write"};
+    static const char *const counters[] = {"retries"};
+    sim_run_config c = {.type_names = types, .ntypes = 2, .counter_names = counters,
+                        .ncounters = 1, .unit = "iops", .duration_ns = 300000000ull,
+                        .report_interval_ns = 100000000ull, .quiet = true};
+    sim_run *run = sim_run_new(&c);
+    probe_ctx pc = {0};
+    sim_run_add_probe(run, &probe_ops, &pc);
+    sim_meter *m = sim_run_meter(run, 0);
+    sim_run_start(run);
+    while (!sim_run_done(run)) {
+        uint64_t t = sim_now_ns();
+        sim_meter_record(m, 0, t - 100000, t);
+        sim_meter_count(m, 0, 1);
+        sim_sleep_until_ns(t + 1000000);
+    }
+    sim_run_finish(run);
+    uint64_t quiet = 7;
+    sim_opt opts[] = {{"depth", SIM_OPT_U64, &quiet, "qd", NULL, 1, 0, false}, SIM_OPT_END};
+    char *argv[] = {"replay", "--depth", "7", "it's quoted"};
+    json_t *doc = sim_result_new("replay", 4, argv, opts);
+    sim_result_put_run(doc, NULL, run);
+    char path[512];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    assert_int_equal(sim_result_write(doc, path), 0);
+    assert_int_equal(sim_result_write(doc, path), 0); /* replaces atomically */
+    assert_int_equal(count_files(), 1);              /* no temporary left behind */
+    json_error_t e;
+    json_t *back = json_load_file(path, 0, &e);
+    assert_non_null(back);
+    static const char *keys[] = {"schema", "tool", "command", "config", "host", "summary",
+                                 "per_type", "intervals", "histograms", "device_io", "warmup"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!json_object_get(back, keys[i]))
+            fail_msg("missing section %s", keys[i]);
+    json_t *s = json_object_get(back, "summary");
+    assert_true(json_real_value(json_object_get(s, "iops")) > 100);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "counters"), "retries")),
+                     json_integer_value(json_object_get(s, "count")));
+    assert_true(json_array_size(json_object_get(back, "intervals")) >= 2);
+    assert_string_equal(json_string_value(json_object_get(back, "command")),
+                        "appsim replay --depth 7 'it'\\''s quoted'");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "device_io"), "units")),
+                     json_integer_value(json_object_get(s, "count")));
+    assert_false(json_is_true(json_object_get(back, "interrupted")));
+    json_decref(back);
+    json_decref(doc);
+    sim_run_free(run);
+}
+
+static void test_unwritable_path(void **state)
+{
+    json_t *doc = sim_result_new("x", 0, NULL, NULL);
+    assert_int_equal(sim_result_write(doc, "/nonexistent-dir/r.json"), -1);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_atomic_and_sections),
+        cmocka_unit_test(test_unwritable_path),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
