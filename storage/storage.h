@@ -55,11 +55,11 @@ int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t 
 /* Files inside a directory target (names are relative, no '/'). Creating records the
  * name in the manifest first. Opened O_RDWR | O_DIRECT unless buffered; extra_flags
  * may add O_DSYNC and the like. For a device target, name must be NULL: the device. */
-int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd,
-                          char *err, size_t errlen);
+int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd, char *err,
+                          size_t errlen);
 /* Opens an existing file; only files in the manifest may be opened for writing. */
-int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable,
-                        int *fd, char *err, size_t errlen);
+int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable, int *fd,
+                        char *err, size_t errlen);
 bool st_target_owns(const st_target *t, const char *name);
 /* Full path of a file inside the target (for sqlite3_open and messages). */
 const char *st_target_file_path(const st_target *t, const char *name, char *buf, size_t len);
@@ -89,12 +89,12 @@ typedef enum st_op {
 
 /* One I/O. The caller owns it until it comes back from st_engine_reap. */
 typedef struct st_io {
-    uint8_t op;      /* st_op */
+    uint8_t op; /* st_op */
     int fd;
-    void *buf;       /* aligned to the target's block size under O_DIRECT */
-    uint64_t offset; /* bytes */
-    uint32_t len;    /* bytes */
-    uint64_t tag;    /* caller's */
+    void *buf;            /* aligned to the target's block size under O_DIRECT */
+    uint64_t offset;      /* bytes */
+    uint32_t len;         /* bytes */
+    uint64_t tag;         /* caller's */
     uint64_t intended_ns; /* when it should have started; 0 = at submission */
     uint64_t submit_ns;   /* set by the engine */
     uint64_t complete_ns; /* set by the engine */
@@ -111,12 +111,16 @@ typedef struct st_engine_ops {
     void (*close)(st_engine *e);
     int (*submit)(st_engine *e, st_io *const *ios, unsigned n);
     int (*reap)(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+    /* Optional (NULL = not supported, the calls below then do nothing). */
+    int (*register_file)(st_engine *e, int fd);
+    int (*unregister_file)(st_engine *e, int fd);
+    int (*register_buffer)(st_engine *e, void *buf, size_t len);
 } st_engine_ops;
 void st_register_engine(const st_engine_ops *ops);
-#define ST_REGISTER_ENGINE(var)                                                            \
-    __attribute__((constructor)) static void st_register_##var(void)                       \
-    {                                                                                      \
-        st_register_engine(&(var));                                                        \
+#define ST_REGISTER_ENGINE(var)                                                                    \
+    __attribute__((constructor)) static void st_register_##var(void)                               \
+    {                                                                                              \
+        st_register_engine(&(var));                                                                \
     }
 
 /* Opens an engine for the calling thread (one per submitting thread). name NULL or
@@ -137,8 +141,41 @@ int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
 int64_t st_engine_do(st_engine *e, st_io *io);
 /* Record each completed I/O's latency in meter m under the given types (read, write,
  * sync; -1 = don't record that kind). */
-void st_engine_set_meter(st_engine *e, sim_meter *m, int read_type, int write_type,
-                         int sync_type);
+void st_engine_set_meter(st_engine *e, sim_meter *m, int read_type, int write_type, int sync_type);
+
+/* Speed-ups where the engine has them (io_uring: fixed files and buffers); no-ops
+ * returning 0 otherwise. A registered fd must stay open until it is unregistered or
+ * the engine is closed (the ring holds its own reference: a reused fd number would
+ * otherwise reach the old file). One buffer region per engine; I/Os whose buffers lie
+ * inside it use it. Return 0 or -errno. */
+int st_engine_register_file(st_engine *e, int fd);
+int st_engine_unregister_file(st_engine *e, int fd);
+int st_engine_register_buffer(st_engine *e, void *buf, size_t len);
+/* An engine's ops by name, or NULL; and "io_uring|psync" for option choices. */
+const st_engine_ops *st_find_engine(const char *name);
+const char *st_engine_choices(void);
+
+/* Option-table entries shared by every command that takes a target (see sim_opt):
+ * --target, --allow-destroy, --buffered into the st_target_opts `o`, and --ioengine
+ * into the const char * `engine` (default "io_uring", falling back to psync). */
+#define ST_TARGET_OPTIONS(o, engine)                                                               \
+    {.name = "target",                                                                             \
+     .kind = SIM_OPT_STRING,                                                                       \
+     .dst = &(o).path,                                                                             \
+     .help = "directory on the drive to test (appsim creates its files inside), or a block "       \
+             "device"},                                                                            \
+        {.name = "allow-destroy",                                                                  \
+         .kind = SIM_OPT_FLAG,                                                                     \
+         .dst = &(o).allow_destroy,                                                                \
+         .help = "allow overwriting a block device target (never a mounted one)"},                 \
+        {.name = "buffered",                                                                       \
+         .kind = SIM_OPT_FLAG,                                                                     \
+         .dst = &(o).buffered,                                                                     \
+         .help = "go through the page cache instead of O_DIRECT (recorded in the result)"},        \
+    {                                                                                              \
+        .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .help = "I/O engine",        \
+        .choices = "io_uring|psync"                                                                \
+    }
 
 /* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). */
 void *st_alloc_aligned(size_t len);
@@ -154,19 +191,19 @@ void st_free_aligned(void *p);
  * thread by the policy below.
  */
 typedef struct st_db_opts {
-    uint64_t buffer_bytes;          /* the database's memory (--buffer) */
-    const char *sync;               /* "full" (default), "normal", "off" */
-    uint64_t checkpoint_wal_bytes;  /* background checkpoint when the WAL passes this */
-    const char *checkpoint_mode;    /* "passive" (default), "full", "restart", "truncate" */
-    int max_connections;            /* for the buffer's minimum size check */
-    const char *engine;             /* I/O engine name for the VFS (NULL = default) */
+    uint64_t buffer_bytes;         /* the database's memory (--buffer) */
+    const char *sync;              /* "full" (default), "normal", "off" */
+    uint64_t checkpoint_wal_bytes; /* background checkpoint when the WAL passes this */
+    const char *checkpoint_mode;   /* "passive" (default), "full", "restart", "truncate" */
+    int max_connections;           /* for the buffer's minimum size check */
+    const char *engine;            /* I/O engine name for the VFS (NULL = default) */
 } st_db_opts;
 
 typedef struct st_db st_db;
 
 /* Opens (create = true: creates and records in the manifest) database `name`. */
-int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create,
-               st_db **out, char *err, size_t errlen);
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
+               char *err, size_t errlen);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
  * per-connection cache). Use from one thread at a time. */
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);

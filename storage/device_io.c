@@ -1,0 +1,153 @@
+/*
+ * storage/device_io.c: the "device_io" probe: the kernel's block-layer counters of the
+ * whole disk under the target (/sys/block/<disk>/stat), sampled by sim/ at phase
+ * boundaries and per interval, reported as deltas. This is what the drive was actually
+ * asked to do, including I/O from other processes on the same disk (the result says
+ * so), and what each transaction cost it.
+ *
+ * Field order of the stat file (Documentation/block/stat.rst): read I/Os, read merges,
+ * read sectors, read ticks (ms), write I/Os, write merges, write sectors, write ticks,
+ * in flight, io ticks, time in queue, discard I/Os, discard merges, discard sectors,
+ * discard ticks, flush I/Os, flush ticks. Older kernels stop after 11 or 15 fields;
+ * missing ones read as absent, not zero.
+ */
+#include "storage/target_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    F_RD_IOS,
+    F_RD_MERGES,
+    F_RD_SECT,
+    F_RD_TICKS,
+    F_WR_IOS,
+    F_WR_MERGES,
+    F_WR_SECT,
+    F_WR_TICKS,
+    F_INFLIGHT,
+    F_IO_TICKS,
+    F_QUEUE_TICKS,
+    F_DC_IOS,
+    F_DC_MERGES,
+    F_DC_SECT,
+    F_DC_TICKS,
+    F_FL_IOS,
+    F_FL_TICKS,
+    F_COUNT
+};
+
+typedef struct dio_snap {
+    int nfields;
+    uint64_t f[F_COUNT];
+} dio_snap;
+
+static void *dio_snapshot(void *ctx)
+{
+    const st_target *t = ctx;
+    if (!t || !t->disk[0]) return NULL;
+    char p[128], buf[512];
+    snprintf(p, sizeof p, "/sys/block/%s/stat", t->disk);
+    if (st_sysfs_read(p, buf, sizeof buf) != 0) return NULL;
+    dio_snap *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    char *c = buf, *end;
+    while (s->nfields < F_COUNT) {
+        uint64_t v = strtoull(c, &end, 10);
+        if (end == c) break;
+        s->f[s->nfields++] = v;
+        c = end;
+    }
+    if (s->nfields < 11) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void dio_free(void *ctx, void *snap)
+{
+    free(snap);
+}
+
+static uint64_t d(const dio_snap *a, const dio_snap *b, int i)
+{
+    return b->f[i] >= a->f[i] ? b->f[i] - a->f[i] : 0; /* counters never go back */
+}
+
+/* Average device latency per op in microseconds from tick (ms) and op deltas. */
+static json_t *avg_us(uint64_t ticks_ms, uint64_t ops)
+{
+    return ops ? json_real((double)ticks_ms * 1000.0 / (double)ops) : json_null();
+}
+
+static json_t *per_unit(uint64_t v, uint64_t units)
+{
+    return json_real((double)v / (double)units);
+}
+
+static json_t *dio_delta(void *ctx, const void *from, const void *to, double seconds,
+                         uint64_t units)
+{
+    const st_target *t = ctx;
+    const dio_snap *a = from, *b = to;
+    bool ext = a->nfields >= 15 && b->nfields >= 15;
+    bool fl = a->nfields >= 17 && b->nfields >= 17;
+    uint64_t rd = d(a, b, F_RD_IOS), wr = d(a, b, F_WR_IOS);
+    uint64_t rb = d(a, b, F_RD_SECT) * 512, wb = d(a, b, F_WR_SECT) * 512;
+    uint64_t dc = ext ? d(a, b, F_DC_IOS) : 0, db = ext ? d(a, b, F_DC_SECT) * 512 : 0;
+    uint64_t fls = fl ? d(a, b, F_FL_IOS) : 0;
+    json_t *j = json_object();
+    json_object_set_new(j, "disk", json_string(t->disk));
+    json_object_set_new(j, "source", json_sprintf("/sys/block/%s/stat", t->disk));
+    json_object_set_new(j, "note",
+                        json_string("block-layer counters of the whole disk: they include "
+                                    "I/O by other processes on the same disk"));
+    json_object_set_new(j, "seconds", json_real(seconds));
+    json_object_set_new(j, "reads", json_integer((json_int_t)rd));
+    json_object_set_new(j, "writes", json_integer((json_int_t)wr));
+    json_object_set_new(j, "read_bytes", json_integer((json_int_t)rb));
+    json_object_set_new(j, "write_bytes", json_integer((json_int_t)wb));
+    json_object_set_new(j, "read_merges", json_integer((json_int_t)d(a, b, F_RD_MERGES)));
+    json_object_set_new(j, "write_merges", json_integer((json_int_t)d(a, b, F_WR_MERGES)));
+    json_object_set_new(j, "flushes", fl ? json_integer((json_int_t)fls) : json_null());
+    json_object_set_new(j, "discards", ext ? json_integer((json_int_t)dc) : json_null());
+    json_object_set_new(j, "discard_bytes", ext ? json_integer((json_int_t)db) : json_null());
+    uint64_t io_ms = d(a, b, F_IO_TICKS);
+    json_object_set_new(j, "io_time_ms", json_integer((json_int_t)io_ms));
+    json_object_set_new(j, "queue_time_ms", json_integer((json_int_t)d(a, b, F_QUEUE_TICKS)));
+    json_object_set_new(j, "utilization",
+                        seconds > 0 ? json_real((double)io_ms / (seconds * 1000.0)) : json_null());
+    json_object_set_new(j, "read_latency_avg_us", avg_us(d(a, b, F_RD_TICKS), rd));
+    json_object_set_new(j, "write_latency_avg_us", avg_us(d(a, b, F_WR_TICKS), wr));
+    json_object_set_new(j, "discard_latency_avg_us",
+                        ext ? avg_us(d(a, b, F_DC_TICKS), dc) : json_null());
+    json_object_set_new(j, "flush_latency_avg_us",
+                        fl ? avg_us(d(a, b, F_FL_TICKS), fls) : json_null());
+    if (seconds > 0) {
+        json_object_set_new(j, "read_iops", json_real((double)rd / seconds));
+        json_object_set_new(j, "write_iops", json_real((double)wr / seconds));
+        json_object_set_new(j, "read_bytes_per_s", json_real((double)rb / seconds));
+        json_object_set_new(j, "write_bytes_per_s", json_real((double)wb / seconds));
+    }
+    if (units > 0) {
+        json_t *u = json_object();
+        json_object_set_new(u, "units", json_integer((json_int_t)units));
+        json_object_set_new(u, "reads", per_unit(rd, units));
+        json_object_set_new(u, "writes", per_unit(wr, units));
+        json_object_set_new(u, "read_bytes", per_unit(rb, units));
+        json_object_set_new(u, "write_bytes", per_unit(wb, units));
+        json_object_set_new(u, "flushes", fl ? per_unit(fls, units) : json_null());
+        json_object_set_new(j, "per_unit", u);
+    }
+    return j;
+}
+
+const sim_probe_ops st_device_io_probe = {
+    .name = "device_io",
+    .snapshot = dio_snapshot,
+    .delta = dio_delta,
+    .free_snapshot = dio_free,
+};

@@ -1,0 +1,285 @@
+/*
+ * storage/engine.c: the engine registry and the layer every engine shares: queue-depth
+ * bound, latency recording into sim/ meters, the synchronous path (st_engine_do), the
+ * io_uring -> psync fallback, and aligned buffers.
+ *
+ * Latency of an I/O = complete_ns - (intended_ns if set, else submit_ns): a caller that
+ * knows when the I/O should have started (a trace replay, an open-loop generator) gets
+ * queueing counted. Discards are not recorded in the meter (they are neither reads,
+ * writes nor syncs); their failures are returned in result like any other.
+ */
+#include "storage/engine_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ENGINES 8
+
+static const st_engine_ops *engines[MAX_ENGINES];
+static int nengines;
+
+void st_register_engine(const st_engine_ops *ops)
+{
+    if (nengines < MAX_ENGINES) engines[nengines++] = ops;
+}
+
+const st_engine_ops *st_find_engine(const char *name)
+{
+    for (int i = 0; i < nengines; i++)
+        if (!strcmp(engines[i]->name, name)) return engines[i];
+    return NULL;
+}
+
+const char *st_engine_choices(void)
+{
+    return "io_uring|psync";
+}
+
+static st_engine *try_open(const st_engine_ops *ops, unsigned qd, char *err, size_t errlen)
+{
+    st_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    e->ops = ops;
+    e->qd = qd;
+    e->read_type = e->write_type = e->sync_type = -1;
+    if (ops->open(e, qd, err, errlen) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+st_engine *st_engine_open(const char *name, unsigned queue_depth, char *err, size_t errlen)
+{
+    if (queue_depth == 0 || queue_depth > 65536) {
+        snprintf(err, errlen, "queue depth %u is out of range (1..65536)", queue_depth);
+        return NULL;
+    }
+    if (!name) name = "io_uring";
+    const st_engine_ops *ops = st_find_engine(name);
+    if (!ops) {
+        snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name,
+                 st_engine_choices());
+        return NULL;
+    }
+    st_engine *e = try_open(ops, queue_depth, err, errlen);
+    if (e || strcmp(name, "io_uring") != 0) return e;
+    /* Containers and hardened kernels refuse io_uring: keep going synchronously. */
+    const st_engine_ops *ps = st_find_engine("psync");
+    if (!ps) return NULL;
+    char why[512];
+    snprintf(why, sizeof why, "%s", err);
+    e = try_open(ps, queue_depth, err, errlen);
+    if (e)
+        sim_warn("io_uring is not available (%s); falling back to the psync engine (one "
+                 "synchronous I/O at a time per thread); pass --ioengine psync to choose it "
+                 "explicitly",
+                 why);
+    return e;
+}
+
+void st_engine_close(st_engine *e)
+{
+    if (!e) return;
+    e->ops->close(e);
+    free(e->stash);
+    free(e);
+}
+
+const char *st_engine_name(const st_engine *e)
+{
+    return e->ops->name;
+}
+
+unsigned st_engine_queue_depth(const st_engine *e)
+{
+    return e->qd;
+}
+
+unsigned st_engine_inflight(const st_engine *e)
+{
+    return e->inflight;
+}
+
+void st_engine_set_meter(st_engine *e, sim_meter *m, int read_type, int write_type, int sync_type)
+{
+    e->meter = m;
+    e->read_type = read_type;
+    e->write_type = write_type;
+    e->sync_type = sync_type;
+}
+
+int st_engine_register_file(st_engine *e, int fd)
+{
+    return e->ops->register_file ? e->ops->register_file(e, fd) : 0;
+}
+
+int st_engine_unregister_file(st_engine *e, int fd)
+{
+    return e->ops->unregister_file ? e->ops->unregister_file(e, fd) : 0;
+}
+
+int st_engine_register_buffer(st_engine *e, void *buf, size_t len)
+{
+    return e->ops->register_buffer ? e->ops->register_buffer(e, buf, len) : 0;
+}
+
+int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
+{
+    unsigned room = e->qd - e->inflight;
+    if (n > room) n = room;
+    if (n == 0) return 0;
+    int r = e->ops->submit(e, ios, n);
+    if (r > 0) e->inflight += (unsigned)r;
+    return r;
+}
+
+static void record(st_engine *e, st_io **done, int n)
+{
+    sim_meter *m = e->meter;
+    if (!m) return;
+    for (int i = 0; i < n; i++) {
+        const st_io *io = done[i];
+        int type;
+        switch (io->op) {
+        case ST_OP_READ:
+            type = e->read_type;
+            break;
+        case ST_OP_WRITE:
+            type = e->write_type;
+            break;
+        case ST_OP_FSYNC:
+        case ST_OP_FDATASYNC:
+            type = e->sync_type;
+            break;
+        default:
+            type = -1;
+        }
+        if (type < 0) continue;
+        if (io->result < 0)
+            sim_meter_error(m, type);
+        else
+            sim_meter_record(m, type, io->intended_ns ? io->intended_ns : io->submit_ns,
+                             io->complete_ns);
+    }
+}
+
+/* Reap from the backend, account and record. */
+static int backend_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
+{
+    if (min_wait > e->inflight)
+        min_wait = e->inflight; /* never wait for I/Os that were not submitted */
+    if (max == 0 || e->inflight == 0) return 0;
+    int r = e->ops->reap(e, done, max, min_wait);
+    if (r > 0) {
+        e->inflight -= (unsigned)r;
+        record(e, done, r);
+    }
+    return r;
+}
+
+int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
+{
+    unsigned got = 0;
+    while (e->nstash && got < max)
+        done[got++] = e->stash[--e->nstash];
+    if (got >= max) return (int)got;
+    unsigned want = min_wait > got ? min_wait - got : 0;
+    int r = backend_reap(e, done + got, max - got, want);
+    if (r < 0) return got ? (int)got : r;
+    return (int)got + r;
+}
+
+/* Keeps an I/O reaped on behalf of another caller until the next st_engine_reap. */
+static int stash(st_engine *e, st_io *io)
+{
+    if (e->nstash == e->stash_cap) {
+        unsigned cap = e->stash_cap ? 2 * e->stash_cap : 16;
+        st_io **s = realloc(e->stash, cap * sizeof *s);
+        if (!s) return -1;
+        e->stash = s;
+        e->stash_cap = cap;
+    }
+    e->stash[e->nstash++] = io;
+    return 0;
+}
+
+int64_t st_engine_do(st_engine *e, st_io *io)
+{
+    st_io *one[1] = {io};
+    while (st_engine_submit(e, one, 1) != 1) {
+        /* Full: make room by reaping others' I/Os into the stash. */
+        st_io *d[1];
+        int r = backend_reap(e, d, 1, 1);
+        if (r < 0) return r;
+        if (r == 1 && stash(e, d[0]) != 0) return -ENOMEM;
+    }
+    for (;;) {
+        st_io *d[1];
+        int r = backend_reap(e, d, 1, 1);
+        if (r < 0) return r;
+        if (r == 0) continue;
+        if (d[0] == io) return io->result;
+        if (stash(e, d[0]) != 0) return -ENOMEM;
+    }
+}
+
+void *st_alloc_aligned(size_t len)
+{
+    void *p = NULL;
+    if (len == 0) len = 4096;
+    if (posix_memalign(&p, 4096, (len + 4095) & ~(size_t)4095) != 0) return NULL;
+    return p;
+}
+
+void st_free_aligned(void *p)
+{
+    free(p);
+}
+
+int st_discard_sync(int fd, uint64_t off, uint64_t len)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    if (S_ISBLK(st.st_mode)) {
+        uint64_t range[2] = {off, len};
+        return ioctl(fd, BLKDISCARD, range) == 0 ? 0 : -errno;
+    }
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0
+               ? 0
+               : -errno;
+}
+
+int64_t st_io_sync(const st_io *io)
+{
+    ssize_t r;
+    switch (io->op) {
+    case ST_OP_READ:
+        r = pread(io->fd, io->buf, io->len, (off_t)io->offset);
+        break;
+    case ST_OP_WRITE:
+        r = pwrite(io->fd, io->buf, io->len, (off_t)io->offset);
+        break;
+    case ST_OP_FSYNC:
+        r = fsync(io->fd);
+        break;
+    case ST_OP_FDATASYNC:
+        r = fdatasync(io->fd);
+        break;
+    case ST_OP_DISCARD:
+        return st_discard_sync(io->fd, io->offset, io->len);
+    default:
+        return -EINVAL;
+    }
+    return r < 0 ? -errno : r;
+}

@@ -1,0 +1,478 @@
+/*
+ * storage/target.c: opening a target (directory or block device), its accessors, space
+ * checks, and the file operations that go through the manifest.
+ *
+ * Invariants: nothing is created when opening fails (a directory made for create_dir is
+ * removed again); in a directory target a file is written, truncated or deleted only if
+ * its name is in the manifest, and the name is recorded there (durably) before the file
+ * is created; writable opens never follow a symlink; a device target is writable only
+ * with allow_destroy after the safety checks of device_safety.c passed.
+ */
+#include "storage/target_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static int direct_flag(const st_target *t)
+{
+    return t->buffered ? 0 : O_DIRECT;
+}
+
+static uint32_t read_u32_attr(const char *disk, const char *attr)
+{
+    char p[256], buf[64];
+    snprintf(p, sizeof p, "/sys/block/%s/queue/%s", disk, attr);
+    if (st_sysfs_read(p, buf, sizeof buf) != 0) return 0;
+    return (uint32_t)strtoul(buf, NULL, 10);
+}
+
+/* Probe O_DIRECT with an unnamed temporary file: it never appears in the directory, so
+ * the probe writes nothing the user could see. Returns 0 (works or cannot be probed:
+ * create_file will find out), or an exit status. */
+static int probe_direct(st_target *t, char *err, size_t errlen)
+{
+    int fd = openat(t->dirfd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EINVAL)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "the filesystem of %s (%s) refuses O_DIRECT; pass --buffered to run "
+                        "through the page cache (the result will then say the page cache "
+                        "was in play), or choose a target on a filesystem with direct I/O",
+                        t->path, t->fstype[0] ? t->fstype : "unknown type");
+        return 0; /* O_TMPFILE unsupported: checked when the first file is created */
+    }
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
+        sx.stx_dio_offset_align) {
+        if (sx.stx_dio_offset_align > t->block_size) t->block_size = sx.stx_dio_offset_align;
+        t->dio_mem_align = sx.stx_dio_mem_align;
+    }
+    close(fd);
+    return 0;
+}
+
+static int open_dir(st_target *t, const struct stat *st, char *err, size_t errlen)
+{
+    t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t->dirfd < 0)
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot open target directory %s: %s", t->path,
+                    strerror(errno));
+    t->dev = st->st_dev;
+    st_mount_of(t->path, t->dev, t->fstype, sizeof t->fstype, t->mount_point, sizeof t->mount_point,
+                t->mount_source, sizeof t->mount_source);
+    if (st_sysfs_disk_of(t->dev, t->disk, sizeof t->disk, t->part, sizeof t->part) != 0 &&
+        !strncmp(t->mount_source, "/dev/", 5)) {
+        /* btrfs and friends report an anonymous st_dev: use the mount's source. */
+        struct stat src;
+        if (stat(t->mount_source, &src) == 0 && S_ISBLK(src.st_mode))
+            st_sysfs_disk_of(src.st_rdev, t->disk, sizeof t->disk, t->part, sizeof t->part);
+    }
+    if (!t->read_only) {
+        struct statvfs vfs;
+        if (fstatvfs(t->dirfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "target %s is on a read-only filesystem (mounted at %s): choose a "
+                        "directory on a writable filesystem of the drive to test",
+                        t->path, t->mount_point[0] ? t->mount_point : "?");
+        if (faccessat(t->dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "target directory %s is not writable (%s): choose a directory you "
+                        "may write to, or run with the needed permissions",
+                        t->path, strerror(errno));
+    }
+    t->block_size = t->disk[0] ? read_u32_attr(t->disk, "logical_block_size") : 0;
+    if (!t->buffered && !t->read_only) {
+        int rc = probe_direct(t, err, errlen);
+        if (rc) return rc;
+    }
+    if (t->block_size == 0)
+        t->block_size = 4096; /* unknown: the largest common logical block size */
+    if (t->dio_mem_align == 0) t->dio_mem_align = t->block_size;
+    return 0;
+}
+
+static int open_device(st_target *t, const struct stat *st, char *err, size_t errlen)
+{
+    t->is_device = true;
+    t->dev = st->st_rdev;
+    st_sysfs_disk_of(t->dev, t->disk, sizeof t->disk, t->part, sizeof t->part);
+    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot open block device %s: %s%s", t->path,
+                    strerror(errno), errno == EACCES ? " (run appsim as root)" : "");
+    int lbs = 0, pbs = 0, ro = 0;
+    uint64_t size = 0;
+    if (ioctl(fd, BLKGETSIZE64, &size) != 0 || ioctl(fd, BLKSSZGET, &lbs) != 0) {
+        int e = errno;
+        close(fd);
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot query block device %s: %s", t->path,
+                    strerror(e));
+    }
+    (void)ioctl(fd, BLKPBSZGET, &pbs);
+    (void)ioctl(fd, BLKROGET, &ro);
+    close(fd);
+    t->device_bytes = size;
+    t->block_size = lbs > 0 ? (uint32_t)lbs : 512;
+    t->dio_mem_align = t->block_size;
+    if (t->read_only) return 0;
+    if (ro)
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "block device %s is read-only: choose a writable device", t->path);
+    /* Mounted or held is refused whatever the flags say. */
+    int rc = st_device_check_unused(t->path, t->dev, &t->excl_fd, err, errlen);
+    if (rc) return rc;
+    if (!t->allow_destroy) {
+        char what[2048];
+        st_device_describe(t->path, what, sizeof what);
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "refusing to write to block device %s without --allow-destroy: it holds "
+                    "%s. appsim overwrites the whole device; if nothing on it is needed, "
+                    "pass --allow-destroy, otherwise give a directory on it instead",
+                    t->path, what);
+    }
+    return 0;
+}
+
+int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!o || !o->path || !o->path[0])
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "no target given: pass --target DIR (a directory on the drive to test) "
+                    "or --target /dev/DEVICE");
+    st_target *t = calloc(1, sizeof *t);
+    if (!t) return fail(err, errlen, SIM_EXIT_FAIL, "out of memory");
+    t->dirfd = t->excl_fd = -1;
+    t->buffered = o->buffered;
+    t->read_only = o->read_only;
+    t->allow_destroy = o->allow_destroy;
+    pthread_mutex_init(&t->lock, NULL);
+    size_t n = strlen(o->path);
+    while (n > 1 && o->path[n - 1] == '/')
+        n--;
+    if (n >= sizeof t->path) {
+        st_target_close(t);
+        return fail(err, errlen, SIM_EXIT_USAGE, "target path is too long");
+    }
+    memcpy(t->path, o->path, n);
+    t->path[n] = 0;
+
+    bool made_dir = false;
+    struct stat st;
+    if (stat(t->path, &st) != 0) {
+        int e = errno;
+        if (e == ENOENT && o->create_dir && !o->read_only) {
+            if (mkdir(t->path, 0755) != 0) {
+                e = errno;
+                st_target_close(t);
+                return fail(err, errlen, SIM_EXIT_USAGE,
+                            "target %s does not exist and cannot be created (%s): create "
+                            "its parent directory first",
+                            o->path, strerror(e));
+            }
+            made_dir = true;
+            stat(t->path, &st);
+        } else {
+            st_target_close(t);
+            if (e == ENOENT)
+                return fail(err, errlen, SIM_EXIT_USAGE,
+                            "target %s does not exist: create the directory first (mkdir %s) "
+                            "or give an existing directory or block device",
+                            o->path, o->path);
+            return fail(err, errlen, SIM_EXIT_USAGE, "cannot access target %s: %s", o->path,
+                        strerror(e));
+        }
+    }
+    int rc;
+    if (S_ISDIR(st.st_mode))
+        rc = open_dir(t, &st, err, errlen);
+    else if (S_ISBLK(st.st_mode))
+        rc = open_device(t, &st, err, errlen);
+    else if (S_ISREG(st.st_mode))
+        rc = fail(err, errlen, SIM_EXIT_USAGE,
+                  "target %s is a regular file; --target expects a directory (appsim creates "
+                  "its files inside it) or a block device",
+                  o->path);
+    else
+        rc = fail(err, errlen, SIM_EXIT_USAGE,
+                  "target %s is neither a directory nor a block device", o->path);
+    if (rc) {
+        st_target_close(t);
+        if (made_dir) rmdir(o->path);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void st_target_close(st_target *t)
+{
+    if (!t) return;
+    if (t->dirfd >= 0) close(t->dirfd);
+    if (t->excl_fd >= 0) close(t->excl_fd);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+bool st_target_is_device(const st_target *t)
+{
+    return t->is_device;
+}
+
+bool st_target_buffered(const st_target *t)
+{
+    return t->buffered;
+}
+
+const char *st_target_path(const st_target *t)
+{
+    return t->path;
+}
+
+uint32_t st_target_block_size(const st_target *t)
+{
+    return t->block_size;
+}
+
+uint64_t st_target_capacity(const st_target *t)
+{
+    if (t->is_device) return t->device_bytes;
+    struct statvfs vfs;
+    if (fstatvfs(t->dirfd, &vfs) != 0) return 0;
+    return (uint64_t)vfs.f_bavail * vfs.f_frsize;
+}
+
+int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t errlen)
+{
+    uint64_t cap = st_target_capacity(t);
+    if (bytes <= cap) return 0;
+    char need[32], have[32];
+    sim_format_size(bytes, need, sizeof need);
+    sim_format_size(cap, have, sizeof have);
+    if (t->is_device)
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "not enough space: this needs %s (%llu bytes) but device %s holds only %s "
+                    "(%llu bytes); choose a smaller size or a larger device",
+                    need, (unsigned long long)bytes, t->path, have, (unsigned long long)cap);
+    return fail(err, errlen, SIM_EXIT_USAGE,
+                "not enough space: this needs %s (%llu bytes) but only %s (%llu bytes) is "
+                "free on the filesystem of %s; free some space, choose a smaller size, or "
+                "pick another target",
+                need, (unsigned long long)bytes, have, (unsigned long long)cap, t->path);
+}
+
+static int check_name(const st_target *t, const char *name, char *err, size_t errlen)
+{
+    if (t->is_device) {
+        if (name)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "target %s is a block device: it holds no named files (%s)", t->path, name);
+        return 0;
+    }
+    if (!name || !st_manifest_name_ok(name))
+        return fail(err, errlen, SIM_EXIT_USAGE, "invalid file name '%s' inside target %s",
+                    name ? name : "(null)", t->path);
+    return 0;
+}
+
+int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd, char *err,
+                          size_t errlen)
+{
+    *fd = -1;
+    int rc = check_name(t, name, err, errlen);
+    if (rc) return rc;
+    if (t->read_only)
+        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+    if (t->is_device) {
+        *fd = open(t->path, O_RDWR | O_CLOEXEC | direct_flag(t) | extra_flags);
+        if (*fd < 0)
+            return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s for writing: %s", t->path,
+                        strerror(errno));
+        return 0;
+    }
+    pthread_mutex_lock(&t->lock);
+    bool listed = st_manifest_contains(t, name);
+    if (!listed) {
+        struct stat st;
+        if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            pthread_mutex_unlock(&t->lock);
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "%s/%s already exists and appsim did not create it (it is not in %s/"
+                        "%s); appsim never overwrites files it did not create: use an empty "
+                        "directory, or move the file away",
+                        t->path, name, t->path, ST_MANIFEST_NAME);
+        }
+        int e = st_manifest_add(t, name);
+        if (e) {
+            pthread_mutex_unlock(&t->lock);
+            return fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name, t->path,
+                        ST_MANIFEST_NAME, strerror(-e));
+        }
+    }
+    int flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | direct_flag(t) | extra_flags;
+    *fd = openat(t->dirfd, name, flags, 0644);
+    if (*fd < 0) {
+        int e = errno;
+        if (!listed) {
+            /* Undo: the file (if the failed open made it) and its manifest line. */
+            unlinkat(t->dirfd, name, 0);
+            st_manifest_remove(t, name);
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (e == EINVAL && !t->buffered)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "the filesystem of %s (%s) refuses O_DIRECT for %s; pass --buffered "
+                        "to run through the page cache (the result will say so)",
+                        t->path, t->fstype[0] ? t->fstype : "unknown type", name);
+        return fail(err, errlen,
+                    e == ENOSPC || e == EROFS || e == EACCES ? SIM_EXIT_USAGE : SIM_EXIT_FAIL,
+                    "cannot create %s/%s: %s", t->path, name, strerror(e));
+    }
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable, int *fd,
+                        char *err, size_t errlen)
+{
+    *fd = -1;
+    int rc = check_name(t, name, err, errlen);
+    if (rc) return rc;
+    if (writable && t->read_only)
+        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+    int flags =
+        (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | direct_flag(t) | extra_flags;
+    if (t->is_device) {
+        *fd = open(t->path, flags);
+        if (*fd < 0)
+            return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s: %s", t->path, strerror(errno));
+        return 0;
+    }
+    if (writable && !st_target_owns(t, name))
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "%s/%s was not created by appsim (it is not in the target's manifest); "
+                    "appsim writes only files it created",
+                    t->path, name);
+    *fd = openat(t->dirfd, name, flags);
+    if (*fd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "%s/%s does not exist: run the workload's prepare step first", t->path,
+                        name);
+        if (e == EINVAL && !t->buffered)
+            return fail(err, errlen, SIM_EXIT_USAGE,
+                        "the filesystem of %s refuses O_DIRECT for %s; pass --buffered", t->path,
+                        name);
+        return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s/%s: %s", t->path, name,
+                    strerror(e));
+    }
+    return 0;
+}
+
+bool st_target_owns(const st_target *t, const char *name)
+{
+    if (t->is_device || !name || !st_manifest_name_ok(name)) return false;
+    pthread_mutex_lock((pthread_mutex_t *)&t->lock);
+    bool r = st_manifest_contains(t, name);
+    pthread_mutex_unlock((pthread_mutex_t *)&t->lock);
+    return r;
+}
+
+const char *st_target_file_path(const st_target *t, const char *name, char *buf, size_t len)
+{
+    if (t->is_device || !name)
+        snprintf(buf, len, "%s", t->path);
+    else
+        snprintf(buf, len, "%s/%s", t->path, name);
+    return buf;
+}
+
+int st_target_remove_file(st_target *t, const char *name, char *err, size_t errlen)
+{
+    int rc = check_name(t, name, err, errlen);
+    if (rc) return rc;
+    if (t->is_device || t->read_only)
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot remove files from target %s", t->path);
+    pthread_mutex_lock(&t->lock);
+    if (!st_manifest_contains(t, name)) {
+        pthread_mutex_unlock(&t->lock);
+        return fail(err, errlen, SIM_EXIT_USAGE,
+                    "refusing to remove %s/%s: appsim did not create it (not in the manifest)",
+                    t->path, name);
+    }
+    if (unlinkat(t->dirfd, name, 0) != 0 && errno != ENOENT) {
+        int e = errno;
+        pthread_mutex_unlock(&t->lock);
+        return fail(err, errlen, SIM_EXIT_FAIL, "cannot remove %s/%s: %s", t->path, name,
+                    strerror(e));
+    }
+    int e = st_manifest_remove(t, name);
+    pthread_mutex_unlock(&t->lock);
+    if (e)
+        return fail(err, errlen, SIM_EXIT_FAIL, "removed %s but cannot update the manifest: %s",
+                    name, strerror(-e));
+    return 0;
+}
+
+int st_target_cleanup(st_target *t, char *err, size_t errlen)
+{
+    if (t->is_device) {
+        sim_info("%s is a block device: appsim keeps no files on it, nothing to remove", t->path);
+        return 0;
+    }
+    if (t->read_only)
+        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+    pthread_mutex_lock(&t->lock);
+    char **names = NULL;
+    int e = st_manifest_load(t, &names);
+    if (e) {
+        pthread_mutex_unlock(&t->lock);
+        return fail(err, errlen, SIM_EXIT_FAIL, "cannot read %s/%s: %s", t->path, ST_MANIFEST_NAME,
+                    strerror(-e));
+    }
+    int failed = 0, removed = 0;
+    char first_fail[512] = "";
+    for (char **n = names; *n; n++) {
+        struct stat st;
+        if (fstatat(t->dirfd, *n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* already gone */
+        if (unlinkat(t->dirfd, *n, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) {
+            if (!failed++) snprintf(first_fail, sizeof first_fail, "%s: %s", *n, strerror(errno));
+            continue;
+        }
+        char sz[32];
+        sim_info("removed %s/%s (%s)", t->path, *n,
+                 sim_format_size((uint64_t)st.st_size, sz, sizeof sz));
+        removed++;
+        st_manifest_remove(t, *n);
+    }
+    st_manifest_free(names);
+    if (!failed) st_manifest_delete(t);
+    pthread_mutex_unlock(&t->lock);
+    if (failed)
+        return fail(err, errlen, SIM_EXIT_FAIL,
+                    "could not remove %d file(s) listed in %s/%s (first: %s); they stay listed",
+                    failed, t->path, ST_MANIFEST_NAME, first_fail);
+    sim_info("cleanup of %s: %d file(s) removed", t->path, removed);
+    return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * storage/target_internal.h: the st_target structure and the helpers shared by the
+ * files that implement targets (target.c, manifest.c, device_safety.c, identity.c,
+ * device_io.c). Private to storage/.
+ *
+ * Invariants: a target is either a directory (dirfd >= 0, is_device false) or a block
+ * device (is_device true, excl_fd holds an O_EXCL claim while it is open for writing so
+ * that nobody can mount it under us). `disk` names the whole disk under the target
+ * ("" when there is none, e.g. tmpfs), `part` the partition when the target sits on one.
+ */
+#ifndef APPSIM_STORAGE_TARGET_INTERNAL_H
+#define APPSIM_STORAGE_TARGET_INTERNAL_H
+
+#include "storage/storage.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#define ST_MANIFEST_NAME ".appsim-manifest"
+#define ST_NAME_MAX 200
+
+struct st_target {
+    char path[4096]; /* as given (directory) or the device node */
+    bool is_device;
+    bool buffered;
+    bool read_only;
+    bool allow_destroy;
+    int dirfd;   /* directory targets: O_PATH-free O_DIRECTORY fd */
+    int excl_fd; /* device targets opened for writing: O_EXCL claim */
+    dev_t dev;   /* st_dev of the directory, or st_rdev of the device */
+    uint32_t block_size;
+    uint32_t dio_mem_align;
+    uint64_t device_bytes; /* device targets: size */
+    char disk[64];         /* whole disk under the target, "" when none */
+    char part[64];         /* partition name when the target is on one */
+    char fstype[64];       /* directory targets: filesystem type from mountinfo */
+    char mount_point[4096];
+    char mount_source[4096];
+    pthread_mutex_t lock; /* manifest updates */
+};
+
+/* ---- manifest.c */
+bool st_manifest_name_ok(const char *name);
+/* Loads the manifest names into a NULL-terminated array (caller frees with
+ * st_manifest_free); an absent manifest is an empty list. Returns 0 or -errno. */
+int st_manifest_load(const st_target *t, char ***names);
+void st_manifest_free(char **names);
+bool st_manifest_contains(const st_target *t, const char *name);
+/* Appends name (durably) unless present. 0 or -errno. */
+int st_manifest_add(st_target *t, const char *name);
+/* Rewrites the manifest without name (atomically). 0 or -errno. */
+int st_manifest_remove(st_target *t, const char *name);
+int st_manifest_delete(st_target *t);
+
+/* ---- device_safety.c */
+/* Refuses (SIM_EXIT_USAGE) when dev or one of its partitions is mounted, used as swap,
+ * held by another driver, or cannot be claimed exclusively; on success *excl_fd is an
+ * O_EXCL descriptor of the device that the caller keeps while writing. */
+int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *err, size_t errlen);
+/* Describes what is on the device (filesystem signature, partition table, partitions)
+ * via libblkid, e.g. "an ext4 filesystem (label \"data\")". */
+void st_device_describe(const char *devpath, char *buf, size_t len);
+
+/* ---- sysfs helpers (identity.c) */
+/* Finds the whole disk (and partition) for a block dev_t via /sys/dev/block. Returns
+ * 0, or -1 when the device has no sysfs entry. */
+int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t partlen);
+/* Reads a sysfs attribute into buf with the trailing newline stripped; -1 when absent. */
+int st_sysfs_read(const char *path, char *buf, size_t len);
+/* Finds the mount holding `path` in /proc/self/mountinfo (longest mount point prefix
+ * with matching st_dev). Returns 0 or -1. */
+int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *mnt, size_t mntlen,
+                char *source, size_t srclen);
+
+/* ---- identity_nvme.c */
+/* NVMe identify data for /dev/<disk> (controller and namespace) via libnvme, or an
+ * object saying why it is unavailable. NULL when disk is not NVMe. */
+json_t *st_nvme_identify_json(const char *disk);
+
+#endif
