@@ -213,6 +213,15 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen);
  *  "sync", "checkpoint": {...}} */
 json_t *st_db_json(const st_db *db);
 void st_db_close(st_db *db);
+/* Smallest buffer_bytes st_db_open accepts: 16 pages per connection (max_connections,
+ * at least 1, plus the checkpointer's). */
+uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);
+/* The pool's and VFS's counters as a sim/ probe named "db_pool": hits, misses,
+ * evictions, hit_ratio, the device reads and writes the VFS issued (db_reads,
+ * wal_reads, db_writes, wal_writes, syncs), checkpoints, and per unit when units > 0
+ * (misses_per_unit, device_reads_per_unit, device_writes_per_unit). ctx is the st_db.
+ * On a buffered target it only says the page cache was in play. */
+extern const sim_probe_ops st_db_pool_probe;
 
 #ifdef __cplusplus
 }

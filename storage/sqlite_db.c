@@ -1,0 +1,545 @@
+/*
+ * storage/sqlite_db.c: one SQLite database instance on a target (st_db_*): its VFS and
+ * buffer pool (sqlite_vfs.c, bufpool.c) or, on a buffered target, SQLite's default
+ * VFS; the pragmas every connection gets; the background checkpointer; the result's
+ * "db" section and the "db_pool" probe.
+ *
+ * Checkpointer: workers never checkpoint (no automatic checkpoint on their
+ * connections). A WAL hook on every connection tracks how many frames the WAL holds
+ * that no checkpoint has copied yet; when they pass checkpoint_wal_bytes, a thread
+ * with its own connection runs a checkpoint in the configured mode, so commits meet
+ * the drive's write-back the way a database's background flusher makes them, not as
+ * a stall in the committing thread.
+ */
+#include "storage/sqlite_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Pages of SQLite's own cache per connection with appsim's VFS: the pool is the cache
+ * that counts, this only saves re-reading the pages of the statement in progress. */
+#define CONN_CACHE_PAGES 32
+#define MIN_PAGES_PER_CONNECTION 16
+#define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
+#define WAL_FRAME_HEADER 24
+
+struct st_db {
+    st_target *target;
+    char *name;
+    char *path;
+    bool buffered;
+    vf_instance *vi;
+    uint32_t page_size;
+    uint64_t buffer_bytes;
+    int max_connections;
+    int conn_cache_pages;
+    const char *sync;
+    const char *engine;
+    const char *ck_mode_name;
+    int ck_mode;
+    uint64_t ck_wal_bytes;
+    atomic_int connections;
+
+    /* checkpointer */
+    sqlite3 *ck_conn;
+    pthread_mutex_t ck_conn_mu; /* the checkpoint connection */
+    pthread_t ck_thread;
+    bool ck_started;
+    pthread_mutex_t mu; /* below */
+    pthread_cond_t cv;
+    bool stop;
+    uint64_t hook_seq;
+    uint64_t wal_frames;   /* frames in the WAL at the last commit */
+    uint64_t ck_backfilled; /* frames of this WAL generation already checkpointed */
+    uint64_t wal_frames_max;
+    uint64_t ck_count, ck_busy, ck_errors, ck_frames, ck_total_ns, ck_max_ns, ck_manual;
+    char ck_last_error[256];
+};
+
+static const char *const sync_names[] = {"off", "normal", "full"};
+static const char *const mode_names[] = {"passive", "full", "restart", "truncate"};
+static const int mode_values[] = {SQLITE_CHECKPOINT_PASSIVE, SQLITE_CHECKPOINT_FULL,
+                                  SQLITE_CHECKPOINT_RESTART, SQLITE_CHECKPOINT_TRUNCATE};
+
+static int find_name(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], s))
+            return i;
+    return -1;
+}
+
+uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size)
+{
+    int conns = opts->max_connections > 0 ? opts->max_connections : 1;
+    /* the checkpointer is one more connection */
+    return (uint64_t)(conns + 1) * MIN_PAGES_PER_CONNECTION * page_size;
+}
+
+static uint32_t page_size_for(const st_target *t)
+{
+    uint32_t bs = st_target_block_size(t);
+    uint32_t ps = 4096;
+    while (ps < bs && ps < 65536)
+        ps <<= 1;
+    return ps;
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
+{
+    st_db *db = arg;
+    pthread_mutex_lock(&db->mu);
+    uint64_t n = (uint64_t)frames;
+    if (n < db->wal_frames || n < db->ck_backfilled)
+        db->ck_backfilled = 0; /* the WAL restarted from its beginning */
+    db->wal_frames = n;
+    if (n > db->wal_frames_max)
+        db->wal_frames_max = n;
+    db->hook_seq++;
+    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
+    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes)
+        pthread_cond_signal(&db->cv);
+    pthread_mutex_unlock(&db->mu);
+    return SQLITE_OK;
+}
+
+static int exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(c, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(c));
+        sqlite3_free(msg);
+        return SIM_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
+{
+    sqlite3 *c = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                SQLITE_OPEN_EXRESCODE;
+    int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open SQLite database %s: %s", db->path,
+                 c ? sqlite3_errmsg(c) : sqlite3_errstr(rc));
+        sqlite3_close(c);
+        return SIM_EXIT_FAIL;
+    }
+    sqlite3_busy_timeout(c, 10000);
+    if (db->buffered) {
+        /* keep the -wal and -shm files the manifest lists */
+        int persist = 1;
+        sqlite3_file_control(c, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+    }
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size=%u; PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; "
+             "PRAGMA cache_size=%d; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=0;",
+             db->page_size, db->sync, db->conn_cache_pages);
+    if (exec(c, sql, err, errlen)) {
+        sqlite3_close(c);
+        return SIM_EXIT_FAIL;
+    }
+    /* journal_mode answers the mode in force: make sure it is WAL */
+    sqlite3_stmt *st = NULL;
+    bool wal = false;
+    if (sqlite3_prepare_v2(c, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        wal = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    if (!wal) {
+        snprintf(err, errlen, "SQLite database %s did not switch to WAL mode", db->path);
+        sqlite3_close(c);
+        return SIM_EXIT_FAIL;
+    }
+    /* replaces SQLite's automatic checkpoint, which is a wal hook too */
+    sqlite3_wal_hook(c, wal_hook, db);
+    atomic_fetch_add(&db->connections, 1);
+    *out = c;
+    return 0;
+}
+
+int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
+{
+    return open_conn(db, conn, err, errlen);
+}
+
+/* ------------------------------------------------------------------ checkpoints */
+
+/* Runs one checkpoint on the checkpoint connection and records it. */
+static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t errlen)
+{
+    int nlog = 0, nckpt = 0;
+    pthread_mutex_lock(&db->ck_conn_mu);
+    uint64_t t0 = sim_now_ns();
+    int rc = sqlite3_wal_checkpoint_v2(db->ck_conn, "main", mode, &nlog, &nckpt);
+    uint64_t dt = sim_now_ns() - t0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db->ck_conn));
+    pthread_mutex_unlock(&db->ck_conn_mu);
+
+    pthread_mutex_lock(&db->mu);
+    db->ck_count++;
+    if (manual)
+        db->ck_manual++;
+    db->ck_total_ns += dt;
+    if (dt > db->ck_max_ns)
+        db->ck_max_ns = dt;
+    if (rc == SQLITE_BUSY) {
+        db->ck_busy++;
+    } else if (rc != SQLITE_OK) {
+        db->ck_errors++;
+        snprintf(db->ck_last_error, sizeof db->ck_last_error, "%s", msg);
+    }
+    if (nckpt > 0 && (uint64_t)nckpt > db->ck_backfilled) {
+        db->ck_frames += (uint64_t)nckpt - db->ck_backfilled;
+        db->ck_backfilled = (uint64_t)nckpt;
+    }
+    if (nlog >= 0 && (uint64_t)nlog < db->wal_frames) {
+        /* the WAL restarted or was truncated by this checkpoint */
+        db->wal_frames = (uint64_t)nlog;
+        db->ck_backfilled = nckpt > 0 ? (uint64_t)nckpt : 0;
+    }
+    pthread_mutex_unlock(&db->mu);
+    if (rc != SQLITE_OK && err)
+        snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
+    return rc;
+}
+
+static void *checkpointer(void *arg)
+{
+    st_db *db = arg;
+    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
+    uint64_t seen_seq = UINT64_MAX;
+    pthread_mutex_lock(&db->mu);
+    while (!db->stop) {
+        bool due = (db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
+                   db->wal_frames >= db->ck_backfilled;
+        /* a checkpoint that could not progress is retried after the next commit */
+        if (!due || db->hook_seq == seen_seq) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&db->cv, &db->mu, &ts);
+            continue;
+        }
+        uint64_t before = db->ck_backfilled;
+        uint64_t seq = db->hook_seq;
+        pthread_mutex_unlock(&db->mu);
+        run_checkpoint(db, db->ck_mode, false, NULL, 0);
+        pthread_mutex_lock(&db->mu);
+        seen_seq = db->ck_backfilled == before ? seq : UINT64_MAX;
+    }
+    pthread_mutex_unlock(&db->mu);
+    return NULL;
+}
+
+int st_db_checkpoint(st_db *db, char *err, size_t errlen)
+{
+    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, err, errlen);
+    return rc == SQLITE_OK ? 0 : SIM_EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------------ open / close */
+
+/* Buffered target: the default VFS opens the files itself; list them in the manifest
+ * first so that appsim still writes only what it recorded. */
+static int create_buffered_files(st_db *db, bool create, char *err, size_t errlen)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s%s", db->name, suffix[i]);
+        if (st_target_owns(db->target, name))
+            continue;
+        if (!create && i == 0) {
+            snprintf(err, errlen, "database %s is not in the target's manifest", name);
+            return SIM_EXIT_USAGE;
+        }
+        int fd = -1;
+        int rc = st_target_create_file(db->target, name, 0, &fd, err, errlen);
+        if (rc)
+            return rc;
+        close(fd);
+    }
+    return 0;
+}
+
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create,
+               st_db **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const char *sync = opts->sync ? opts->sync : "full";
+    const char *mode = opts->checkpoint_mode ? opts->checkpoint_mode : "passive";
+    int si = find_name(sync_names, 3, sync);
+    int mi = find_name(mode_names, 4, mode);
+    if (si < 0) {
+        snprintf(err, errlen, "--sync %s: expected full, normal or off", sync);
+        return SIM_EXIT_USAGE;
+    }
+    if (mi < 0) {
+        snprintf(err, errlen,
+                 "checkpoint mode %s: expected passive, full, restart or truncate", mode);
+        return SIM_EXIT_USAGE;
+    }
+    if (!name || !*name || strchr(name, '/')) {
+        snprintf(err, errlen, "database name '%s' must be a plain file name", name ? name : "");
+        return SIM_EXIT_USAGE;
+    }
+    uint32_t ps = page_size_for(t);
+    uint64_t min = st_db_min_buffer(opts, ps);
+    if (opts->buffer_bytes < min) {
+        char a[32], b[32];
+        snprintf(err, errlen,
+                 "--buffer %s is too small: the minimum is %s (%d pages of %u bytes for each "
+                 "of %d connections and the checkpointer)",
+                 sim_format_size(opts->buffer_bytes, a, sizeof a),
+                 sim_format_size(min, b, sizeof b), MIN_PAGES_PER_CONNECTION, ps,
+                 opts->max_connections > 0 ? opts->max_connections : 1);
+        return SIM_EXIT_USAGE;
+    }
+
+    st_db *db = calloc(1, sizeof *db);
+    if (!db) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    char pbuf[PATH_MAX];
+    db->target = t;
+    db->name = strdup(name);
+    db->path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    db->buffered = st_target_buffered(t);
+    db->page_size = ps;
+    db->buffer_bytes = opts->buffer_bytes;
+    db->max_connections = opts->max_connections > 0 ? opts->max_connections : 1;
+    db->sync = sync_names[si];
+    db->engine = opts->engine;
+    db->ck_mode_name = mode_names[mi];
+    db->ck_mode = mode_values[mi];
+    db->ck_wal_bytes =
+        opts->checkpoint_wal_bytes ? opts->checkpoint_wal_bytes : DEFAULT_CHECKPOINT_WAL_BYTES;
+    pthread_mutex_init(&db->mu, NULL);
+    pthread_mutex_init(&db->ck_conn_mu, NULL);
+    pthread_cond_init(&db->cv, NULL);
+
+    int rc;
+    if (db->buffered) {
+        /* The database's memory is SQLite's own cache, split over its connections;
+         * the page cache comes on top of it (the result says so). */
+        uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);
+        db->conn_cache_pages = pages > INT_MAX ? INT_MAX : (int)pages;
+        rc = create_buffered_files(db, create, err, errlen);
+    } else {
+        db->conn_cache_pages = CONN_CACHE_PAGES;
+        if (!create && !st_target_owns(t, name)) {
+            snprintf(err, errlen, "database %s is not in the target's manifest (create it first)",
+                     db->path);
+            rc = SIM_EXIT_USAGE;
+        } else {
+            rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
+                                 errlen);
+        }
+    }
+    if (rc == 0)
+        rc = open_conn(db, &db->ck_conn, err, errlen);
+    if (rc == 0) {
+        if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
+            snprintf(err, errlen, "cannot start the checkpoint thread");
+            rc = SIM_EXIT_FAIL;
+        } else {
+            db->ck_started = true;
+        }
+    }
+    if (rc) {
+        st_db_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+void st_db_close(st_db *db)
+{
+    if (!db)
+        return;
+    if (db->ck_started) {
+        pthread_mutex_lock(&db->mu);
+        db->stop = true;
+        pthread_cond_broadcast(&db->cv);
+        pthread_mutex_unlock(&db->mu);
+        pthread_join(db->ck_thread, NULL);
+    }
+    if (db->ck_conn)
+        sqlite3_close(db->ck_conn);
+    vf_instance_free(db->vi);
+    pthread_mutex_destroy(&db->mu);
+    pthread_mutex_destroy(&db->ck_conn_mu);
+    pthread_cond_destroy(&db->cv);
+    free(db->name);
+    free(db->path);
+    free(db);
+}
+
+/* ------------------------------------------------------------------ results */
+
+typedef struct db_snap {
+    bp_stats pool;
+    vf_counters ctr[VF_NFILES];
+    uint64_t ck_count, ck_frames;
+} db_snap;
+
+static void take_snap(const st_db *cdb, db_snap *s)
+{
+    st_db *db = (st_db *)cdb;
+    memset(s, 0, sizeof *s);
+    if (db->vi) {
+        bp_get_stats(db->vi->pool, &s->pool);
+        for (int k = 0; k < VF_NFILES; k++)
+            vf_counters_get(db->vi, k, &s->ctr[k]);
+    }
+    pthread_mutex_lock(&db->mu);
+    s->ck_count = db->ck_count;
+    s->ck_frames = db->ck_frames;
+    pthread_mutex_unlock(&db->mu);
+}
+
+static json_t *file_json(const vf_counters *c)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "hits", (json_int_t)c->hits,
+                     "misses", (json_int_t)c->misses, "device_reads", (json_int_t)c->dev_reads,
+                     "device_read_bytes", (json_int_t)c->dev_read_bytes, "device_writes",
+                     (json_int_t)c->dev_writes, "device_write_bytes",
+                     (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs,
+                     "sync_avg_us", c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
+}
+
+json_t *st_db_json(const st_db *cdb)
+{
+    st_db *db = (st_db *)cdb;
+    json_t *j = json_object();
+    json_object_set_new(j, "vfs", json_string(db->vi ? "appsim-direct" : "unix (SQLite default)"));
+    json_object_set_new(j, "buffered", json_boolean(db->buffered));
+    json_object_set_new(j, "page_cache",
+                        json_string(db->buffered ? "in play: SQLite's default VFS reads and "
+                                                   "writes through the page cache"
+                                                 : "bypassed: O_DIRECT on the database and WAL"));
+    json_object_set_new(j, "buffer_bytes", json_integer((json_int_t)db->buffer_bytes));
+    json_object_set_new(j, "page_size", json_integer(db->page_size));
+    json_object_set_new(j, "connection_cache_pages", json_integer(db->conn_cache_pages));
+    json_object_set_new(j, "max_connections", json_integer(db->max_connections));
+    json_object_set_new(j, "sync", json_string(db->sync));
+    json_object_set_new(j, "wal_index", json_string(db->vi ? "process memory" : "-shm file (mmap)"));
+    db_snap s;
+    take_snap(db, &s);
+    if (db->vi) {
+        json_object_set_new(j, "engine", json_string(db->engine ? db->engine : "io_uring"));
+        json_object_set_new(j, "pool_pages", json_integer((json_int_t)s.pool.frames));
+        json_object_set_new(j, "replacement", json_string("clock"));
+        json_object_set_new(j, "hits", json_integer((json_int_t)s.pool.hits));
+        json_object_set_new(j, "misses", json_integer((json_int_t)s.pool.misses));
+        json_object_set_new(j, "evictions", json_integer((json_int_t)s.pool.evictions));
+        uint64_t look = s.pool.hits + s.pool.misses;
+        json_object_set_new(j, "hit_ratio",
+                            json_real(look ? (double)s.pool.hits / (double)look : 0.0));
+        json_object_set_new(j, "write_allocs", json_integer((json_int_t)s.pool.write_allocs));
+        json_object_set_new(j, "pool_waits", json_integer((json_int_t)s.pool.waits));
+        json_object_set_new(j, "db_file", file_json(&s.ctr[VF_MAIN]));
+        json_object_set_new(j, "wal_file", file_json(&s.ctr[VF_WAL]));
+    } else {
+        json_object_set_new(j, "hits", json_null());
+        json_object_set_new(j, "misses", json_null());
+        json_object_set_new(j, "evictions", json_null());
+    }
+    pthread_mutex_lock(&db->mu);
+    json_t *ck = json_pack(
+        "{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I}", "thread", "background", "mode",
+        db->ck_mode_name, "wal_bytes_trigger", (json_int_t)db->ck_wal_bytes, "count",
+        (json_int_t)db->ck_count, "manual", (json_int_t)db->ck_manual, "busy",
+        (json_int_t)db->ck_busy, "errors", (json_int_t)db->ck_errors, "frames_backfilled",
+        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max,
+        "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
+        "wal_bytes_max",
+        (json_int_t)(db->wal_frames_max * (db->page_size + WAL_FRAME_HEADER)));
+    if (db->ck_errors)
+        json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    pthread_mutex_unlock(&db->mu);
+    json_object_set_new(j, "checkpoint", ck);
+    return j;
+}
+
+/* ------------------------------------------------------------------ probe */
+
+static void *probe_snapshot(void *ctx)
+{
+    db_snap *s = malloc(sizeof *s);
+    if (s)
+        take_snap(ctx, s);
+    return s;
+}
+
+static json_t *probe_delta(void *ctx, const void *from, const void *to, double seconds,
+                           uint64_t units)
+{
+    const db_snap *a = from, *b = to;
+    st_db *db = ctx;
+    json_t *j = json_object();
+    if (!db->vi) {
+        json_object_set_new(j, "pool", json_string("none: buffered target, page cache in play"));
+        json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
+        return j;
+    }
+    uint64_t hits = b->pool.hits - a->pool.hits, misses = b->pool.misses - a->pool.misses;
+    uint64_t ev = b->pool.evictions - a->pool.evictions;
+    uint64_t dbr = b->ctr[VF_MAIN].dev_reads - a->ctr[VF_MAIN].dev_reads;
+    uint64_t walr = b->ctr[VF_WAL].dev_reads - a->ctr[VF_WAL].dev_reads;
+    uint64_t dbw = b->ctr[VF_MAIN].dev_writes - a->ctr[VF_MAIN].dev_writes;
+    uint64_t walw = b->ctr[VF_WAL].dev_writes - a->ctr[VF_WAL].dev_writes;
+    uint64_t syncs = b->ctr[VF_WAL].syncs - a->ctr[VF_WAL].syncs + b->ctr[VF_MAIN].syncs -
+                     a->ctr[VF_MAIN].syncs;
+    json_object_set_new(j, "hits", json_integer((json_int_t)hits));
+    json_object_set_new(j, "misses", json_integer((json_int_t)misses));
+    json_object_set_new(j, "evictions", json_integer((json_int_t)ev));
+    json_object_set_new(j, "hit_ratio",
+                        json_real(hits + misses ? (double)hits / (double)(hits + misses) : 0.0));
+    json_object_set_new(j, "db_reads", json_integer((json_int_t)dbr));
+    json_object_set_new(j, "wal_reads", json_integer((json_int_t)walr));
+    json_object_set_new(j, "db_writes", json_integer((json_int_t)dbw));
+    json_object_set_new(j, "wal_writes", json_integer((json_int_t)walw));
+    json_object_set_new(j, "syncs", json_integer((json_int_t)syncs));
+    json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
+    json_object_set_new(j, "frames_backfilled",
+                        json_integer((json_int_t)(b->ck_frames - a->ck_frames)));
+    if (units > 0) {
+        double u = (double)units;
+        json_object_set_new(j, "misses_per_unit", json_real((double)misses / u));
+        json_object_set_new(j, "device_reads_per_unit", json_real((double)(dbr + walr) / u));
+        json_object_set_new(j, "device_writes_per_unit", json_real((double)(dbw + walw) / u));
+    }
+    json_object_set_new(j, "seconds", json_real(seconds));
+    return j;
+}
+
+static void probe_free(void *ctx, void *snap)
+{
+    free(snap);
+}
+
+const sim_probe_ops st_db_pool_probe = {
+    .name = "db_pool",
+    .snapshot = probe_snapshot,
+    .delta = probe_delta,
+    .free_snapshot = probe_free,
+};

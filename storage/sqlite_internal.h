@@ -1,0 +1,121 @@
+/*
+ * storage/sqlite_internal.h: private contract between the buffer pool (bufpool.c), the
+ * direct-I/O SQLite VFS (sqlite_vfs.c) and the database instance (sqlite_db.c).
+ *
+ * The pool caches fixed-size blocks ("units", the database page size, a multiple of
+ * the target's logical block size) of the files of one database instance: the
+ * database file and its WAL. A block is identified by (file id, block number).
+ * Invariants the pool keeps:
+ *   - at most one frame holds a given block;
+ *   - a frame being loaded is visible (LOADING) so that nobody loads the block twice
+ *     and no write lands before the load completes and is then overwritten by it;
+ *   - a pinned or dirty frame is never evicted: a pinned frame is being written to
+ *     the device from its memory, a dirty frame holds WAL bytes not yet on the device;
+ *   - frame memory is aligned for O_DIRECT, so a whole block goes to and from the
+ *     device without a bounce copy.
+ */
+#ifndef APPSIM_STORAGE_SQLITE_INTERNAL_H
+#define APPSIM_STORAGE_SQLITE_INTERNAL_H
+
+#include "storage/storage.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ buffer pool */
+
+typedef struct bp_pool bp_pool;
+
+/* Reads block `blk` of the caller's file into buf (one unit, aligned). Returns the
+ * number of bytes read (short or 0 past the end of the file) or -errno. */
+typedef int64_t (*bp_load_fn)(void *ctx, uint64_t blk, void *buf);
+
+typedef struct bp_stats {
+    uint64_t hits;
+    uint64_t misses;
+    uint64_t evictions;    /* valid blocks replaced to make room */
+    uint64_t write_allocs; /* blocks that entered the pool by a write (no device read) */
+    uint64_t waits;        /* times a caller waited for a loading or pinned frame */
+    uint64_t frames;
+    uint64_t unit;
+    uint64_t dirty; /* current number of dirty frames */
+} bp_stats;
+
+/* nframes >= 2; unit a power of two >= 512. NULL when memory cannot be allocated. */
+bp_pool *bp_new(uint64_t nframes, uint32_t unit);
+void bp_free(bp_pool *p);
+uint32_t bp_unit(const bp_pool *p);
+void bp_get_stats(bp_pool *p, bp_stats *out);
+
+/* Copies len bytes at offset off of block blk of file into dst, loading the block on
+ * a miss. *hit says whether it was in the pool. Returns 0 or -errno (load failed). */
+int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, uint32_t len,
+            bp_load_fn load, void *ctx, bool *hit);
+
+/*
+ * Stores len bytes at offset off of block blk. When the block is absent and `need_old`
+ * (a partial write of a block that exists on the device), it is loaded first; otherwise
+ * it starts zeroed. dirty = true: the frame becomes dirty (write-back, see
+ * bp_take_dirty) and nothing is returned pinned. dirty = false: the frame is returned
+ * pinned in *frame with its memory in *data, for the caller to write to the device and
+ * then bp_unpin (write-through). Returns 0 or -errno.
+ */
+int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src,
+             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty,
+             uint32_t *frame, void **data);
+void bp_unpin(bp_pool *p, uint32_t frame);
+
+/* If block blk of file is dirty: copies it to dst, clears dirty, pins the frame
+ * (returned in *frame) and returns true. The caller writes dst and then bp_unpin. */
+bool bp_take_dirty(bp_pool *p, uint32_t file, uint64_t blk, void *dst, uint32_t *frame);
+
+/* Drops every block of file numbered >= from_blk (truncation, deletion). Waits for
+ * pinned frames of those blocks. Dirty frames are dropped too. */
+void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk);
+
+/* ------------------------------------------------------------------ VFS */
+
+enum { VF_MAIN, VF_WAL, VF_JOURNAL, VF_NFILES };
+
+/* Per-file-kind counters kept by the VFS (relaxed atomics). */
+typedef struct vf_counters {
+    uint64_t hits, misses;        /* pool lookups by blocks */
+    uint64_t dev_reads, dev_read_bytes;
+    uint64_t dev_writes, dev_write_bytes;
+    uint64_t syncs;
+    uint64_t sync_ns; /* total time in fdatasync */
+} vf_counters;
+
+typedef struct vf_shared vf_shared;
+typedef struct vf_shm vf_shm;
+typedef struct vf_instance vf_instance;
+
+/*
+ * One VFS instance per database: its own sqlite3_vfs (registered under a unique name)
+ * whose pAppData is this, so that every connection of the database shares the pool,
+ * the files and the in-memory WAL index.
+ */
+struct vf_instance {
+    sqlite3_vfs vfs;
+    char vfs_name[48];
+    st_target *target;
+    char *main_path; /* full path SQLite uses for the database file */
+    char *main_name; /* name inside the target */
+    const char *engine;
+    bp_pool *pool;
+    uint32_t unit;
+    uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
+    vf_shared *files[VF_NFILES];
+    vf_shm *shm;
+    vf_counters ctr[VF_NFILES];
+};
+
+/* Builds and registers the VFS for database file `name` of target t. */
+int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
+                    const char *engine, vf_instance **out, char *err, size_t errlen);
+/* Unregisters and frees; every connection must be closed. */
+void vf_instance_free(vf_instance *vi);
+void vf_counters_get(vf_instance *vi, int kind, vf_counters *out);
+
+#endif

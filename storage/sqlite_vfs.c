@@ -1,0 +1,975 @@
+/*
+ * storage/sqlite_vfs.c: appsim's SQLite VFS. The database file, its WAL and its
+ * rollback journal live on the target, opened O_DIRECT, and every byte SQLite reads
+ * or writes in them goes through the instance's buffer pool (sqlite_internal.h) and
+ * the storage engine. Temporary files SQLite may want (sorts, temp tables) are handed
+ * to the default VFS; connections run with temp_store=MEMORY so that does not happen
+ * in practice.
+ *
+ * Write policies, and why:
+ *   - database file and journal: write-through. Each xWrite updates the pool frame and
+ *     goes to the device before returning; checkpoints (the only writer of the
+ *     database file in WAL mode) run on a background thread, like a database's page
+ *     flusher, so this costs no committing thread anything.
+ *   - WAL: write-back into pool frames marked dirty, flushed as contiguous runs of
+ *     whole blocks at xSync (every commit under synchronous=FULL), when the writer
+ *     releases the WAL write lock (so a process kill never loses a transaction SQLite
+ *     reported committed, whatever the sync mode), and when too much is buffered. SQLite
+ *     writes each frame as a 24-byte header and a page at unaligned offsets; buffering
+ *     turns that into one aligned write per commit, and the partially filled last block
+ *     stays in the pool for the next commit (the "aligned tail buffer").
+ * Nothing goes through the page cache: the files are O_DIRECT, and file sizes on the
+ * device are rounded up to whole blocks while SQLite sees the logical size kept here.
+ *
+ * Locks: the database-file locks (xLock) and the WAL-index locks (xShmLock) are kept
+ * in process memory with the same semantics POSIX advisory locks give different
+ * processes in os_unix.c: appsim is the only process using these files, and several
+ * connections inside it must exclude each other exactly as separate processes would.
+ * The WAL index (-shm) is process memory shared by the connections of the instance,
+ * freed when the last one unmaps it (as a new first opener truncates the -shm file in
+ * os_unix.c, the next one rebuilds it from the WAL).
+ */
+#include "storage/sqlite_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SHM_NLOCK 8
+
+struct vf_shared {
+    vf_instance *vi;
+    int kind;
+    uint32_t file_id;
+    char *name; /* inside the target */
+    char *path; /* as SQLite names it */
+    pthread_mutex_t mu; /* everything below */
+    int fd;
+    int refs;
+    uint64_t size; /* logical size SQLite sees */
+    bool persist_wal;
+    /* WAL write-back: byte range holding dirty blocks not yet written. */
+    bool pending;
+    uint64_t pend_lo, pend_hi;
+    /* database-file locks, as in os_unix.c's inode info */
+    int nshared;
+    void *reserved_by, *pending_by, *exclusive_by;
+    /* serializes flushes; the bounce buffer gathers a run of dirty blocks */
+    pthread_mutex_t flush_mu;
+    uint8_t *bounce;
+    size_t bounce_len;
+};
+
+struct vf_shm {
+    pthread_mutex_t mu;
+    int refs;
+    int nregions;
+    void **regions;
+    int nshared[SHM_NLOCK];
+    void *excl[SHM_NLOCK];
+};
+
+typedef struct vf_file {
+    sqlite3_file base;
+    vf_shared *sf;
+    st_engine *eng;
+    int lock;
+    bool shm_mapped;
+    uint16_t shm_shared_mask, shm_excl_mask;
+} vf_file;
+
+static const sqlite3_io_methods vf_methods;
+
+static sqlite3_vfs *default_vfs(void)
+{
+    return sqlite3_vfs_find(NULL);
+}
+
+static inline void ctr_add(uint64_t *c, uint64_t v)
+{
+    __atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+}
+
+void vf_counters_get(vf_instance *vi, int kind, vf_counters *out)
+{
+    const uint64_t *src = (const uint64_t *)&vi->ctr[kind];
+    uint64_t *dst = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof *out / sizeof(uint64_t); i++)
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ device I/O */
+
+typedef struct load_ctx {
+    vf_file *f;
+} load_ctx;
+
+static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
+{
+    st_io io = {0};
+    io.op = (uint8_t)op;
+    io.fd = f->sf->fd;
+    io.buf = buf;
+    io.offset = off;
+    io.len = len;
+    return st_engine_do(f->eng, &io);
+}
+
+static int64_t load_block(void *ctx, uint64_t blk, void *buf)
+{
+    vf_file *f = ((load_ctx *)ctx)->f;
+    uint32_t unit = f->sf->vi->unit;
+    int64_t n = dev_io(f, ST_OP_READ, buf, blk * unit, unit);
+    if (n >= 0) {
+        vf_counters *c = &f->sf->vi->ctr[f->sf->kind];
+        ctr_add(&c->dev_reads, 1);
+        ctr_add(&c->dev_read_bytes, (uint64_t)n);
+    }
+    return n;
+}
+
+/* Writes the dirty blocks of the WAL in [lo, hi) as runs of contiguous blocks. */
+static int flush_pending(vf_file *f)
+{
+    vf_shared *sf = f->sf;
+    vf_instance *vi = sf->vi;
+    uint32_t unit = vi->unit;
+    int rc = SQLITE_OK;
+    pthread_mutex_lock(&sf->flush_mu);
+    pthread_mutex_lock(&sf->mu);
+    bool pending = sf->pending;
+    uint64_t lo = sf->pend_lo / unit, hi = (sf->pend_hi + unit - 1) / unit;
+    sf->pending = false;
+    pthread_mutex_unlock(&sf->mu);
+    if (!pending) {
+        pthread_mutex_unlock(&sf->flush_mu);
+        return SQLITE_OK;
+    }
+    uint32_t cap = (uint32_t)(sf->bounce_len / unit);
+    uint32_t frames[cap];
+    uint32_t n = 0;
+    uint64_t run_start = lo;
+    for (uint64_t b = lo; b <= hi; b++) {
+        bool took = b < hi && n < cap &&
+                    bp_take_dirty(vi->pool, sf->file_id, b, sf->bounce + (size_t)n * unit,
+                                  &frames[n]);
+        if (took) {
+            if (n == 0)
+                run_start = b;
+            n++;
+            if (n < cap)
+                continue;
+        }
+        if (n > 0) {
+            int64_t w = dev_io(f, ST_OP_WRITE, sf->bounce, run_start * unit, n * unit);
+            for (uint32_t i = 0; i < n; i++)
+                bp_unpin(vi->pool, frames[i]);
+            if (w != (int64_t)n * unit) {
+                rc = SQLITE_IOERR_WRITE;
+            } else {
+                ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
+                ctr_add(&vi->ctr[sf->kind].dev_write_bytes, (uint64_t)w);
+            }
+            n = 0;
+            /* a full bounce buffer ended the run, but b itself was taken: keep going */
+            if (took)
+                continue;
+        }
+    }
+    pthread_mutex_unlock(&sf->flush_mu);
+    return rc;
+}
+
+/* Flushes the WAL's buffered commits (called when the writer releases the WAL write
+ * lock, from the handle of the database file). */
+static int flush_wal_of(vf_file *dbf)
+{
+    vf_shared *wal = dbf->sf->vi->files[VF_WAL];
+    if (!wal)
+        return SQLITE_OK;
+    pthread_mutex_lock(&wal->mu);
+    bool pending = wal->pending && wal->fd >= 0;
+    pthread_mutex_unlock(&wal->mu);
+    if (!pending)
+        return SQLITE_OK;
+    vf_file tmp = *dbf;
+    tmp.sf = wal;
+    return flush_pending(&tmp);
+}
+
+/* ------------------------------------------------------------------ io methods */
+
+static int vf_close(sqlite3_file *pf)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    int rc = SQLITE_OK;
+    if (sf->kind == VF_WAL && flush_pending(f) != SQLITE_OK)
+        rc = SQLITE_IOERR_WRITE;
+    pthread_mutex_lock(&sf->mu);
+    if (f->lock >= SQLITE_LOCK_SHARED)
+        sf->nshared--;
+    if (sf->reserved_by == f)
+        sf->reserved_by = NULL;
+    if (sf->pending_by == f)
+        sf->pending_by = NULL;
+    if (sf->exclusive_by == f)
+        sf->exclusive_by = NULL;
+    f->lock = SQLITE_LOCK_NONE;
+    sf->refs--;
+    pthread_mutex_unlock(&sf->mu);
+    if (f->eng)
+        st_engine_close(f->eng);
+    f->eng = NULL;
+    return rc;
+}
+
+static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    vf_instance *vi = sf->vi;
+    uint32_t unit = vi->unit;
+    pthread_mutex_lock(&sf->mu);
+    uint64_t size = sf->size;
+    pthread_mutex_unlock(&sf->mu);
+    uint64_t off = (uint64_t)ofst;
+    uint64_t avail = off < size ? size - off : 0;
+    if (avail > (uint64_t)amt)
+        avail = (uint64_t)amt;
+    load_ctx lc = {f};
+    uint8_t *dst = buf;
+    uint64_t done = 0;
+    while (done < avail) {
+        uint64_t pos = off + done;
+        uint64_t blk = pos / unit;
+        uint32_t in = (uint32_t)(pos % unit);
+        uint32_t n = unit - in;
+        if (n > avail - done)
+            n = (uint32_t)(avail - done);
+        bool hit;
+        if (bp_read(vi->pool, sf->file_id, blk, in, dst + done, n, load_block, &lc, &hit))
+            return SQLITE_IOERR_READ;
+        ctr_add(hit ? &vi->ctr[sf->kind].hits : &vi->ctr[sf->kind].misses, 1);
+        done += n;
+    }
+    if (avail < (uint64_t)amt) {
+        memset(dst + avail, 0, (size_t)amt - avail);
+        return SQLITE_IOERR_SHORT_READ;
+    }
+    return SQLITE_OK;
+}
+
+static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 ofst)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    vf_instance *vi = sf->vi;
+    uint32_t unit = vi->unit;
+    bool wal = sf->kind == VF_WAL;
+    pthread_mutex_lock(&sf->mu);
+    uint64_t size = sf->size;
+    pthread_mutex_unlock(&sf->mu);
+    uint64_t off = (uint64_t)ofst;
+    const uint8_t *src = buf;
+    load_ctx lc = {f};
+    uint64_t done = 0;
+    while (done < (uint64_t)amt) {
+        uint64_t pos = off + done;
+        uint64_t blk = pos / unit;
+        uint32_t in = (uint32_t)(pos % unit);
+        uint32_t n = unit - in;
+        if (n > (uint64_t)amt - done)
+            n = (uint32_t)((uint64_t)amt - done);
+        bool need_old = blk * unit < size;
+        uint32_t frame = 0;
+        void *data = NULL;
+        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc,
+                     wal, &frame, &data))
+            return SQLITE_IOERR_WRITE;
+        if (!wal) {
+            int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
+            bp_unpin(vi->pool, frame);
+            if (w != unit)
+                return w == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+            ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
+            ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
+        }
+        done += n;
+    }
+    bool flush = false;
+    pthread_mutex_lock(&sf->mu);
+    if (off + (uint64_t)amt > sf->size)
+        sf->size = off + (uint64_t)amt;
+    if (wal) {
+        if (!sf->pending) {
+            sf->pending = true;
+            sf->pend_lo = off;
+            sf->pend_hi = off + (uint64_t)amt;
+        } else {
+            if (off < sf->pend_lo)
+                sf->pend_lo = off;
+            if (off + (uint64_t)amt > sf->pend_hi)
+                sf->pend_hi = off + (uint64_t)amt;
+        }
+        flush = sf->pend_hi - sf->pend_lo >= vi->wal_flush_bytes;
+    }
+    pthread_mutex_unlock(&sf->mu);
+    if (flush)
+        return flush_pending(f);
+    return SQLITE_OK;
+}
+
+static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    uint32_t unit = sf->vi->unit;
+    uint64_t sz = (uint64_t)size;
+    if (sf->kind == VF_WAL) {
+        int rc = flush_pending(f);
+        if (rc)
+            return rc;
+    }
+    /* The block holding the new end is dropped too (it is clean: WAL bytes were just
+     * flushed, other files are write-through) and read back from the device if needed. */
+    bp_invalidate(sf->vi->pool, sf->file_id, sz / unit);
+    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit)))
+        return SQLITE_IOERR_TRUNCATE;
+    pthread_mutex_lock(&sf->mu);
+    sf->size = sz;
+    if (sf->pending && sf->pend_hi > sz)
+        sf->pend_hi = sz > sf->pend_lo ? sz : sf->pend_lo;
+    pthread_mutex_unlock(&sf->mu);
+    return SQLITE_OK;
+}
+
+static int vf_sync(sqlite3_file *pf, int flags)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    if (sf->kind == VF_WAL) {
+        int rc = flush_pending(f);
+        if (rc)
+            return rc;
+    }
+    uint64_t t0 = sim_now_ns();
+    int64_t r = dev_io(f, ST_OP_FDATASYNC, NULL, 0, 0);
+    if (r < 0)
+        return SQLITE_IOERR_FSYNC;
+    vf_counters *c = &sf->vi->ctr[sf->kind];
+    ctr_add(&c->syncs, 1);
+    ctr_add(&c->sync_ns, sim_now_ns() - t0);
+    return SQLITE_OK;
+}
+
+static int vf_file_size(sqlite3_file *pf, sqlite3_int64 *size)
+{
+    vf_shared *sf = ((vf_file *)pf)->sf;
+    pthread_mutex_lock(&sf->mu);
+    *size = (sqlite3_int64)sf->size;
+    pthread_mutex_unlock(&sf->mu);
+    return SQLITE_OK;
+}
+
+/* The locking protocol of os_unix.c, between the handles of one process. */
+static int vf_lock(sqlite3_file *pf, int level)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    int rc = SQLITE_OK;
+    if (f->lock >= level)
+        return SQLITE_OK;
+    pthread_mutex_lock(&sf->mu);
+    switch (level) {
+    case SQLITE_LOCK_SHARED:
+        if ((sf->pending_by && sf->pending_by != f) ||
+            (sf->exclusive_by && sf->exclusive_by != f)) {
+            rc = SQLITE_BUSY;
+            break;
+        }
+        sf->nshared++;
+        f->lock = SQLITE_LOCK_SHARED;
+        break;
+    case SQLITE_LOCK_RESERVED:
+        if ((sf->reserved_by && sf->reserved_by != f) ||
+            (sf->pending_by && sf->pending_by != f) ||
+            (sf->exclusive_by && sf->exclusive_by != f)) {
+            rc = SQLITE_BUSY;
+            break;
+        }
+        sf->reserved_by = f;
+        f->lock = SQLITE_LOCK_RESERVED;
+        break;
+    default: /* PENDING or EXCLUSIVE */
+        if ((sf->pending_by && sf->pending_by != f) ||
+            (sf->exclusive_by && sf->exclusive_by != f) ||
+            (sf->reserved_by && sf->reserved_by != f)) {
+            rc = SQLITE_BUSY;
+            break;
+        }
+        sf->pending_by = f;
+        if (f->lock < SQLITE_LOCK_PENDING)
+            f->lock = SQLITE_LOCK_PENDING;
+        if (level == SQLITE_LOCK_EXCLUSIVE) {
+            if (sf->nshared > 1) {
+                rc = SQLITE_BUSY; /* keep PENDING: no new readers meanwhile */
+                break;
+            }
+            sf->exclusive_by = f;
+            f->lock = SQLITE_LOCK_EXCLUSIVE;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&sf->mu);
+    return rc;
+}
+
+static int vf_unlock(sqlite3_file *pf, int level)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shared *sf = f->sf;
+    if (f->lock <= level)
+        return SQLITE_OK;
+    pthread_mutex_lock(&sf->mu);
+    if (f->lock > SQLITE_LOCK_SHARED) {
+        if (sf->reserved_by == f)
+            sf->reserved_by = NULL;
+        if (sf->pending_by == f)
+            sf->pending_by = NULL;
+        if (sf->exclusive_by == f)
+            sf->exclusive_by = NULL;
+    }
+    if (level == SQLITE_LOCK_NONE && f->lock >= SQLITE_LOCK_SHARED)
+        sf->nshared--;
+    f->lock = level;
+    pthread_mutex_unlock(&sf->mu);
+    return SQLITE_OK;
+}
+
+static int vf_check_reserved(sqlite3_file *pf, int *res)
+{
+    vf_shared *sf = ((vf_file *)pf)->sf;
+    pthread_mutex_lock(&sf->mu);
+    *res = sf->reserved_by || sf->pending_by || sf->exclusive_by;
+    pthread_mutex_unlock(&sf->mu);
+    return SQLITE_OK;
+}
+
+static int vf_file_control(sqlite3_file *pf, int op, void *arg)
+{
+    vf_file *f = (vf_file *)pf;
+    switch (op) {
+    case SQLITE_FCNTL_VFSNAME:
+        *(char **)arg = sqlite3_mprintf("appsim-direct");
+        return SQLITE_OK;
+    case SQLITE_FCNTL_PERSIST_WAL: {
+        int *v = arg;
+        pthread_mutex_lock(&f->sf->mu);
+        if (*v < 0)
+            *v = f->sf->persist_wal;
+        else
+            f->sf->persist_wal = *v != 0;
+        pthread_mutex_unlock(&f->sf->mu);
+        return SQLITE_OK;
+    }
+    case SQLITE_FCNTL_SIZE_HINT:
+        return SQLITE_OK; /* blocks are allocated as they are written */
+    default:
+        return SQLITE_NOTFOUND;
+    }
+}
+
+static int vf_sector_size(sqlite3_file *pf)
+{
+    return (int)((vf_file *)pf)->sf->vi->unit;
+}
+
+static int vf_device_characteristics(sqlite3_file *pf)
+{
+    /* As os_unix.c by default: a write never damages bytes outside its range. */
+    return SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+}
+
+/* ------------------------------------------------------------------ WAL index */
+
+static int vf_shm_map(sqlite3_file *pf, int region, int size, int extend, void volatile **pp)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shm *shm = f->sf->vi->shm;
+    int rc = SQLITE_OK;
+    pthread_mutex_lock(&shm->mu);
+    if (!f->shm_mapped) {
+        f->shm_mapped = true;
+        shm->refs++;
+    }
+    *pp = NULL;
+    if (region >= shm->nregions) {
+        if (!extend)
+            goto out;
+        void **r = realloc(shm->regions, sizeof(void *) * (size_t)(region + 1));
+        if (!r) {
+            rc = SQLITE_IOERR_NOMEM;
+            goto out;
+        }
+        shm->regions = r;
+        while (shm->nregions <= region) {
+            void *m = NULL;
+            if (posix_memalign(&m, 4096, (size_t)size)) {
+                rc = SQLITE_IOERR_NOMEM;
+                goto out;
+            }
+            memset(m, 0, (size_t)size);
+            shm->regions[shm->nregions++] = m;
+        }
+    }
+    *pp = shm->regions[region];
+out:
+    pthread_mutex_unlock(&shm->mu);
+    return rc;
+}
+
+static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shm *shm = f->sf->vi->shm;
+    uint16_t mask = (uint16_t)(((1u << (ofst + n)) - 1) & ~((1u << ofst) - 1));
+    int rc = SQLITE_OK;
+    bool released_writer = false;
+    pthread_mutex_lock(&shm->mu);
+    if (flags & SQLITE_SHM_UNLOCK) {
+        for (int i = ofst; i < ofst + n; i++) {
+            uint16_t bit = (uint16_t)(1u << i);
+            if (f->shm_shared_mask & bit)
+                shm->nshared[i]--;
+            if (f->shm_excl_mask & bit) {
+                shm->excl[i] = NULL;
+                if (i == 0)
+                    released_writer = true;
+            }
+        }
+        f->shm_shared_mask &= (uint16_t)~mask;
+        f->shm_excl_mask &= (uint16_t)~mask;
+    } else if (flags & SQLITE_SHM_SHARED) {
+        for (int i = ofst; i < ofst + n; i++) {
+            uint16_t bit = (uint16_t)(1u << i);
+            if (f->shm_shared_mask & bit)
+                continue;
+            if (shm->excl[i] && shm->excl[i] != f) {
+                rc = SQLITE_BUSY;
+                break;
+            }
+        }
+        if (rc == SQLITE_OK) {
+            for (int i = ofst; i < ofst + n; i++) {
+                uint16_t bit = (uint16_t)(1u << i);
+                if (!(f->shm_shared_mask & bit))
+                    shm->nshared[i]++;
+            }
+            f->shm_shared_mask |= mask;
+        }
+    } else {
+        for (int i = ofst; i < ofst + n; i++) {
+            uint16_t bit = (uint16_t)(1u << i);
+            int others = shm->nshared[i] - ((f->shm_shared_mask & bit) ? 1 : 0);
+            if ((shm->excl[i] && shm->excl[i] != f) || others > 0) {
+                rc = SQLITE_BUSY;
+                break;
+            }
+        }
+        if (rc == SQLITE_OK) {
+            for (int i = ofst; i < ofst + n; i++)
+                shm->excl[i] = f;
+            f->shm_excl_mask |= mask;
+        }
+    }
+    pthread_mutex_unlock(&shm->mu);
+    if (released_writer && flush_wal_of(f) != SQLITE_OK)
+        return SQLITE_IOERR_WRITE;
+    return rc;
+}
+
+static void vf_shm_barrier(sqlite3_file *pf)
+{
+    vf_shm *shm = ((vf_file *)pf)->sf->vi->shm;
+    atomic_thread_fence(memory_order_seq_cst);
+    pthread_mutex_lock(&shm->mu);
+    pthread_mutex_unlock(&shm->mu);
+}
+
+static int vf_shm_unmap(sqlite3_file *pf, int delete_flag)
+{
+    vf_file *f = (vf_file *)pf;
+    vf_shm *shm = f->sf->vi->shm;
+    pthread_mutex_lock(&shm->mu);
+    if (f->shm_mapped) {
+        for (int i = 0; i < SHM_NLOCK; i++) {
+            uint16_t bit = (uint16_t)(1u << i);
+            if (f->shm_shared_mask & bit)
+                shm->nshared[i]--;
+            if (f->shm_excl_mask & bit)
+                shm->excl[i] = NULL;
+        }
+        f->shm_shared_mask = f->shm_excl_mask = 0;
+        f->shm_mapped = false;
+        if (--shm->refs == 0) {
+            for (int i = 0; i < shm->nregions; i++)
+                free(shm->regions[i]);
+            free(shm->regions);
+            shm->regions = NULL;
+            shm->nregions = 0;
+        }
+    }
+    pthread_mutex_unlock(&shm->mu);
+    return SQLITE_OK;
+}
+
+static const sqlite3_io_methods vf_methods = {
+    .iVersion = 2,
+    .xClose = vf_close,
+    .xRead = vf_read,
+    .xWrite = vf_write,
+    .xTruncate = vf_truncate,
+    .xSync = vf_sync,
+    .xFileSize = vf_file_size,
+    .xLock = vf_lock,
+    .xUnlock = vf_unlock,
+    .xCheckReservedLock = vf_check_reserved,
+    .xFileControl = vf_file_control,
+    .xSectorSize = vf_sector_size,
+    .xDeviceCharacteristics = vf_device_characteristics,
+    .xShmMap = vf_shm_map,
+    .xShmLock = vf_shm_lock,
+    .xShmBarrier = vf_shm_barrier,
+    .xShmUnmap = vf_shm_unmap,
+};
+
+/* ------------------------------------------------------------------ vfs methods */
+
+static vf_shared *shared_for(vf_instance *vi, const char *path)
+{
+    for (int k = 0; k < VF_NFILES; k++)
+        if (vi->files[k] && !strcmp(vi->files[k]->path, path))
+            return vi->files[k];
+    return NULL;
+}
+
+/* Opens (creating through the manifest when needed) the file on the target. */
+static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
+{
+    st_target *t = sf->vi->target;
+    int fd = -1;
+    int rc;
+    if (st_target_owns(t, sf->name))
+        rc = st_target_open_file(t, sf->name, 0, true, &fd, err, errlen);
+    else if (create)
+        rc = st_target_create_file(t, sf->name, 0, &fd, err, errlen);
+    else {
+        snprintf(err, errlen, "%s does not exist in the target's manifest", sf->name);
+        return SQLITE_CANTOPEN;
+    }
+    if (rc)
+        return SQLITE_CANTOPEN;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        snprintf(err, errlen, "fstat %s: %s", sf->path, strerror(errno));
+        close(fd);
+        return SQLITE_CANTOPEN;
+    }
+    sf->fd = fd;
+    sf->size = (uint64_t)st.st_size;
+    return SQLITE_OK;
+}
+
+static int vf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *pf, int flags,
+                   int *out_flags)
+{
+    vf_instance *vi = vfs->pAppData;
+    vf_file *f = (vf_file *)pf;
+    memset(f, 0, sizeof *f);
+    vf_shared *sf = name ? shared_for(vi, name) : NULL;
+    if (!sf) {
+        /* Temporary files and anything else SQLite names: the default VFS, but never a
+         * file on the target that is not in the manifest. */
+        if (name && !(flags & (SQLITE_OPEN_DELETEONCLOSE | SQLITE_OPEN_TEMP_DB |
+                               SQLITE_OPEN_TEMP_JOURNAL | SQLITE_OPEN_TRANSIENT_DB |
+                               SQLITE_OPEN_SUBJOURNAL))) {
+            sqlite3_log(SQLITE_CANTOPEN, "appsim VFS: refusing to open %s", name);
+            return SQLITE_CANTOPEN;
+        }
+        sqlite3_vfs *d = default_vfs();
+        return d->xOpen(d, name, pf, flags, out_flags);
+    }
+    char err[512];
+    st_engine *eng = st_engine_open(vi->engine, 4, err, sizeof err);
+    if (!eng) {
+        sqlite3_log(SQLITE_CANTOPEN, "appsim VFS: %s", err);
+        return SQLITE_CANTOPEN;
+    }
+    pthread_mutex_lock(&sf->mu);
+    int rc = SQLITE_OK;
+    if (sf->fd < 0)
+        rc = open_shared_fd(sf, (flags & SQLITE_OPEN_CREATE) != 0, err, sizeof err);
+    if (rc == SQLITE_OK)
+        sf->refs++;
+    pthread_mutex_unlock(&sf->mu);
+    if (rc) {
+        sqlite3_log(rc, "appsim VFS: %s", err);
+        st_engine_close(eng);
+        return rc;
+    }
+    f->sf = sf;
+    f->eng = eng;
+    f->base.pMethods = &vf_methods;
+    if (out_flags)
+        *out_flags = flags;
+    return SQLITE_OK;
+}
+
+static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
+{
+    vf_instance *vi = vfs->pAppData;
+    vf_shared *sf = shared_for(vi, name);
+    if (!sf || sf->kind == VF_MAIN)
+        return SQLITE_IOERR_DELETE;
+    pthread_mutex_lock(&sf->mu);
+    bp_invalidate(vi->pool, sf->file_id, 0);
+    sf->pending = false;
+    sf->size = 0;
+    if (sf->refs == 0 && sf->fd >= 0) {
+        close(sf->fd);
+        sf->fd = -1;
+    }
+    int rc = SQLITE_OK;
+    if (st_target_owns(vi->target, sf->name)) {
+        char err[512];
+        if (st_target_remove_file(vi->target, sf->name, err, sizeof err)) {
+            sqlite3_log(SQLITE_IOERR_DELETE, "appsim VFS: %s", err);
+            rc = SQLITE_IOERR_DELETE;
+        }
+    }
+    pthread_mutex_unlock(&sf->mu);
+    return rc;
+}
+
+static int vf_access(sqlite3_vfs *vfs, const char *name, int flags, int *res)
+{
+    struct stat st;
+    if (flags == SQLITE_ACCESS_EXISTS) {
+        *res = stat(name, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0);
+        /* a WAL whose blocks are still only in the pool exists as far as SQLite goes */
+        vf_shared *sf = shared_for(vfs->pAppData, name);
+        if (sf && !*res) {
+            pthread_mutex_lock(&sf->mu);
+            *res = sf->fd >= 0 && sf->size > 0;
+            pthread_mutex_unlock(&sf->mu);
+        }
+    } else {
+        *res = access(name, flags == SQLITE_ACCESS_READWRITE ? (R_OK | W_OK) : R_OK) == 0;
+    }
+    return SQLITE_OK;
+}
+
+static int vf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+    if (name[0] == '/') {
+        if ((int)strlen(name) >= n)
+            return SQLITE_CANTOPEN;
+        strcpy(out, name);
+        return SQLITE_OK;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return SQLITE_CANTOPEN;
+    if (snprintf(out, (size_t)n, "%s/%s", cwd, name) >= n)
+        return SQLITE_CANTOPEN;
+    return SQLITE_OK;
+}
+
+static int vf_randomness(sqlite3_vfs *vfs, int n, char *out)
+{
+    sqlite3_vfs *d = default_vfs();
+    return d->xRandomness(d, n, out);
+}
+
+static int vf_sleep(sqlite3_vfs *vfs, int us)
+{
+    sqlite3_vfs *d = default_vfs();
+    return d->xSleep(d, us);
+}
+
+static int vf_current_time(sqlite3_vfs *vfs, double *t)
+{
+    sqlite3_vfs *d = default_vfs();
+    return d->xCurrentTime(d, t);
+}
+
+static int vf_current_time64(sqlite3_vfs *vfs, sqlite3_int64 *t)
+{
+    sqlite3_vfs *d = default_vfs();
+    return d->xCurrentTimeInt64(d, t);
+}
+
+static int vf_last_error(sqlite3_vfs *vfs, int n, char *out)
+{
+    sqlite3_vfs *d = default_vfs();
+    return d->xGetLastError(d, n, out);
+}
+
+/* ------------------------------------------------------------------ instance */
+
+static atomic_int instance_seq;
+
+static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
+{
+    vf_shared *sf = calloc(1, sizeof *sf);
+    if (!sf)
+        return NULL;
+    sf->vi = vi;
+    sf->kind = kind;
+    sf->file_id = (uint32_t)kind + 1;
+    sf->fd = -1;
+    if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0)
+        sf->name = NULL;
+    if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0)
+        sf->path = NULL;
+    sf->bounce_len = kind == VF_WAL ? 1u << 20 : 0;
+    if (sf->bounce_len && posix_memalign((void **)&sf->bounce, 4096, sf->bounce_len))
+        sf->bounce = NULL;
+    pthread_mutex_init(&sf->mu, NULL);
+    pthread_mutex_init(&sf->flush_mu, NULL);
+    if (!sf->name || !sf->path || (sf->bounce_len && !sf->bounce)) {
+        free(sf->name);
+        free(sf->path);
+        free(sf->bounce);
+        free(sf);
+        return NULL;
+    }
+    return sf;
+}
+
+static void shared_free(vf_shared *sf)
+{
+    if (!sf)
+        return;
+    if (sf->fd >= 0)
+        close(sf->fd);
+    pthread_mutex_destroy(&sf->mu);
+    pthread_mutex_destroy(&sf->flush_mu);
+    free(sf->name);
+    free(sf->path);
+    free(sf->bounce);
+    free(sf);
+}
+
+int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
+                    const char *engine, vf_instance **out, char *err, size_t errlen)
+{
+    vf_instance *vi = calloc(1, sizeof *vi);
+    if (!vi) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    char pbuf[PATH_MAX];
+    vi->target = t;
+    vi->unit = unit;
+    vi->engine = engine;
+    vi->main_name = strdup(name);
+    vi->main_path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    /* Buffered WAL bytes stay pinned in the pool: bound them to a quarter of it. */
+    vi->wal_flush_bytes = buffer_bytes / 4 < (1u << 20) ? buffer_bytes / 4 : (1u << 20);
+    if (vi->wal_flush_bytes < unit)
+        vi->wal_flush_bytes = unit;
+    vi->shm = calloc(1, sizeof *vi->shm);
+    vi->pool = bp_new(buffer_bytes / unit, unit);
+    if (vi->shm)
+        pthread_mutex_init(&vi->shm->mu, NULL);
+    static const char *suffix[VF_NFILES] = {"", "-wal", "-journal"};
+    bool ok = vi->main_name && vi->main_path && vi->shm && vi->pool;
+    for (int k = 0; ok && k < VF_NFILES; k++)
+        ok = (vi->files[k] = shared_new(vi, k, suffix[k])) != NULL;
+    if (!ok) {
+        vf_instance_free(vi);
+        snprintf(err, errlen, "cannot allocate a buffer pool of %llu bytes",
+                 (unsigned long long)buffer_bytes);
+        return SIM_EXIT_FAIL;
+    }
+    snprintf(vi->vfs_name, sizeof vi->vfs_name, "appsim-direct-%d",
+             atomic_fetch_add(&instance_seq, 1));
+    sqlite3_vfs *d = default_vfs();
+    vi->vfs.iVersion = 2;
+    vi->vfs.szOsFile = d->szOsFile > (int)sizeof(vf_file) ? d->szOsFile : (int)sizeof(vf_file);
+    vi->vfs.mxPathname = PATH_MAX;
+    vi->vfs.zName = vi->vfs_name;
+    vi->vfs.pAppData = vi;
+    vi->vfs.xOpen = vf_open;
+    vi->vfs.xDelete = vf_delete;
+    vi->vfs.xAccess = vf_access;
+    vi->vfs.xFullPathname = vf_full_pathname;
+    vi->vfs.xRandomness = vf_randomness;
+    vi->vfs.xSleep = vf_sleep;
+    vi->vfs.xCurrentTime = vf_current_time;
+    vi->vfs.xGetLastError = vf_last_error;
+    vi->vfs.xCurrentTimeInt64 = vf_current_time64;
+    if (sqlite3_vfs_register(&vi->vfs, 0) != SQLITE_OK) {
+        vf_instance_free(vi);
+        snprintf(err, errlen, "cannot register the SQLite VFS");
+        return SIM_EXIT_FAIL;
+    }
+    /* Open the database file now, so that a filesystem refusing O_DIRECT is reported
+     * before any connection exists. */
+    vf_shared *m = vi->files[VF_MAIN];
+    char e2[512] = "";
+    pthread_mutex_lock(&m->mu);
+    int rc = open_shared_fd(m, true, e2, sizeof e2);
+    pthread_mutex_unlock(&m->mu);
+    if (rc == SQLITE_OK) {
+        /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
+        void *probe = NULL;
+        if (posix_memalign(&probe, 4096, unit) == 0) {
+            if (pread(m->fd, probe, unit, 0) < 0) {
+                snprintf(e2, sizeof e2, "read: %s", strerror(errno));
+                rc = SQLITE_CANTOPEN;
+            }
+            free(probe);
+        }
+    }
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen,
+                 "cannot use database file %s with O_DIRECT (%s); if the filesystem refuses "
+                 "direct I/O (tmpfs on old kernels, ramfs, some network filesystems), rerun "
+                 "with --buffered (the page cache is then in play, and the result says so)",
+                 vi->main_path, e2);
+        vf_instance_free(vi);
+        return SIM_EXIT_USAGE;
+    }
+    *out = vi;
+    return 0;
+}
+
+void vf_instance_free(vf_instance *vi)
+{
+    if (!vi)
+        return;
+    if (vi->vfs.zName)
+        sqlite3_vfs_unregister(&vi->vfs);
+    for (int k = 0; k < VF_NFILES; k++)
+        shared_free(vi->files[k]);
+    if (vi->shm) {
+        for (int i = 0; i < vi->shm->nregions; i++)
+            free(vi->shm->regions[i]);
+        free(vi->shm->regions);
+        pthread_mutex_destroy(&vi->shm->mu);
+        free(vi->shm);
+    }
+    bp_free(vi->pool);
+    free(vi->main_name);
+    free(vi->main_path);
+    free(vi);
+}
