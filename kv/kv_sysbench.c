@@ -501,7 +501,7 @@ static int kv_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo,
         }
         for (size_t i = 0; i < (size_t)rows; i++) memcpy(c, k->sortv[i], sizeof c);
     }
-    r->rows = rows;
+    r->rows = kind == SB_RANGE_SUM ? 1 : rows; /* SUM returns one row, as in SQL */
     r->sum = sum;
     return SB_OK;
 }
@@ -564,6 +564,7 @@ static int kv_update_index(void *conn, uint32_t table, uint64_t id, sb_result *r
 {
     kv_conn *k = conn;
     if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
     if (rc <= 0) return rc; /* absent: 0 rows changed */
@@ -583,6 +584,7 @@ static int kv_update_non_index(void *conn, uint32_t table, uint64_t id, const ch
 {
     kv_conn *k = conn;
     if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
     if (rc <= 0) return rc;
@@ -596,6 +598,7 @@ static int kv_delete_row(void *conn, uint32_t table, uint64_t id, sb_result *r)
 {
     kv_conn *k = conn;
     if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
     if (rc <= 0) return rc;

@@ -62,7 +62,8 @@ int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec
 uint64_t sb_dist_next(const sb_dist *d, sim_rng *rng, uint64_t lo, uint64_t hi);
 const char *sb_rand_type_name(sb_rand_type t);
 
-/* Statement results, for checks and tests: rows returned or changed, and SUM(k). */
+/* Statement results, for checks and tests: rows returned (SUM: one) or changed, and
+ * SUM(k). Engines set rows for every statement they run. */
 typedef struct sb_result {
     uint64_t rows;
     int64_t sum;
