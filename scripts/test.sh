@@ -17,7 +17,7 @@ if [ "${CI:-}" = "true" ]; then
     ctest --test-dir build-asan --output-on-failure -j2 -L unit
   echo "== static analysis (cppcheck)"
   cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability \
-    --inline-suppr --suppress=missingIncludeSystem -I . sim storage oltp kv trace
+    --inline-suppr --suppress=missingIncludeSystem --library=.ci/cppcheck.cfg -I . sim storage oltp kv trace
   if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
     echo "== fuzzing each parser for a short time"
     scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

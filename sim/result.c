@@ -286,8 +286,10 @@ void sim_result_print(FILE *out, const json_t *doc)
     const json_t *dev = json_object_get(doc, "device_io");
     if (json_is_object(dev)) {
         const json_t *per = json_object_get(dev, "per_unit");
-        fprintf(out, "  device: %.0f reads/s, %.0f writes/s", num(dev, "reads_per_s"),
-                num(dev, "writes_per_s"));
+        fprintf(out, "  device %s: %.0f reads/s, %.0f writes/s, avg device latency read %.3f ms write %.3f ms",
+                json_string_value(json_object_get(dev, "disk")) ? json_string_value(json_object_get(dev, "disk")) : "?",
+                num(dev, "read_iops"), num(dev, "write_iops"), num(dev, "read_latency_avg_us") / 1000,
+                num(dev, "write_latency_avg_us") / 1000);
         if (json_is_object(per))
             fprintf(out, "; per %s: %.2f reads, %.2f writes", unit[0] == 't' ? "transaction" : "I/O",
                     num(per, "reads"), num(per, "writes"));

@@ -133,8 +133,9 @@ static json_t *dio_delta(void *ctx, const void *from, const void *to, double sec
         json_object_set_new(j, "write_bytes_per_s", json_real((double)wb / seconds));
     }
     if (units > 0) {
+        /* Only per-unit figures inside per_unit (readers iterate it); the count beside. */
+        json_object_set_new(j, "units", json_integer((json_int_t)units));
         json_t *u = json_object();
-        json_object_set_new(u, "units", json_integer((json_int_t)units));
         json_object_set_new(u, "reads", per_unit(rd, units));
         json_object_set_new(u, "writes", per_unit(wr, units));
         json_object_set_new(u, "read_bytes", per_unit(rb, units));

@@ -146,7 +146,7 @@ static int check_mounts(const char *devpath, const devset *s, char *err, size_t 
 static int check_holders(const char *devpath, const devset *s, char *err, size_t errlen)
 {
     for (int i = 0; i < s->n; i++) {
-        char dir[160];
+        char dir[320];
         snprintf(dir, sizeof dir, "/sys/class/block/%s/holders", s->name[i]);
         DIR *d = opendir(dir);
         if (!d) continue;
@@ -241,8 +241,12 @@ void st_device_describe(const char *devpath, char *buf, size_t len)
         blkid_probe_enable_superblocks(pr, 0);
         blkid_probe_enable_partitions(pr, 1);
         if (blkid_do_safeprobe(pr) == 0) {
-            const char *pttype = NULL;
-            blkid_probe_lookup_value(pr, "PTTYPE", &pttype, NULL);
+            /* Copy: the probe's value storage is reset when the list is fetched. */
+            const char *v = NULL;
+            char pt[32] = "";
+            if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
+                snprintf(pt, sizeof pt, "%s", v);
+            const char *pttype = pt[0] ? pt : NULL;
             blkid_partlist ls = blkid_probe_get_partitions(pr);
             int n = ls ? blkid_partlist_numof_partitions(ls) : 0;
             if (pttype || n > 0) {

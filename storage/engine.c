@@ -144,6 +144,30 @@ int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
     return r;
 }
 
+/* Queues up to n I/Os and, where the engine can, waits for wait_nr completions in the
+ * same system call. */
+static int submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr)
+{
+    unsigned room = e->qd - e->inflight;
+    if (n > room) n = room;
+    if (n == 0) return 0;
+    if (wait_nr > e->inflight + n) wait_nr = e->inflight + n;
+    int r = e->ops->submit_wait && wait_nr ? e->ops->submit_wait(e, ios, n, wait_nr)
+                                           : e->ops->submit(e, ios, n);
+    if (r > 0) e->inflight += (unsigned)r;
+    return r;
+}
+
+int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned *submitted,
+                          st_io **done, unsigned max, unsigned min_wait)
+{
+    unsigned wait = min_wait > e->nstash ? min_wait - e->nstash : 0;
+    int s = submit_wait(e, ios, n, wait);
+    if (s < 0) return s;
+    if (submitted) *submitted = (unsigned)s;
+    return st_engine_reap(e, done, max, min_wait);
+}
+
 static void record(st_engine *e, st_io **done, int n)
 {
     sim_meter *m = e->meter;
@@ -217,7 +241,11 @@ static int stash(st_engine *e, st_io *io)
 int64_t st_engine_do(st_engine *e, st_io *io)
 {
     st_io *one[1] = {io};
-    while (st_engine_submit(e, one, 1) != 1) {
+    /* One system call: submit and wait for (at least) one completion. */
+    for (;;) {
+        int s = submit_wait(e, one, 1, 1);
+        if (s < 0) return s;
+        if (s == 1) break;
         /* Full: make room by reaping others' I/Os into the stash. */
         st_io *d[1];
         int r = backend_reap(e, d, 1, 1);

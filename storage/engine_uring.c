@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAX_FIXED_FILES 64
 
@@ -29,6 +31,7 @@ typedef struct uring {
     int fixed[MAX_FIXED_FILES]; /* fd registered at each slot, -1 when free */
     char *buf_base;
     size_t buf_len;
+    bool disabled;    /* created disabled: enabled by the first submission */
     st_io **now_done; /* completed during submission (block-device discard) */
     unsigned nnow;
 } uring;
@@ -44,17 +47,25 @@ static int ur_open(st_engine *e, unsigned qd, char *err, size_t errlen)
     }
     for (int i = 0; i < MAX_FIXED_FILES; i++)
         u->fixed[i] = -1;
-    /* Single issuer and cooperative task running cut the kernel's interrupts and
-     * locking for a ring used by one thread; submit-all keeps a batch whole even if one
-     * entry fails. Older kernels reject the flags: retry plain. */
-    struct io_uring_params p;
-    memset(&p, 0, sizeof p);
-    p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-              IORING_SETUP_SINGLE_ISSUER;
-    int r = io_uring_queue_init_params(qd, &u->ring, &p);
-    if (r == -EINVAL) {
+    /* The setup fio uses: a single issuer with deferred task running, so completions
+     * are processed in batches when this thread enters the kernel to wait, instead of
+     * interrupting it; submit-all keeps a batch whole even if one entry fails. The ring
+     * starts disabled and is enabled by the first submission, so the thread that
+     * issues becomes its owner even when another thread opened the engine. Older
+     * kernels reject some flags: retry with fewer, then plain. */
+    static const unsigned tries[] = {
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED,
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+        0,
+    };
+    int r = -EINVAL;
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0] && r == -EINVAL; i++) {
+        struct io_uring_params p;
         memset(&p, 0, sizeof p);
+        p.flags = tries[i];
         r = io_uring_queue_init_params(qd, &u->ring, &p);
+        if (r == 0) u->disabled = (tries[i] & IORING_SETUP_R_DISABLED) != 0;
     }
     if (r < 0) {
         snprintf(err, errlen, "io_uring_setup with %u entries failed: %s", qd, strerror(-r));
@@ -141,9 +152,19 @@ static bool is_blockdev(int fd)
     return fstat(fd, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
+/* Prepares the batch and enters the kernel once; with wait_nr > 0 the same system call
+ * also waits until that many completions are posted. */
+static int ur_submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr)
 {
     uring *u = e->priv;
+    if (u->disabled) {
+        /* Raw system call: Debian's liburing 2.3 declares io_uring_enable_rings but does
+         * not export it. */
+        if (syscall(__NR_io_uring_register, u->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL,
+                    0) < 0)
+            return -errno;
+        u->disabled = false;
+    }
     uint64_t now = sim_now_ns();
     unsigned queued = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -195,12 +216,24 @@ static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
             io->result = -EINVAL; /* the nop completes it; reap keeps the error */
         queued++;
     }
+    if (u->nnow) wait_nr = 0; /* something is already complete: do not sleep for more */
     while (queued) {
-        int r = io_uring_submit(&u->ring);
+        /* After an interruption the entries already consumed are not resubmitted
+         * (liburing submits only what the kernel has not taken); reap does the wait. */
+        int r = wait_nr ? io_uring_submit_and_wait(&u->ring, wait_nr) : io_uring_submit(&u->ring);
         if (r >= 0) break;
-        if (r != -EINTR && r != -EAGAIN) return r;
+        if (r == -EINTR || r == -ETIME) {
+            wait_nr = 0;
+            continue;
+        }
+        if (r != -EAGAIN) return r;
     }
     return (int)n;
+}
+
+static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
+{
+    return ur_submit_wait(e, ios, n, 0);
 }
 
 static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
@@ -235,6 +268,7 @@ static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
             io_uring_get_events(&u->ring);
             continue;
         }
+        flushed = true;
         int r = io_uring_wait_cqe_nr(&u->ring, &cqe, min_wait - got);
         if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME) return got ? (int)got : r;
     }
@@ -250,5 +284,6 @@ static const st_engine_ops uring_ops = {
     .register_file = ur_register_file,
     .unregister_file = ur_unregister_file,
     .register_buffer = ur_register_buffer,
+    .submit_wait = ur_submit_wait,
 };
 ST_REGISTER_ENGINE(uring_ops)

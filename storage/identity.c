@@ -176,7 +176,7 @@ json_t *st_target_json(const st_target *t)
     json_object_set_new(j, "page_cache", json_boolean(t->buffered));
     json_object_set_new(j, "alignment_bytes", json_integer(t->block_size));
     json_object_set_new(j, "memory_alignment_bytes", json_integer(t->dio_mem_align));
-    json_object_set_new(j, "capacity_bytes", json_integer((json_int_t)st_target_capacity(t)));
+    json_object_set_new(j, "available_bytes", json_integer((json_int_t)st_target_capacity(t)));
     if (!t->is_device) {
         json_t *fs = json_object();
         json_object_set_new(fs, "type", t->fstype[0] ? json_string(t->fstype) : json_null());

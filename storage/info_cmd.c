@@ -65,7 +65,6 @@ static void print_object(FILE *out, const json_t *o, int indent)
 static int info_main(int argc, char **argv)
 {
     const char *target = NULL, *json_path = NULL;
-    bool buffered = false;
     sim_opt opts[] = {
         {.name = "target",
          .kind = SIM_OPT_STRING,
@@ -75,10 +74,6 @@ static int info_main(int argc, char **argv)
          .kind = SIM_OPT_STRING,
          .dst = &json_path,
          .help = "also write the description to this file"},
-        {.name = "buffered",
-         .kind = SIM_OPT_FLAG,
-         .dst = &buffered,
-         .help = "describe the target as a buffered (page cache) run would use it"},
         SIM_OPT_END,
     };
     int np = 0;
@@ -89,7 +84,7 @@ static int info_main(int argc, char **argv)
         sim_error("info needs --target PATH (a directory on the drive, or a block device)");
         return SIM_EXIT_USAGE;
     }
-    st_target_opts to = {.path = target, .read_only = true, .buffered = buffered};
+    st_target_opts to = {.path = target, .read_only = true};
     st_target *t;
     char err[1024];
     rc = st_target_open(&to, &t, err, sizeof err);

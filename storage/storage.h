@@ -115,6 +115,8 @@ typedef struct st_engine_ops {
     int (*register_file)(st_engine *e, int fd);
     int (*unregister_file)(st_engine *e, int fd);
     int (*register_buffer)(st_engine *e, void *buf, size_t len);
+    /* Optional: submit, then wait until wait_nr completions are posted, in one step. */
+    int (*submit_wait)(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr);
 } st_engine_ops;
 void st_register_engine(const st_engine_ops *ops);
 #define ST_REGISTER_ENGINE(var)                                                                    \
@@ -137,6 +139,11 @@ int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n);
 /* Waits for at least min_wait completions (0 = poll); returns how many were put in
  * done[0..max), or -errno. */
 int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+/* Submit and reap in one step (one system call under io_uring): queues up to n I/Os
+ * like st_engine_submit (*submitted says how many), then reaps like st_engine_reap.
+ * The loop of a queue-depth-bound generator. Returns the number reaped or -errno. */
+int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned *submitted,
+                          st_io **done, unsigned max, unsigned min_wait);
 /* Submit one I/O and wait for it: the synchronous path (SQLite VFS). Returns result. */
 int64_t st_engine_do(st_engine *e, st_io *io);
 /* Record each completed I/O's latency in meter m under the given types (read, write,

@@ -13,6 +13,7 @@
 #include "storage/storage.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,11 +60,106 @@ typedef struct tr_open_opts {
 } tr_open_opts;
 
 /* Opens a trace file (compressed or not) as a source. */
-int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err,
-            size_t errlen);
+int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err, size_t errlen);
 /* Counts kept by a file source: records, skipped bad, reordered, aligned... */
 json_t *tr_source_stats_json(const tr_source *s);
 
+/* Same, over a buffer in memory (the caller keeps it alive until close); name is used in
+ * messages. For fuzzing and tests. */
+int tr_open_mem(const void *buf, size_t len, const char *name, const tr_open_opts *opts,
+                tr_source **out, char *err, size_t errlen);
+/* Name of the format a file source was opened with ("msr", "fio-v3", ...). */
+const char *tr_source_format(const tr_source *s);
+/* Convenience wrappers over the ops table. */
+static inline int tr_next(tr_source *s, tr_record *r)
+{
+    return s->ops->next(s, r);
+}
+static inline int tr_rewind(tr_source *s)
+{
+    return s->ops->rewind(s);
+}
+static inline const char *tr_error(const tr_source *s)
+{
+    return s->ops->error(s);
+}
+static inline void tr_close(tr_source *s)
+{
+    if (s) s->ops->close(s);
+}
+const char *tr_op_name(int op); /* "read", "write", "flush", "trim" */
+
+/* ------------------------------------------------------------------ formats */
+
+/* A format: a parser for lines (text formats) or binary records, an optional writer,
+ * and a probe for auto-detection. Each format lives in its own file (trace/fmt_*.c)
+ * and registers itself with TR_REGISTER_FORMAT. Parsers produce records whose
+ * time_ns is the format's absolute clock in ns; tr_open sorts and rebases them. */
+typedef struct tr_parse tr_parse; /* parser state owned by trace/ (trace_internal.h) */
+typedef struct tr_emit tr_emit;   /* writer state owned by trace/ */
+typedef struct tr_format {
+    const char *name;        /* "fio-v3", "msr", ... (for --format / --to) */
+    const char *description; /* one line for `appsim trace formats` */
+    bool text;               /* line-oriented (parse_line) or binary (parse_bin) */
+    bool sorted;             /* records are in time order by construction */
+    /* Text: 1 = a record in *out, 0 = a line that holds no I/O (header, comment, other
+     * event), -1 = malformed (reason set with tr_parse_fail). line is NUL-terminated. */
+    int (*parse_line)(tr_parse *p, char *line, size_t len, tr_record *out);
+    /* Binary: 1 = record, 0 = a record that holds no I/O, -1 = malformed, 2 = end. */
+    int (*parse_bin)(tr_parse *p, tr_record *out);
+    /* Optional: 0..100, how sure the format is that the stream starts this way (binary
+     * formats). Text formats without it are probed by parsing their first lines. */
+    int (*probe)(const unsigned char *buf, size_t len);
+    /* Writer (optional): header, one record, trailer; 0 or -1 (errno set). */
+    int (*write_begin)(tr_emit *e);
+    int (*write_record)(tr_emit *e, const tr_record *r);
+    int (*write_end)(tr_emit *e);
+} tr_format;
+void tr_register_format(const tr_format *f);
+const tr_format *tr_find_format(const char *name);
+/* Registered formats sorted by name; NULL-terminated. */
+const tr_format *const *tr_formats(void);
+#define TR_REGISTER_FORMAT(var)                                                                    \
+    __attribute__((constructor)) static void tr_register_fmt_##var(void)                           \
+    {                                                                                              \
+        tr_register_format(&(var));                                                                \
+    }
+
+/* ------------------------------------------------------------------ writers */
+
+typedef struct tr_writer tr_writer;
+typedef struct tr_writer_opts {
+    const char *fio_file; /* fio iolog: the file name written in the log (the target) */
+    bool overwrite;       /* replace an existing file; false: refuse it (SIM_EXIT_USAGE) */
+} tr_writer_opts;
+/* path "-" = stdout. A ".gz" or ".zst" suffix compresses. The file is written under a
+ * temporary name and renamed over `path` on a successful close. With o == NULL an
+ * existing file is replaced (callers that decided so already, e.g. a capture that
+ * checked its output before recording); the CLI passes the user's --force. */
+int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
+                   char *err, size_t errlen);
+int tr_writer_put(tr_writer *w, const tr_record *r);
+/* Flushes and closes; 0 or -1 with a message. Always frees w. */
+int tr_writer_close(tr_writer *w, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ scan */
+
+/* One pass over a source (it is rewound before and after): what placement and replay
+ * need to know before the first I/O. */
+typedef struct tr_volume_span {
+    uint32_t volume;
+    uint64_t end; /* highest offset + length seen on that volume, bytes */
+} tr_volume_span;
+typedef struct tr_scan {
+    uint64_t records;
+    uint64_t duration_ns; /* time of the last record */
+    uint64_t max_length;  /* largest I/O, bytes */
+    uint64_t span;        /* sum of the volumes' ends (identity layout size) */
+    uint32_t nvolumes;    /* distinct volumes, sorted by id in volumes[] */
+    tr_volume_span *volumes;
+} tr_scan;
+int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen);
+void tr_scan_free(tr_scan *s);
 
 /* ------------------------------------------------------------------ subcommands */
 
@@ -76,17 +172,88 @@ typedef struct tr_subcommand {
     int (*main)(int argc, char **argv);
 } tr_subcommand;
 void tr_register_subcommand(const tr_subcommand *sub);
-#define TR_REGISTER_SUBCOMMAND(var)                                                        \
-    __attribute__((constructor)) static void tr_register_##var(void)                       \
-    {                                                                                      \
-        tr_register_subcommand(&(var));                                                    \
+#define TR_REGISTER_SUBCOMMAND(var)                                                                \
+    __attribute__((constructor)) static void tr_register_##var(void)                               \
+    {                                                                                              \
+        tr_register_subcommand(&(var));                                                            \
     }
+
+/* Lists the registered subcommands on out (for `appsim trace --help`). */
+void tr_subcommands_help(FILE *out);
 
 /* ------------------------------------------------------------------ replay */
 
-/* The replay contract (timing, placement, queue depth, rate, curve) is declared here
- * by trace/replay*.c: a tr_source replayed on an st_target through an st_engine,
- * measured in a sim_run. Composed sources (VDI storms) use the same entry points. */
+/* A tr_source replayed on an st_target through an st_engine, measured in a sim_run.
+ * Composed sources (VDI storms) use the same entry points: the source is rewound for
+ * --loop and for every curve point. I/O order is kept in every timing mode. */
+
+typedef enum tr_timing {
+    TR_TIMING_ORIGINAL, /* the captured timestamps, divided by speed */
+    TR_TIMING_AFAP,     /* as fast as possible with at most qd outstanding */
+    TR_TIMING_RATE,     /* a fixed arrival rate (curve points), trace timestamps ignored */
+} tr_timing;
+
+typedef enum tr_map {
+    TR_MAP_NONE,  /* offsets kept; refused when the trace does not fit the region */
+    TR_MAP_WRAP,  /* offsets modulo the volume's share of the region */
+    TR_MAP_SCALE, /* offsets scaled from the volume's span to its share */
+} tr_map;
+
+typedef struct tr_replay_opts {
+    tr_timing timing;
+    double speed;       /* original: 2 = twice as fast (default 1) */
+    double rate;        /* TR_TIMING_RATE: I/Os per second */
+    bool uniform;       /* TR_TIMING_RATE: even spacing instead of exponential */
+    unsigned qd;        /* most I/Os outstanding (default 32) */
+    const char *engine; /* st_engine name; NULL = default */
+    uint64_t region_offset;
+    uint64_t region_length; /* 0 = from region_offset to the end of the data file/device */
+    tr_map map;
+    uint64_t file_size;    /* directory target: size of the data file (0 = trace span) */
+    const char *file_name; /* directory target: data file name (default "replay.data") */
+    uint64_t loops;        /* passes over the source (0 = 1; with duration: until then) */
+    uint64_t duration_ns;  /* stop after this long, looping the source (0 = one pass x loops) */
+    bool discard_files;    /* punch holes for trims on a file target (default: skip, counted) */
+    uint64_t seed;
+    const tr_scan *scan; /* optional: a scan of src done by the caller */
+} tr_replay_opts;
+void tr_replay_opts_default(tr_replay_opts *o);
+
+/* The run config a replay records into: types read, write, flush, trim (in tr_op
+ * order) and counters bytes_read, bytes_written. Fill warmup_ns / duration_ns /
+ * report_interval_ns / quiet yourself; instances = 1. */
+void tr_replay_run_config(sim_run_config *cfg);
+
+/*
+ * Replays src on target t. The run must be created with tr_replay_run_config() and
+ * not yet started: tr_replay prepares the data file (created and filled once, so
+ * reads reach the drive), then starts the run, replays, and finishes the run.
+ * *stats (caller frees) gets {"timing","records","issued","bytes_read","bytes_written",
+ * "aligned","wrapped","scaled","zero_length_skipped","trims_skipped","errors",
+ * "submission_lag_us":{p50,p99,max,...},"loops","placement":{...},"source":{...}}.
+ * Returns 0, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
+ */
+int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
+              char *err, size_t errlen);
+
+typedef struct tr_curve_opts {
+    const double *fractions; /* of the maximum rate, e.g. 0.1 .. 1.2; NULL = default */
+    int nfractions;
+    uint64_t warmup_ns;  /* per point (default 5 s) */
+    uint64_t measure_ns; /* per point (default 20 s) */
+    bool quiet;
+} tr_curve_opts;
+
+/*
+ * Rate curve: first a run at maximum rate (afap, o->qd), then one run per fraction
+ * at fraction x max IOPS with exponential arrivals (uniform when o->uniform); the
+ * source is rewound for each point and looped within it. *curve (caller frees) =
+ * {"max_iops", "points":[{"fraction","target_iops","iops","mbps",
+ *  "read":{iops,mbps,mean_us,p99_us,max_us,count}, "write":{...},
+ *  "lag_us":{...}, "run":{sim result of the point}}...]}; point 0 is the max run.
+ */
+int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
+                    json_t **curve, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

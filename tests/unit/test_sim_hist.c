@@ -141,7 +141,10 @@ static void test_json_round_trip_and_merge(void **state)
         sim_hist_record(i & 1 ? a : b, x);
         sim_hist_record(u, x);
     }
-    char *sa = json_dumps(sim_hist_to_json(a), 0), *sb = json_dumps(sim_hist_to_json(b), 0);
+    json_t *ja0 = sim_hist_to_json(a), *jb0 = sim_hist_to_json(b);
+    char *sa = json_dumps(ja0, 0), *sb = json_dumps(jb0, 0);
+    json_decref(ja0);
+    json_decref(jb0);
     char err[128];
     json_t *ja = json_loads(sa, 0, NULL), *jb = json_loads(sb, 0, NULL);
     sim_hist *ra = sim_hist_from_json(ja, err, sizeof err);

@@ -61,8 +61,7 @@ static st_target *open_dir(const char *name, bool create)
     st_target_opts o = {.path = p, .create_dir = create};
     st_target *t = NULL;
     int rc = st_target_open(&o, &t, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "open %s: %s\n", p, err);
+    if (rc) fprintf(stderr, "open %s: %s\n", p, err);
     assert_int_equal(rc, 0);
     return t;
 }
@@ -136,8 +135,7 @@ static void test_manifest_and_cleanup(void **state)
     sub(p, sizeof p, "work/user.db");
     write_file(p, "precious\n");
     int fd;
-    assert_int_equal(st_target_create_file(t, "user.db", 0, &fd, err, sizeof err),
-                     SIM_EXIT_USAGE);
+    assert_int_equal(st_target_create_file(t, "user.db", 0, &fd, err, sizeof err), SIM_EXIT_USAGE);
     assert_non_null(strstr(err, "did not create"));
     assert_false(st_target_owns(t, "user.db"));
     assert_int_equal(st_target_open_file(t, "user.db", 0, true, &fd, err, sizeof err),
@@ -158,8 +156,7 @@ static void test_manifest_and_cleanup(void **state)
     assert_int_equal(st_target_open_file(t, "a.dat", 0, true, &fd, err, sizeof err), 0);
     close(fd);
     /* Names that could escape the directory are refused. */
-    assert_int_equal(st_target_create_file(t, "../x", 0, &fd, err, sizeof err),
-                     SIM_EXIT_USAGE);
+    assert_int_equal(st_target_create_file(t, "../x", 0, &fd, err, sizeof err), SIM_EXIT_USAGE);
     assert_int_equal(st_target_create_file(t, ".appsim-manifest", 0, &fd, err, sizeof err),
                      SIM_EXIT_USAGE);
     char fp[400];
@@ -173,8 +170,7 @@ static void test_manifest_and_cleanup(void **state)
     char line[256];
     int names = 0;
     while (fgets(line, sizeof line, f))
-        if (line[0] != '#')
-            names++;
+        if (line[0] != '#') names++;
     fclose(f);
     assert_int_equal(names, 2);
 

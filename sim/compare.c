@@ -1,0 +1,125 @@
+/*
+ * sim/compare.c: `appsim compare RESULT.json...`: tables of the results per workload and
+ * configuration, drives as columns, best marked, rank. The model is built in
+ * compare_group.c; this file is the command line.
+ */
+#include "sim/compare_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILES 512
+
+static const char usage_text[] =
+    "appsim compare RESULT.json... [--format text|markdown|csv|json] [--label A,B,...]\n"
+    "               [-o FILE]\n"
+    "Compares result files: one table per workload and configuration, metrics as rows,\n"
+    "drives as columns (best marked with *, others as %% of the best), and a rank.\n"
+    "Runs of the same drive and configuration are combined (histograms merged; the\n"
+    "run-to-run range is shown as [min-max]). Results whose configurations differ in\n"
+    "what matters (scale, users, buffer, trace...) are not ranked together; the table\n"
+    "says why.";
+
+/* Splits "a,b,c" into labels (the strings point into a copy owned by *store). */
+int cmp_split_labels(const char *list, char ***labels, char **store)
+{
+    *labels = NULL;
+    *store = NULL;
+    if (!list || !*list) return 0;
+    *store = strdup(list);
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    *labels = calloc((size_t)n, sizeof **labels);
+    int k = 0;
+    for (char *tok = *store, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = 0;
+        (*labels)[k++] = tok;
+    }
+    return k;
+}
+
+static int compare_main(int argc, char **argv)
+{
+    const char *format = "text", *label = NULL, *output = NULL;
+    sim_opt opts[] = {
+        {.name = "format",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &format,
+         .help = "output format",
+         .choices = "text|markdown|csv|json"},
+        {.name = "label",
+         .kind = SIM_OPT_STRING,
+         .dst = &label,
+         .help = "comma-separated column labels, one per file in order (default: the drive "
+                 "model or path from the result); files with the same label are runs of one "
+                 "drive"},
+        {.name = "output",
+         .kind = SIM_OPT_STRING,
+         .dst = &output,
+         .help = "write to FILE instead of standard output (-o)"},
+        SIM_OPT_END,
+    };
+    char *files[MAX_FILES];
+    int nfiles = 0;
+    char **av = cmp_argv_short_o(argc, argv);
+    int rc = sim_opts_parse("compare", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
+    free(av);
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return SIM_EXIT_USAGE;
+    if (nfiles == 0) {
+        sim_error("compare: give one or more result files (written by --json); see "
+                  "`appsim compare --help`");
+        return SIM_EXIT_USAGE;
+    }
+    cmp_format f;
+    if (cmp_format_parse(format, &f)) {
+        sim_error("compare: --format %s is not one of text|markdown|csv|json", format);
+        return SIM_EXIT_USAGE;
+    }
+    char **labels, *store;
+    int nlabels = cmp_split_labels(label, &labels, &store);
+    if (label && nlabels != nfiles) {
+        sim_error("compare: --label has %d labels for %d files; give one label per file, in "
+                  "the order of the files (repeat a label for runs of the same drive)",
+                  nlabels, nfiles);
+        free(labels);
+        free(store);
+        return SIM_EXIT_USAGE;
+    }
+    cmp_set set;
+    char err[1024];
+    rc = cmp_build(&set, files, nfiles, labels, nlabels, err, sizeof err);
+    free(labels);
+    free(store);
+    if (rc) {
+        sim_error("compare: %s", err);
+        return SIM_EXIT_USAGE;
+    }
+    FILE *out = stdout;
+    if (output) {
+        out = fopen(output, "w");
+        if (!out) {
+            sim_error("compare: cannot write %s: %s", output, strerror(errno));
+            cmp_set_free(&set);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    cmp_print(out, &set, f);
+    for (int i = 0; i < set.ngroups; i++)
+        if (set.groups[i].note)
+            sim_warn("table %d (%s): %s", i + 1, set.groups[i].workload, set.groups[i].note);
+    int status = SIM_EXIT_OK;
+    if (out != stdout && fclose(out)) {
+        sim_error("compare: writing %s failed: %s", output, strerror(errno));
+        status = SIM_EXIT_FAIL;
+    }
+    cmp_set_free(&set);
+    return status;
+}
+
+static const sim_command compare_command = {
+    "compare", "compare result files: tables per workload, drives ranked", compare_main};
+SIM_REGISTER_COMMAND(compare_command)

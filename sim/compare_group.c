@@ -1,0 +1,485 @@
+/*
+ * sim/compare_group.c: from loaded results to ranked tables. Results are grouped by
+ * workload and the configuration that matters (sim/compare_load.c decides which keys
+ * matter); groups of one workload with different configurations are never ranked against
+ * each other and each says why. Inside a group, the runs of one drive become one column.
+ *
+ * Rank rule: by throughput (TPS or IOPS; for curve-only results the first curve's peak
+ * IOPS); drives whose throughput is within 1 % of each other, or whose run-to-run ranges
+ * overlap, are tied on it and ordered by p99 latency, then mean latency. This is how the
+ * labs read paced OLTP results: fast drives reach the same offered load and latency
+ * separates them.
+ */
+#include "sim/compare_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIE_FRACTION 0.01
+
+static char *xstrdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xstrdup_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) abort();
+    va_end(ap);
+    return s;
+}
+
+static void result_free(cmp_result *r)
+{
+    free(r->path);
+    free(r->label);
+    free(r->drive_key);
+    free(r->config_key);
+    json_decref(r->doc);
+}
+
+static void group_free(cmp_group *g)
+{
+    for (int i = 0; i < g->nentries; i++) {
+        free(g->entries[i].runs);
+        sim_hist_free(g->entries[i].hist_all);
+    }
+    free(g->entries);
+    for (int i = 0; i < g->nmetrics; i++) {
+        free(g->metrics[i].id);
+        free(g->metrics[i].name);
+        free(g->metrics[i].unit);
+        free(g->metrics[i].cells);
+    }
+    free(g->metrics);
+    free(g->note);
+    free(g->soft_note);
+    free(g->rank_rule);
+    free(g->warnings);
+}
+
+void cmp_set_free(cmp_set *set)
+{
+    for (int i = 0; i < set->ngroups; i++)
+        group_free(&set->groups[i]);
+    free(set->groups);
+    for (int i = 0; i < set->nresults; i++)
+        result_free(&set->results[i]);
+    free(set->results);
+    memset(set, 0, sizeof *set);
+}
+
+/* A short distinguishing tag for two drives that would otherwise share a label. */
+static char *distinguisher(const cmp_result *r)
+{
+    const json_t *t = json_object_get(r->doc, "target");
+    const char *serial = cmp_find_string(t, "serial", 0);
+    if (serial && *serial) return strdup(serial);
+    const char *p = cmp_str(t, "path");
+    if (p && *p) return strdup(p);
+    return strdup(r->path);
+}
+
+static void disambiguate_labels(cmp_set *set)
+{
+    int n = set->nresults;
+    bool clash[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++) {
+        cmp_result *a = &set->results[i];
+        clash[i] = false;
+        for (int j = 0; j < n; j++) {
+            cmp_result *b = &set->results[j];
+            if (j != i && !strcmp(a->label, b->label) && strcmp(a->drive_key, b->drive_key))
+                clash[i] = true;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        cmp_result *a = &set->results[i];
+        if (!clash[i] || !strncmp(a->drive_key, "label:", 6)) continue;
+        char *d = distinguisher(a);
+        char *l = xstrdup_printf("%s [%s]", a->label, d);
+        free(d);
+        free(a->label);
+        a->label = l;
+    }
+}
+
+static void describe_value(char *buf, size_t len, const json_t *v)
+{
+    if (!v) {
+        snprintf(buf, len, "(not set)");
+        return;
+    }
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+    snprintf(buf, len, "%s", s ? s : "?");
+    free(s);
+}
+
+/* "scale 100 vs 10, buffer ..." for the keys (of kind soft or hard) that differ. */
+static char *config_diff(const json_t *a, const json_t *b, bool soft)
+{
+    cmp_buf out = {0};
+    json_t *keys = json_object();
+    const char *k;
+    json_t *v;
+    if (json_is_object(a))
+        json_object_foreach((json_t *)a, k, v) json_object_set_new(keys, k, json_true());
+    if (json_is_object(b))
+        json_object_foreach((json_t *)b, k, v) json_object_set_new(keys, k, json_true());
+    json_object_foreach(keys, k, v)
+    {
+        if (cmp_config_key_ignored(k) || cmp_config_key_soft(k) != soft) continue;
+        const json_t *va = json_object_get(a, k), *vb = json_object_get(b, k);
+        if (va && vb && json_equal((json_t *)va, (json_t *)vb)) continue;
+        char sa[128], sb[128];
+        describe_value(sa, sizeof sa, va);
+        describe_value(sb, sizeof sb, vb);
+        cmp_buf_printf(&out, "%s%s %s vs %s", out.len ? ", " : "", k, sa, sb);
+    }
+    json_decref(keys);
+    return out.s;
+}
+
+static int find_metric(const cmp_mlist *l, const char *id)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->m[i].id, id)) return i;
+    return -1;
+}
+
+static int group_metric(const cmp_group *g, const char *id)
+{
+    for (int i = 0; i < g->nmetrics; i++)
+        if (!strcmp(g->metrics[i].id, id)) return i;
+    return -1;
+}
+
+static void build_rows(cmp_group *g, char **warn)
+{
+    int ne = g->nentries;
+    cmp_mlist comb[ne];
+    int cap = 0;
+    for (int e = 0; e < ne; e++) {
+        memset(&comb[e], 0, sizeof comb[e]);
+        cmp_metrics_for_runs(g->entries[e].runs, g->entries[e].nruns, &comb[e], warn);
+        g->entries[e].hist_all = cmp_merged_hist(g->entries[e].runs, g->entries[e].nruns, "all");
+    }
+    for (int e = 0; e < ne; e++) {
+        for (int i = 0; i < comb[e].n; i++) {
+            if (group_metric(g, comb[e].m[i].id) >= 0) continue;
+            if (g->nmetrics == cap) {
+                cap = cap ? cap * 2 : 32;
+                g->metrics = cmp_xrealloc(g->metrics, (size_t)cap * sizeof *g->metrics);
+            }
+            cmp_metric *m = &g->metrics[g->nmetrics++];
+            m->id = strdup(comb[e].m[i].id);
+            m->name = strdup(comb[e].m[i].name);
+            m->unit = strdup(comb[e].m[i].unit);
+            m->better = comb[e].m[i].better;
+            m->cells = calloc((size_t)ne, sizeof *m->cells);
+        }
+    }
+    for (int e = 0; e < ne; e++) {
+        cmp_entry *en = &g->entries[e];
+        for (int r = 0; r < en->nruns; r++) {
+            cmp_mlist one = {0};
+            cmp_metrics_for_runs(&en->runs[r], 1, &one, NULL);
+            for (int i = 0; i < one.n; i++) {
+                int gi = group_metric(g, one.m[i].id);
+                if (gi < 0) continue;
+                cmp_cell *c = &g->metrics[gi].cells[e];
+                double v = one.m[i].cells[0].value;
+                if (c->nruns == 0 || v < c->min) c->min = v;
+                if (c->nruns == 0 || v > c->max) c->max = v;
+                c->nruns++;
+            }
+            cmp_mlist_free(&one);
+        }
+        for (int gi = 0; gi < g->nmetrics; gi++) {
+            int i = find_metric(&comb[e], g->metrics[gi].id);
+            if (i < 0) continue;
+            cmp_cell *c = &g->metrics[gi].cells[e];
+            c->have = true;
+            c->value = comb[e].m[i].cells[0].value;
+            if (c->nruns == 0) {
+                c->min = c->max = c->value;
+                c->nruns = 1;
+            }
+        }
+        cmp_mlist_free(&comb[e]);
+    }
+}
+
+static void mark_best(cmp_group *g)
+{
+    for (int i = 0; i < g->nmetrics; i++) {
+        cmp_metric *m = &g->metrics[i];
+        bool any = false;
+        double best = 0;
+        for (int e = 0; e < g->nentries; e++) {
+            cmp_cell *c = &m->cells[e];
+            c->pct = -1;
+            c->best = false;
+            if (!c->have || m->better == CMP_NONE) continue;
+            if (!any || (m->better == CMP_HIGHER ? c->value > best : c->value < best))
+                best = c->value;
+            any = true;
+        }
+        if (!any) continue;
+        for (int e = 0; e < g->nentries; e++) {
+            cmp_cell *c = &m->cells[e];
+            if (!c->have) continue;
+            c->best = c->value == best;
+            if (best != 0) c->pct = 100.0 * c->value / best;
+        }
+    }
+}
+
+typedef struct rank_ctx {
+    const cmp_group *g;
+    int primary, p99, mean;
+} rank_ctx;
+
+static bool tied(const cmp_cell *a, const cmp_cell *b)
+{
+    double hi = fmax(fabs(a->value), fabs(b->value));
+    if (hi == 0 || fabs(a->value - b->value) <= TIE_FRACTION * hi) return true;
+    /* Within each other's run-to-run range: the difference is within noise. */
+    return a->nruns > 1 && b->nruns > 1 && a->min <= b->max && b->min <= a->max;
+}
+
+/* < 0 when entry a ranks before entry b. */
+static int rank_cmp(const rank_ctx *rc, int a, int b)
+{
+    const cmp_metric *pm = &rc->g->metrics[rc->primary];
+    const cmp_cell *ca = &pm->cells[a], *cb = &pm->cells[b];
+    if (ca->have != cb->have) return ca->have ? -1 : 1;
+    if (ca->have && !tied(ca, cb)) return ca->value > cb->value ? -1 : 1;
+    int lat[2] = {rc->p99, rc->mean};
+    for (int k = 0; k < 2; k++) {
+        if (lat[k] < 0) continue;
+        const cmp_cell *la = &rc->g->metrics[lat[k]].cells[a];
+        const cmp_cell *lb = &rc->g->metrics[lat[k]].cells[b];
+        if (la->have && lb->have && la->value != lb->value) return la->value < lb->value ? -1 : 1;
+    }
+    if (ca->have && ca->value != cb->value) return ca->value > cb->value ? -1 : 1;
+    return 0;
+}
+
+static void rank_group(cmp_group *g)
+{
+    rank_ctx rc = {g, group_metric(g, "rate"), group_metric(g, "lat.p99"),
+                   group_metric(g, "lat.mean")};
+    if (rc.primary < 0) {
+        for (int i = 0; i < g->nmetrics; i++) {
+            const char *id = g->metrics[i].id;
+            size_t n = strlen(id);
+            if (!strncmp(id, "curve.", 6) && n > 5 && !strcmp(id + n - 5, ".peak")) {
+                rc.primary = i;
+                char base[300];
+                snprintf(base, sizeof base, "%.*slat.p99", (int)(n - 4), id);
+                rc.p99 = group_metric(g, base);
+                snprintf(base, sizeof base, "%.*slat.mean", (int)(n - 4), id);
+                rc.mean = group_metric(g, base);
+                break;
+            }
+        }
+    }
+    if (rc.primary < 0) {
+        g->rank_rule = strdup("not ranked: the results have no throughput figure");
+        return;
+    }
+    int ne = g->nentries;
+    int order[ne];
+    for (int i = 0; i < ne; i++)
+        order[i] = i;
+    for (int i = 1; i < ne; i++) {
+        int x = order[i], j = i - 1;
+        while (j >= 0 && rank_cmp(&rc, x, order[j]) < 0) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    /* Put the columns in rank order (entries and every row's cells). */
+    cmp_entry *ents = malloc((size_t)ne * sizeof *ents);
+    for (int i = 0; i < ne; i++) {
+        ents[i] = g->entries[order[i]];
+        ents[i].rank = i + 1;
+    }
+    memcpy(g->entries, ents, (size_t)ne * sizeof *ents);
+    free(ents);
+    cmp_cell tmp[ne];
+    for (int m = 0; m < g->nmetrics; m++) {
+        for (int i = 0; i < ne; i++)
+            tmp[i] = g->metrics[m].cells[order[i]];
+        memcpy(g->metrics[m].cells, tmp, (size_t)ne * sizeof *tmp);
+    }
+    g->rank_rule = xstrdup_printf(
+        "ranked by %s; drives within %.0f %% of each other or within each other's run-to-run "
+        "range are ordered by %s",
+        g->metrics[rc.primary].name, TIE_FRACTION * 100,
+        rc.p99 >= 0 ? "p99 latency, then mean latency" : "mean latency");
+}
+
+/* Soft settings (duration, warm-up) that differ inside a group. */
+static void soft_differences(cmp_group *g)
+{
+    cmp_buf out = {0};
+    const json_t *first = g->entries[0].runs[0]->config;
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++) {
+            char *d = config_diff(first, g->entries[e].runs[r]->config, true);
+            if (d && *d && (!out.s || !strstr(out.s, d)))
+                cmp_buf_printf(&out, "%s%s (%s)", out.len ? "; " : "", d,
+                               g->entries[e].runs[r]->path);
+            free(d);
+        }
+    if (out.s) g->soft_note = xstrdup_printf("measured differently but ranked anyway: %s", out.s);
+    cmp_buf_free(&out);
+}
+
+static void interrupted_warning(cmp_group *g)
+{
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++)
+            if (g->entries[e].runs[r]->interrupted) {
+                char *msg = xstrdup_printf("%s was interrupted (its measured phase is shorter)",
+                                           g->entries[e].runs[r]->path);
+                if (g->warnings) {
+                    char *w = xstrdup_printf("%s; %s", g->warnings, msg);
+                    free(g->warnings);
+                    free(msg);
+                    g->warnings = w;
+                } else {
+                    g->warnings = msg;
+                }
+            }
+}
+
+static int add_group(cmp_set *set, cmp_result *r)
+{
+    for (int i = 0; i < set->ngroups; i++) {
+        cmp_group *g = &set->groups[i];
+        const cmp_result *f = g->entries[0].runs[0];
+        if (strcmp(f->workload, r->workload) || strcmp(f->config_key, r->config_key)) continue;
+        for (int e = 0; e < g->nentries; e++) {
+            cmp_entry *en = &g->entries[e];
+            if (!strcmp(en->runs[0]->drive_key, r->drive_key)) {
+                en->runs = cmp_xrealloc(en->runs, (size_t)(en->nruns + 1) * sizeof *en->runs);
+                en->runs[en->nruns++] = r;
+                return i;
+            }
+        }
+        g->entries = cmp_xrealloc(g->entries, (size_t)(g->nentries + 1) * sizeof *g->entries);
+        cmp_entry *en = &g->entries[g->nentries++];
+        memset(en, 0, sizeof *en);
+        en->label = r->label;
+        en->runs = malloc(sizeof *en->runs);
+        en->runs[0] = r;
+        en->nruns = 1;
+        return i;
+    }
+    set->groups = cmp_xrealloc(set->groups, (size_t)(set->ngroups + 1) * sizeof *set->groups);
+    cmp_group *g = &set->groups[set->ngroups++];
+    memset(g, 0, sizeof *g);
+    g->workload = r->workload;
+    g->config = r->config;
+    g->entries = calloc(1, sizeof *g->entries);
+    g->entries[0].label = r->label;
+    g->entries[0].runs = malloc(sizeof *g->entries[0].runs);
+    g->entries[0].runs[0] = r;
+    g->entries[0].nruns = 1;
+    g->nentries = 1;
+    return set->ngroups - 1;
+}
+
+/* Groups of the same workload: each one after the first says how it differs. */
+static void incomparable_notes(cmp_set *set)
+{
+    for (int i = 0; i < set->ngroups; i++) {
+        cmp_group *g = &set->groups[i];
+        for (int j = 0; j < i; j++) {
+            cmp_group *f = &set->groups[j];
+            if (strcmp(f->workload, g->workload)) continue;
+            char *d = config_diff(f->config, g->config, false);
+            g->note = xstrdup_printf(
+                "not ranked against the %s results of table %d (%s): the configuration "
+                "differs in %s",
+                g->workload, j + 1, f->entries[0].label, d && *d ? d : "settings");
+            free(d);
+            break;
+        }
+    }
+}
+
+/* Tables of one workload next to each other, in order of first appearance. */
+static void order_groups(cmp_set *set)
+{
+    for (int i = 1; i < set->ngroups; i++) {
+        cmp_group x = set->groups[i];
+        int first = -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(set->groups[j].workload, x.workload)) first = j;
+        if (first < 0 || first == i - 1) continue;
+        memmove(&set->groups[first + 2], &set->groups[first + 1],
+                (size_t)(i - first - 1) * sizeof x);
+        set->groups[first + 1] = x;
+    }
+}
+
+int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
+              size_t errlen)
+{
+    memset(set, 0, sizeof *set);
+    if (npaths <= 0) {
+        snprintf(err, errlen, "no result files given");
+        return -1;
+    }
+    /* The same file twice would be counted as two runs. */
+    for (int i = 0; i < npaths; i++) {
+        char *ri = realpath(paths[i], NULL);
+        for (int j = 0; ri && j < i; j++) {
+            char *rj = realpath(paths[j], NULL);
+            bool same = rj && !strcmp(ri, rj);
+            free(rj);
+            if (same) {
+                snprintf(err, errlen, "%s: given twice (as %s too); give each result once",
+                         paths[i], paths[j]);
+                free(ri);
+                return -1;
+            }
+        }
+        free(ri);
+    }
+    set->results = calloc((size_t)npaths, sizeof *set->results);
+    for (int i = 0; i < npaths; i++) {
+        if (cmp_load(&set->results[i], paths[i], err, errlen)) {
+            cmp_set_free(set);
+            return -1;
+        }
+        set->nresults++;
+        if (i < nlabels && labels[i] && *labels[i]) {
+            cmp_result *r = &set->results[i];
+            free(r->label);
+            free(r->drive_key);
+            r->label = strdup(labels[i]);
+            r->drive_key = xstrdup_printf("label:%s", labels[i]);
+        }
+    }
+    disambiguate_labels(set);
+    for (int i = 0; i < set->nresults; i++)
+        add_group(set, &set->results[i]);
+    order_groups(set);
+    incomparable_notes(set);
+    for (int i = 0; i < set->ngroups; i++) {
+        cmp_group *g = &set->groups[i];
+        build_rows(g, &g->warnings);
+        mark_best(g);
+        rank_group(g);
+        soft_differences(g);
+        interrupted_warning(g);
+    }
+    return 0;
+}

@@ -1,0 +1,186 @@
+/*
+ * sim/compare_internal.h: the comparison model shared by `appsim compare`, `appsim report`
+ * and `appsim suite` (private to sim/compare*.c, sim/report*.c, sim/suite*.c).
+ *
+ * Flow: result files are loaded and validated (cmp_load), grouped by workload and the
+ * configuration that matters (cmp_build), repeated runs of one drive in one group are
+ * combined into one column (histograms merged, never averaged), and each group becomes a
+ * table of metrics (rows) by drives (columns) with the best marked and a rank.
+ *
+ * Invariants: a cmp_set owns every result document it loaded; groups and entries only
+ * point into it. A metric's value is present only when it could be computed honestly
+ * (e.g. percentiles of several runs only from their merged histograms).
+ */
+#ifndef APPSIM_COMPARE_INTERNAL_H
+#define APPSIM_COMPARE_INTERNAL_H
+
+#include "sim/sim.h"
+
+/* One result file. */
+typedef struct cmp_result {
+    char *path;
+    json_t *doc; /* owned */
+    const char *workload;
+    char *label;      /* column heading */
+    char *drive_key;  /* runs with equal drive_key and config are combined */
+    char *config_key; /* canonical JSON of the configuration that matters */
+    json_t *config;   /* borrowed from doc; may be NULL */
+    bool interrupted;
+} cmp_result;
+
+typedef enum cmp_better { CMP_NONE, CMP_HIGHER, CMP_LOWER } cmp_better;
+
+/* One cell of a metric row: the combined value and the run-to-run spread. */
+typedef struct cmp_cell {
+    bool have;
+    double value;
+    int nruns;       /* runs that had this metric */
+    double min, max; /* over those runs (equal to value for one run) */
+    double pct;      /* value as a percentage of the row's best (when ranked) */
+    bool best;
+} cmp_cell;
+
+typedef struct cmp_metric {
+    char *id;   /* stable key: "rate", "lat.p99", "type.new_order.p99", ... */
+    char *name; /* row heading */
+    char *unit; /* "tps", "iops", "us", "" */
+    cmp_better better;
+    cmp_cell *cells; /* one per entry of the group */
+} cmp_metric;
+
+/* One drive (column) of a group: one or more runs. */
+typedef struct cmp_entry {
+    const char *label;
+    cmp_result **runs;
+    int nruns;
+    int rank;           /* 1-based; 0 when the group is not ranked */
+    sim_hist *hist_all; /* merged measured histogram of all types, or NULL */
+} cmp_entry;
+
+typedef struct cmp_group {
+    const char *workload;
+    json_t *config; /* borrowed: configuration of the first run */
+    cmp_entry *entries;
+    int nentries;
+    cmp_metric *metrics;
+    int nmetrics;
+    char *note;      /* why this group is apart from others of its workload, or NULL */
+    char *soft_note; /* settings that differ but do not prevent ranking, or NULL */
+    char *rank_rule; /* how the rank was decided */
+    char *warnings;  /* e.g. percentiles unavailable for combined runs without histograms */
+} cmp_group;
+
+typedef struct cmp_set {
+    cmp_result *results;
+    int nresults;
+    cmp_group *groups;
+    int ngroups;
+} cmp_set;
+
+/* Loads and validates one file. On failure returns -1 with err filled ("FILE: what is
+ * wrong"); the caller exits with SIM_EXIT_USAGE. */
+int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
+/* Loads every file, applies labels (labels may be NULL or have fewer entries: the rest
+ * come from the drive identity), groups, combines and ranks. 0, or -1 with err. */
+int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
+              size_t errlen);
+void cmp_set_free(cmp_set *set);
+
+/* The label a result gets from its drive identity (model, serial, path), malloc'ed. */
+char *cmp_identity_label(const json_t *doc, const char *path);
+/* Key configuration entries that do not change what is measured (paths, output files,
+ * seeds, reporting); they never prevent ranking. Duration-like entries ("soft") are
+ * reported when they differ but do not prevent ranking either. */
+bool cmp_config_key_ignored(const char *key);
+bool cmp_config_key_soft(const char *key);
+
+/* Metric computation over a set of runs of one drive (compare_metrics.c). Appends to
+ * *metrics (growing array) the metrics those runs have, values combined. */
+typedef struct cmp_mlist {
+    cmp_metric *m;
+    int n, cap;
+} cmp_mlist;
+/* Computes the combined metrics of runs[0..n) into a list whose cells have one element;
+ * warn (may be NULL) receives a malloc'ed message when something could not be combined. */
+void cmp_metrics_for_runs(cmp_result **runs, int n, cmp_mlist *out, char **warn);
+void cmp_mlist_free(cmp_mlist *l);
+/* Merged histogram of `key` ("all" or a type) over runs, or NULL when any run lacks it. */
+sim_hist *cmp_merged_hist(cmp_result **runs, int n, const char *key);
+/* Histogram stored under doc.histograms.<key>, or NULL. Caller frees. */
+sim_hist *cmp_hist_of(const json_t *doc, const char *key);
+
+/* First non-empty string under `key` in obj or its nested objects and arrays (up to
+ * 3 levels below depth), e.g. "model" in target.device.model; NULL when none. */
+const char *cmp_find_string(const json_t *obj, const char *key, int depth);
+
+/* Numeric helpers over JSON (NULL-safe; missing or non-numeric gives false). */
+bool cmp_num(const json_t *obj, const char *key, double *v);
+const char *cmp_str(const json_t *obj, const char *key);
+/* Every rate curve in doc: a "curve" key holding an array of points or an object with a
+ * "points" array, found depth-first (into objects and arrays of objects). curves[i] is
+ * the points array; names[i] (malloc'ed) says where: "curve" at the top level, else the
+ * path of the object holding it, array elements named by their identifying fields
+ * (e.g. "full/boot" for a VDI storm). Returns the count. */
+int cmp_find_curves(const json_t *doc, const json_t **curves, char **names, int max);
+/* IOPS (or rate) of a curve point; false when absent. */
+bool cmp_point_rate(const json_t *pt, double *v);
+/* Latency summary of a curve point (object with mean_us, p99_us, ...), or NULL. */
+const json_t *cmp_point_latency(const json_t *pt);
+/* Serialized histograms of a curve point ({"all": H, ...}), or NULL. */
+const json_t *cmp_point_histograms(const json_t *pt);
+
+/* Output (compare_format.c). */
+typedef enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON } cmp_format;
+int cmp_format_parse(const char *s, cmp_format *f);
+void cmp_print(FILE *out, const cmp_set *set, cmp_format f);
+json_t *cmp_to_json(const cmp_set *set);
+/* "12,650.3" style formatting of a metric value for tables. */
+void cmp_format_value(char *buf, size_t len, double v, const char *unit);
+
+/* realloc that aborts with a message when memory is exhausted (never returns NULL). */
+void *cmp_xrealloc(void *p, size_t n);
+
+/* Growable string buffer used by the report and the formatters. */
+typedef struct cmp_buf {
+    char *s;
+    size_t len, cap;
+} cmp_buf;
+void cmp_buf_printf(cmp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmp_buf_puts(cmp_buf *b, const char *s);
+/* Appends s with & < > " ' escaped for HTML/SVG text and attributes. */
+void cmp_buf_html(cmp_buf *b, const char *s);
+void cmp_buf_free(cmp_buf *b);
+
+/* Report (report*.c): writes the self-contained HTML report of set to path atomically.
+ * 0 or -1 with a message printed. */
+int report_write(const cmp_set *set, const char *path, const char *title);
+
+/* SVG charts (report_svg.c). Every chart is an <svg class="chart" data-chart=ID> whose
+ * data elements carry their values: bars are <rect class="bar" data-series data-cat
+ * data-value>, points are <circle class="pt" data-series data-x data-y>, so a test (or a
+ * reader) can check what is drawn against the results. Values that are NAN are absent. */
+typedef enum svg_scale { SVG_LINEAR, SVG_LOG, SVG_NINES } svg_scale;
+typedef struct svg_series {
+    const char *name;
+    int n;
+    const double *x, *y;
+} svg_series;
+void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
+                   const char *const *cats, int ncats, const char *const *series, int nseries,
+                   const double *values /* [cat * nseries + series] */);
+void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
+                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries);
+/* The same with a dashed vertical marker at x = mark_x (e.g. the end of the warm-up),
+ * labelled mark_label; NAN for none. */
+void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
+                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
+                           int nseries, double mark_x, const char *mark_label);
+
+/* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
+int cmp_split_labels(const char *list, char ***labels, char **store);
+
+/* argv helper for commands that accept "-o FILE": rewrites "-o" to "--output" in a copy
+ * of argv (the strings are shared). Caller frees the array. */
+char **cmp_argv_short_o(int argc, char **argv);
+
+#endif

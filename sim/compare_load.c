@@ -1,0 +1,245 @@
+/*
+ * sim/compare_load.c: loading one result file for compare/report/suite: validation
+ * (anything that is not an appsim result is refused with the file and the reason), the
+ * drive label and key from the target identity, and the configuration key that decides
+ * which results may be ranked against each other.
+ */
+#include "sim/compare_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHEMA_PREFIX "appsim-result/"
+#define SCHEMA_VERSION 1
+
+/* Options that say where things go or how they are shown, never what is measured. */
+static const char *const ignored_keys[] = {
+    "target",
+    "json",
+    "output",
+    "o",
+    "report-interval",
+    "quiet",
+    "seed",
+    "label",
+    "keep-pristine",
+    "skip-bad",
+    "verbose",
+    "progress",
+    "allow-destroy",
+    "cleanup",
+    "help",
+    "device",
+    "path",
+    "dir",
+    NULL,
+};
+/* Options that change how long was measured: reported when they differ, not refused. */
+static const char *const soft_keys[] = {"duration",     "time",           "warmup", "loop",
+                                        "point-warmup", "point-duration", NULL};
+
+static bool in_list(const char *const *list, const char *key)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(list[i], key)) return true;
+    return false;
+}
+
+bool cmp_config_key_ignored(const char *key)
+{
+    return in_list(ignored_keys, key);
+}
+
+bool cmp_config_key_soft(const char *key)
+{
+    return in_list(soft_keys, key);
+}
+
+/* First string value under `key` in obj or its nested objects/arrays (depth-limited). */
+const char *cmp_find_string(const json_t *obj, const char *key, int depth)
+{
+    if (!obj || depth > 3) return NULL;
+    if (json_is_object(obj)) {
+        const char *s = cmp_str(obj, key);
+        if (s && *s) return s;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)obj, k, v)
+        {
+            if (json_is_object(v) || json_is_array(v)) {
+                const char *r = cmp_find_string(v, key, depth + 1);
+                if (r) return r;
+            }
+        }
+    } else if (json_is_array(obj)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach((json_t *)obj, i, v)
+        {
+            const char *r = cmp_find_string(v, key, depth + 1);
+            if (r) return r;
+        }
+    }
+    return NULL;
+}
+
+static char *trimmed_dup(const char *s)
+{
+    while (*s == ' ')
+        s++;
+    size_t n = strlen(s);
+    while (n && s[n - 1] == ' ')
+        n--;
+    return strndup(s, n);
+}
+
+static char *file_stem(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".json")) n -= 5;
+    return strndup(b, n);
+}
+
+char *cmp_identity_label(const json_t *doc, const char *path)
+{
+    const json_t *t = json_object_get(doc, "target");
+    const char *model = cmp_find_string(t, "model", 0);
+    if (model) return trimmed_dup(model);
+    const char *tp = cmp_str(t, "path");
+    if (tp && *tp) return strdup(tp);
+    return file_stem(path);
+}
+
+static char *drive_key(const json_t *doc, const char *path)
+{
+    const json_t *t = json_object_get(doc, "target");
+    const char *serial = cmp_find_string(t, "serial", 0);
+    const char *model = cmp_find_string(t, "model", 0);
+    const char *tp = cmp_str(t, "path");
+    char buf[1024];
+    if (serial)
+        snprintf(buf, sizeof buf, "serial:%s|model:%s", serial, model ? model : "");
+    else if (model || tp)
+        snprintf(buf, sizeof buf, "model:%s|path:%s", model ? model : "", tp ? tp : "");
+    else
+        snprintf(buf, sizeof buf, "file:%s", path);
+    return strdup(buf);
+}
+
+static char *config_key(const json_t *config)
+{
+    json_t *c = json_object();
+    if (json_is_object(config)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)config, k, v)
+        {
+            if (!cmp_config_key_ignored(k) && !cmp_config_key_soft(k)) json_object_set(c, k, v);
+        }
+    }
+    char *s = json_dumps(c, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(c);
+    return s ? s : strdup("{}");
+}
+
+static int fail(char *err, size_t errlen, const char *path, const char *what)
+{
+    snprintf(err, errlen, "%s: %s", path, what);
+    return -1;
+}
+
+/* Every serialized histogram must parse: a damaged one is reported now rather than
+ * silently dropped from a merge later. */
+static int check_histograms(const json_t *h, const char *where, const char *path, char *err,
+                            size_t errlen)
+{
+    if (!h) return 0;
+    if (!json_is_object(h)) return fail(err, errlen, path, "\"histograms\" is not an object");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)h, k, v)
+    {
+        char herr[256] = "";
+        sim_hist *x = sim_hist_from_json(v, herr, sizeof herr);
+        if (!x) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%shistograms.%s is malformed: %s", where, k, herr);
+            return fail(err, errlen, path, msg);
+        }
+        sim_hist_free(x);
+    }
+    return 0;
+}
+
+int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, JSON_DECODE_ANY, &jerr);
+    if (!doc) {
+        char msg[400];
+        if (jerr.line <= 0 && jerr.position <= 0)
+            snprintf(msg, sizeof msg, "cannot read: %s", jerr.text);
+        else
+            snprintf(msg, sizeof msg, "not JSON (line %d: %s); expected an appsim result file",
+                     jerr.line, jerr.text);
+        return fail(err, errlen, path, msg);
+    }
+    const char *schema = cmp_str(doc, "schema");
+    if (!json_is_object(doc) || !schema || strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX))) {
+        json_decref(doc);
+        return fail(err, errlen, path,
+                    "not an appsim result file (no \"schema\": \"appsim-result/1\"); give the "
+                    "files written by --json");
+    }
+    int version = atoi(schema + strlen(SCHEMA_PREFIX));
+    if (version != SCHEMA_VERSION) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "result schema \"%.40s\" is not the one this appsim reads (appsim-result/%d); "
+                 "use the appsim version that wrote it",
+                 schema, SCHEMA_VERSION);
+        json_decref(doc);
+        return fail(err, errlen, path, msg);
+    }
+    const char *wl = cmp_str(doc, "workload");
+    if (!wl || !*wl) {
+        json_decref(doc);
+        return fail(err, errlen, path, "appsim result without a \"workload\"; file is damaged");
+    }
+    const json_t *summary = json_object_get(doc, "summary");
+    if (summary && !json_is_object(summary)) {
+        json_decref(doc);
+        return fail(err, errlen, path, "\"summary\" is not an object; file is damaged");
+    }
+    const json_t *cv[1];
+    char *cn[1] = {NULL};
+    int ncurves = cmp_find_curves(doc, cv, cn, 1);
+    free(cn[0]);
+    if (!summary && ncurves == 0) {
+        json_decref(doc);
+        return fail(err, errlen, path,
+                    "holds no measurement (no \"summary\" and no \"curve\"); the run did not "
+                    "finish writing it");
+    }
+    const json_t *config = json_object_get(doc, "config");
+    if (config && !json_is_object(config)) {
+        json_decref(doc);
+        return fail(err, errlen, path, "\"config\" is not an object; file is damaged");
+    }
+    if (check_histograms(json_object_get(doc, "histograms"), "", path, err, errlen)) {
+        json_decref(doc);
+        return -1;
+    }
+    r->path = strdup(path);
+    r->doc = doc;
+    r->workload = wl;
+    r->config = (json_t *)config;
+    r->config_key = config_key(config);
+    r->label = cmp_identity_label(doc, path);
+    r->drive_key = drive_key(doc, path);
+    r->interrupted = json_is_true(json_object_get(doc, "interrupted"));
+    return 0;
+}

@@ -1,0 +1,600 @@
+/*
+ * sim/report.c: `appsim report RESULT.json... -o report.html`: one self-contained HTML file
+ * (inline CSS and SVG, no scripts, fonts or links to fetch) with the comparison tables,
+ * the charts the review labs publish, the drives' identities and the full
+ * configurations. It is built from the same model as `appsim compare`, so the tables and
+ * the charts cannot disagree. Written atomically (temporary file, fsync, rename).
+ */
+#include "sim/compare_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_FILES 512
+
+/* Percentiles drawn on the latency percentile curves (p50 to p99.99). */
+static const double curve_pcts[] = {50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+#define NCURVE_PCTS ((int)(sizeof curve_pcts / sizeof curve_pcts[0]))
+
+static const char css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
+    "margin:2em auto;max-width:1100px;color:#222;line-height:1.4;padding:0 1em}"
+    "h1{font-size:1.6em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;"
+    "margin-top:2em}h3{font-size:1.05em;margin-top:1.5em}"
+    "table{border-collapse:collapse;margin:.6em 0;font-size:.88em}"
+    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}"
+    "th:first-child,td:first-child{text-align:left}thead th{background:#eef3f8}"
+    "td.best{font-weight:bold;background:#e6f4ea}td .pct{color:#666}td .spread{color:#888;"
+    "font-size:.85em}table.kv td,table.kv th{text-align:left;font-family:monospace}"
+    ".note{color:#8a4b00}.warn{color:#a00}.config{font-family:monospace;font-size:.85em;"
+    "word-break:break-all}svg.chart{display:block;margin:.8em 0;max-width:100%;height:auto}"
+    "svg .title{font-weight:bold;font-size:14px}svg .tick,svg .legend{font-size:11px}"
+    "svg .axis{font-size:12px}figure{margin:0}"
+    "@media print{body{max-width:none;margin:0}section,svg.chart,table{break-inside:avoid}"
+    "h2{break-before:auto}}";
+
+static void html_table(cmp_buf *b, const cmp_group *g)
+{
+    cmp_buf_puts(b, "<table class=\"cmp\"><thead><tr><th>metric</th>");
+    for (int e = 0; e < g->nentries; e++) {
+        cmp_buf_puts(b, "<th>");
+        cmp_buf_html(b, g->entries[e].label);
+        cmp_buf_puts(b, "</th>");
+    }
+    cmp_buf_puts(b, "</tr></thead><tbody>\n");
+    for (int m = 0; m < g->nmetrics; m++) {
+        const cmp_metric *mt = &g->metrics[m];
+        cmp_buf_puts(b, "<tr><th>");
+        cmp_buf_html(b, mt->name);
+        if (mt->unit[0] && strcmp(mt->unit, "tps") && strcmp(mt->unit, "iops"))
+            cmp_buf_printf(b, " (%s)", mt->unit);
+        cmp_buf_puts(b, "</th>");
+        for (int e = 0; e < g->nentries; e++) {
+            const cmp_cell *c = &mt->cells[e];
+            if (!c->have) {
+                cmp_buf_puts(b, "<td>-</td>");
+                continue;
+            }
+            char v[64];
+            cmp_format_value(v, sizeof v, c->value, mt->unit);
+            cmp_buf_printf(b, "<td%s data-metric=\"", c->best ? " class=\"best\"" : "");
+            cmp_buf_html(b, mt->id);
+            cmp_buf_printf(b, "\" data-value=\"%.10g\">%s", c->value, v);
+            if (mt->better != CMP_NONE && c->best)
+                cmp_buf_puts(b, " &#9733;");
+            else if (mt->better != CMP_NONE && c->pct >= 0)
+                cmp_buf_printf(b, " <span class=\"pct\">%.1f%%</span>", c->pct);
+            if (c->nruns > 1 && c->min != c->max) {
+                char lo[64], hi[64];
+                cmp_format_value(lo, sizeof lo, c->min, mt->unit);
+                cmp_format_value(hi, sizeof hi, c->max, mt->unit);
+                cmp_buf_printf(b, "<br><span class=\"spread\">%s&ndash;%s</span>", lo, hi);
+            }
+            cmp_buf_puts(b, "</td>");
+        }
+        cmp_buf_puts(b, "</tr>\n");
+    }
+    cmp_buf_puts(b, "<tr><th>rank (runs)</th>");
+    for (int e = 0; e < g->nentries; e++) {
+        if (g->entries[e].rank)
+            cmp_buf_printf(b, "<td>%d (%d)</td>", g->entries[e].rank, g->entries[e].nruns);
+        else
+            cmp_buf_printf(b, "<td>- (%d)</td>", g->entries[e].nruns);
+    }
+    cmp_buf_puts(b, "</tr></tbody></table>\n");
+}
+
+static int metric_index(const cmp_group *g, const char *id)
+{
+    for (int i = 0; i < g->nmetrics; i++)
+        if (!strcmp(g->metrics[i].id, id)) return i;
+    return -1;
+}
+
+static void chart_id(char *buf, size_t len, int gi, const char *what)
+{
+    snprintf(buf, len, "g%d-%s", gi + 1, what);
+}
+
+static void bars(cmp_buf *b, const cmp_group *g, int gi)
+{
+    int ne = g->nentries;
+    const char *cats[ne];
+    for (int e = 0; e < ne; e++)
+        cats[e] = g->entries[e].label;
+    char id[64], title[200];
+    int r = metric_index(g, "rate");
+    if (r >= 0) {
+        double vals[ne];
+        for (int e = 0; e < ne; e++)
+            vals[e] = g->metrics[r].cells[e].have ? g->metrics[r].cells[e].value : NAN;
+        const char *series[] = {g->metrics[r].name};
+        chart_id(id, sizeof id, gi, "rate");
+        snprintf(title, sizeof title, "%s per drive (higher is better)", g->metrics[r].name);
+        svg_bar_chart(b, id, title, g->metrics[r].name, cats, ne, series, 1, vals);
+    }
+    static const char *const lat_ids[] = {"lat.mean", "lat.p95", "lat.p99", "lat.p99.9"};
+    static const char *const lat_names[] = {"mean", "p95", "p99", "p99.9"};
+    const char *series[4];
+    int idx[4], ns = 0;
+    for (int i = 0; i < 4; i++) {
+        int m = metric_index(g, lat_ids[i]);
+        if (m >= 0) {
+            idx[ns] = m;
+            series[ns++] = lat_names[i];
+        }
+    }
+    if (ns == 0) return;
+    double vals[ne * ns];
+    for (int e = 0; e < ne; e++)
+        for (int s = 0; s < ns; s++) {
+            const cmp_cell *c = &g->metrics[idx[s]].cells[e];
+            vals[e * ns + s] = c->have ? c->value : NAN;
+        }
+    chart_id(id, sizeof id, gi, "latency");
+    svg_bar_chart(b, id, "Latency per drive, microseconds (lower is better)", "latency (us)", cats,
+                  ne, series, ns, vals);
+}
+
+static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
+{
+    /* Curve-only results (replay --curve, vdi) keep their histograms per point. */
+    if (metric_index(g, "rate") < 0) return;
+    int ne = g->nentries, ns = 0;
+    svg_series ser[ne];
+    double xs[ne][NCURVE_PCTS], ys[ne][NCURVE_PCTS];
+    for (int e = 0; e < ne; e++) {
+        const sim_hist *h = g->entries[e].hist_all;
+        if (!h || sim_hist_count(h) == 0) continue;
+        for (int i = 0; i < NCURVE_PCTS; i++) {
+            xs[ns][i] = curve_pcts[i];
+            ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
+        }
+        ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns]};
+        ns++;
+    }
+    cmp_buf missing = {0};
+    for (int e = 0; e < ne; e++)
+        if (!g->entries[e].hist_all || sim_hist_count(g->entries[e].hist_all) == 0) {
+            cmp_buf_puts(&missing, missing.len ? ", " : "");
+            cmp_buf_html(&missing, g->entries[e].label);
+        }
+    if (missing.s)
+        cmp_buf_printf(b,
+                       "<p class=\"note\">No latency histograms in the results of %s: no "
+                       "percentile curve for %s.</p>\n",
+                       missing.s, strchr(missing.s, ',') ? "them" : "it");
+    cmp_buf_free(&missing);
+    if (!ns) return;
+    char id[64];
+    chart_id(id, sizeof id, gi, "percentiles");
+    svg_line_chart(b, id, "Latency percentiles, p50 to p99.99 (merged histograms)", "percentile",
+                   SVG_NINES, "latency (us)", SVG_LOG, ser, ns);
+}
+
+/* One series per run; label "drive" or "drive (run k)". */
+static char *run_name(const cmp_entry *en, int r)
+{
+    char *s = NULL;
+    if (en->nruns == 1)
+        s = strdup(en->label);
+    else if (asprintf(&s, "%s (run %d)", en->label, r + 1) < 0)
+        s = NULL;
+    return s;
+}
+
+static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_name)
+{
+    int total = 0;
+    for (int e = 0; e < g->nentries; e++)
+        total += g->entries[e].nruns;
+    svg_series rate[total], p99[total];
+    double *bufs[total * 3];
+    char *names[total];
+    int ns = 0, nb = 0;
+    double warm_end = NAN; /* the latest end of a warm-up interval over the runs */
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++) {
+            const json_t *iv = json_object_get(g->entries[e].runs[r]->doc, "intervals");
+            size_t n = json_is_array(iv) ? json_array_size(iv) : 0;
+            if (!n) continue;
+            double *t = malloc(n * sizeof *t), *ra = malloc(n * sizeof *ra),
+                   *pp = malloc(n * sizeof *pp);
+            bufs[nb++] = t;
+            bufs[nb++] = ra;
+            bufs[nb++] = pp;
+            for (size_t i = 0; i < n; i++) {
+                const json_t *x = json_array_get(iv, i);
+                const char *phase = cmp_str(x, "phase");
+                double tt;
+                if (phase && !strcmp(phase, "warmup") && cmp_num(x, "t", &tt) && !(tt <= warm_end))
+                    warm_end = tt;
+                if (!cmp_num(x, "t", &t[i])) t[i] = (double)i;
+                if (!cmp_num(x, "rate", &ra[i])) ra[i] = NAN;
+                if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
+            }
+            names[ns] = run_name(&g->entries[e], r);
+            rate[ns] = (svg_series){names[ns], (int)n, t, ra};
+            p99[ns] = (svg_series){names[ns], (int)n, t, pp};
+            ns++;
+        }
+    if (ns) {
+        char id[64], title[160];
+        chart_id(id, sizeof id, gi, "rate-time");
+        snprintf(title, sizeof title, "%s over time (warm-up included, per interval)", unit_name);
+        svg_line_chart_marked(b, id, title, "seconds", SVG_LINEAR, unit_name, SVG_LINEAR, rate, ns,
+                              warm_end, "end of warm-up");
+        chart_id(id, sizeof id, gi, "p99-time");
+        svg_line_chart_marked(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
+                              "p99 latency (us)", SVG_LINEAR, p99, ns, warm_end, "end of warm-up");
+    }
+    for (int i = 0; i < ns; i++)
+        free(names[i]);
+    for (int i = 0; i < nb; i++)
+        free(bufs[i]);
+}
+
+static const json_t *curve_named(const json_t *doc, const char *name)
+{
+    const json_t *cv[16];
+    char *cn[16];
+    int nc = cmp_find_curves(doc, cv, cn, 16);
+    const json_t *found = NULL;
+    for (int i = 0; i < nc; i++) {
+        if (!strcmp(cn[i], name)) found = cv[i];
+        free(cn[i]);
+    }
+    return found;
+}
+
+/* Latency against IOPS for every curve: one line per drive (per run when repeated). */
+static void curves(cmp_buf *b, const cmp_group *g, int gi)
+{
+    char *names[64];
+    int nnames = 0;
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++) {
+            const json_t *cv[16];
+            char *cn[16];
+            int nc = cmp_find_curves(g->entries[e].runs[r]->doc, cv, cn, 16);
+            for (int i = 0; i < nc; i++) {
+                bool seen = false;
+                for (int k = 0; k < nnames; k++)
+                    seen = seen || !strcmp(names[k], cn[i]);
+                if (!seen && nnames < 64)
+                    names[nnames++] = cn[i];
+                else
+                    free(cn[i]);
+            }
+        }
+    int total = 0;
+    for (int e = 0; e < g->nentries; e++)
+        total += g->entries[e].nruns;
+    for (int c = 0; c < nnames; c++) {
+        svg_series ser[total];
+        char *labels[total];
+        double *bufs[total * 2];
+        int ns = 0;
+        for (int e = 0; e < g->nentries; e++)
+            for (int r = 0; r < g->entries[e].nruns; r++) {
+                const json_t *curve = curve_named(g->entries[e].runs[r]->doc, names[c]);
+                size_t n = curve ? json_array_size(curve) : 0;
+                if (!n) continue;
+                double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+                for (size_t i = 0; i < n; i++) {
+                    const json_t *pt = json_array_get(curve, i);
+                    if (!cmp_point_rate(pt, &x[i])) x[i] = NAN;
+                    if (!cmp_num(cmp_point_latency(pt), "mean_us", &y[i])) y[i] = NAN;
+                }
+                bufs[2 * ns] = x;
+                bufs[2 * ns + 1] = y;
+                labels[ns] = run_name(&g->entries[e], r);
+                ser[ns] = (svg_series){labels[ns], (int)n, x, y};
+                ns++;
+            }
+        if (ns) {
+            char id[128], title[300];
+            snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
+            snprintf(title, sizeof title, "%s: mean latency against IOPS",
+                     strcmp(names[c], "curve") ? names[c] : g->workload);
+            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)", SVG_LINEAR, ser,
+                           ns);
+        }
+        for (int i = 0; i < ns; i++) {
+            free(labels[i]);
+            free(bufs[2 * i]);
+            free(bufs[2 * i + 1]);
+        }
+        free(names[c]);
+    }
+}
+
+static void kv_rows(cmp_buf *b, const json_t *v, const char *prefix, int depth)
+{
+    if (json_is_object(v) && depth < 6) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            char p[512];
+            snprintf(p, sizeof p, "%s%s%s", prefix, *prefix ? "." : "", k);
+            kv_rows(b, x, p, depth + 1);
+        }
+        return;
+    }
+    if (json_is_array(v) && depth < 6 && json_array_size(v) <= 32) {
+        size_t i;
+        json_t *x;
+        bool scalars = true;
+        json_array_foreach((json_t *)v, i, x) scalars = scalars && !json_is_object(x);
+        if (!scalars) {
+            json_array_foreach((json_t *)v, i, x)
+            {
+                char p[512];
+                snprintf(p, sizeof p, "%s[%zu]", prefix, i);
+                kv_rows(b, x, p, depth + 1);
+            }
+            return;
+        }
+    }
+    cmp_buf_puts(b, "<tr><th>");
+    cmp_buf_html(b, prefix);
+    cmp_buf_puts(b, "</th><td>");
+    if (json_is_string(v)) {
+        cmp_buf_html(b, json_string_value(v));
+    } else {
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+        cmp_buf_html(b, s ? s : "");
+        free(s);
+    }
+    cmp_buf_puts(b, "</td></tr>\n");
+}
+
+static void identities(cmp_buf *b, const cmp_set *set)
+{
+    cmp_buf_puts(b, "<section id=\"drives\"><h2>Drives and hosts</h2>\n");
+    for (int i = 0; i < set->nresults; i++) {
+        const cmp_result *r = &set->results[i];
+        cmp_buf_puts(b, "<h3>");
+        cmp_buf_html(b, r->label);
+        cmp_buf_puts(b, " &mdash; <code>");
+        cmp_buf_html(b, r->path);
+        cmp_buf_puts(b, "</code></h3>\n<table class=\"kv\">");
+        const json_t *t = json_object_get(r->doc, "target");
+        if (t)
+            kv_rows(b, t, "target", 0);
+        else
+            cmp_buf_puts(b, "<tr><th>target</th><td>(not recorded)</td></tr>");
+        const json_t *h = json_object_get(r->doc, "host");
+        if (h) kv_rows(b, h, "host", 0);
+        const char *started = cmp_str(r->doc, "started_at");
+        if (started) {
+            cmp_buf_puts(b, "<tr><th>started_at</th><td>");
+            cmp_buf_html(b, started);
+            cmp_buf_puts(b, "</td></tr>");
+        }
+        if (r->interrupted)
+            cmp_buf_puts(b, "<tr><th>interrupted</th><td class=\"warn\">yes</td></tr>");
+        cmp_buf_puts(b, "</table>\n");
+    }
+    cmp_buf_puts(b, "</section>\n");
+}
+
+static void configurations(cmp_buf *b, const cmp_set *set)
+{
+    cmp_buf_puts(b, "<section id=\"configs\"><h2>Configurations</h2>\n");
+    for (int i = 0; i < set->nresults; i++) {
+        const cmp_result *r = &set->results[i];
+        cmp_buf_puts(b, "<h3>");
+        cmp_buf_html(b, r->label);
+        cmp_buf_puts(b, ": ");
+        cmp_buf_html(b, r->workload);
+        cmp_buf_puts(b, " &mdash; <code>");
+        cmp_buf_html(b, r->path);
+        cmp_buf_puts(b, "</code></h3>\n");
+        const char *cmd = cmp_str(r->doc, "command");
+        if (cmd) {
+            cmp_buf_puts(b, "<p class=\"config\">$ ");
+            cmp_buf_html(b, cmd);
+            cmp_buf_puts(b, "</p>\n");
+        }
+        cmp_buf_puts(b, "<table class=\"kv\">");
+        const json_t *tool = json_object_get(r->doc, "tool");
+        if (tool) kv_rows(b, tool, "tool", 0);
+        if (r->config)
+            kv_rows(b, r->config, "config", 0);
+        else
+            cmp_buf_puts(b, "<tr><th>config</th><td>(not recorded)</td></tr>");
+        cmp_buf_puts(b, "</table>\n");
+    }
+    cmp_buf_puts(b, "</section>\n");
+}
+
+static void group_section(cmp_buf *b, const cmp_group *g, int gi)
+{
+    cmp_buf_printf(b, "<section class=\"group\" id=\"table-%d\"><h2>%d. ", gi + 1, gi + 1);
+    cmp_buf_html(b, g->workload);
+    cmp_buf_puts(b, "</h2>\n<p class=\"config\">");
+    const char *k;
+    json_t *v;
+    bool any = false;
+    if (json_is_object(g->config)) json_object_foreach(g->config, k, v)
+        {
+            if (cmp_config_key_ignored(k)) continue;
+            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+            cmp_buf_html(b, k);
+            cmp_buf_puts(b, "=");
+            cmp_buf_html(b, s ? s : "");
+            cmp_buf_puts(b, " ");
+            free(s);
+            any = true;
+        }
+    if (!any) cmp_buf_puts(b, "(no configuration recorded)");
+    cmp_buf_puts(b, "</p>\n");
+    html_table(b, g);
+    cmp_buf_puts(b, "<p>");
+    if (g->rank_rule) {
+        cmp_buf_html(b, g->rank_rule);
+        cmp_buf_puts(b, "; &#9733; = best, others as a percentage of the best, run-to-run "
+                        "range below when a drive has several runs.");
+    }
+    cmp_buf_puts(b, "</p>\n");
+    if (g->note) {
+        cmp_buf_puts(b, "<p class=\"note\">Not comparable: ");
+        cmp_buf_html(b, g->note);
+        cmp_buf_puts(b, "</p>\n");
+    }
+    if (g->soft_note) {
+        cmp_buf_puts(b, "<p class=\"note\">");
+        cmp_buf_html(b, g->soft_note);
+        cmp_buf_puts(b, "</p>\n");
+    }
+    if (g->warnings) {
+        cmp_buf_puts(b, "<p class=\"warn\">");
+        cmp_buf_html(b, g->warnings);
+        cmp_buf_puts(b, "</p>\n");
+    }
+    int r = metric_index(g, "rate");
+    bars(b, g, gi);
+    percentile_curves(b, g, gi);
+    over_time(b, g, gi, r >= 0 ? g->metrics[r].name : "rate");
+    curves(b, g, gi);
+    cmp_buf_puts(b, "</section>\n");
+}
+
+static int write_atomic(const char *path, const char *data, size_t len)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        sim_error("report: cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            sim_error("report: writing %s failed: %s", tmp, strerror(errno));
+            close(fd);
+            unlink(tmp);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (fchmod(fd, 0644) || fsync(fd) || close(fd) || rename(tmp, path)) {
+        sim_error("report: cannot finish %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int report_write(const cmp_set *set, const char *path, const char *title)
+{
+    cmp_buf b = {0};
+    if (!title) title = "appsim drive comparison";
+    cmp_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<title>");
+    cmp_buf_html(&b, title);
+    cmp_buf_printf(&b, "</title>\n<style>%s</style>\n</head><body>\n<h1>", css);
+    cmp_buf_html(&b, title);
+    time_t now = time(NULL);
+    struct tm tm;
+    char when[64];
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    cmp_buf_printf(&b, "</h1>\n<p>Written by appsim %s on %s from %d result file%s.</p>\n",
+                   APPSIM_VERSION, when, set->nresults, set->nresults == 1 ? "" : "s");
+    cmp_buf_puts(&b, "<nav><ol>");
+    for (int i = 0; i < set->ngroups; i++) {
+        cmp_buf_printf(&b, "<li><a href=\"#table-%d\">", i + 1);
+        cmp_buf_html(&b, set->groups[i].workload);
+        cmp_buf_printf(&b, "</a> (%d drive%s)</li>", set->groups[i].nentries,
+                       set->groups[i].nentries == 1 ? "" : "s");
+    }
+    cmp_buf_puts(&b, "<li><a href=\"#drives\">Drives and hosts</a></li>"
+                     "<li><a href=\"#configs\">Configurations</a></li></ol></nav>\n");
+    for (int i = 0; i < set->ngroups; i++)
+        group_section(&b, &set->groups[i], i);
+    identities(&b, set);
+    configurations(&b, set);
+    cmp_buf_puts(&b, "</body></html>\n");
+    int rc = write_atomic(path, b.s, b.len);
+    cmp_buf_free(&b);
+    return rc;
+}
+
+static const char usage_text[] =
+    "appsim report RESULT.json... -o report.html [--label A,B,...] [--title TEXT]\n"
+    "Writes one self-contained HTML file (no network, printable) with the comparison\n"
+    "tables and SVG charts: throughput and latency per drive, latency percentile curves\n"
+    "from the merged histograms, throughput and p99 over time, latency against IOPS for\n"
+    "every rate curve, and the drives' identities and full configurations.";
+
+static int report_main(int argc, char **argv)
+{
+    const char *output = NULL, *label = NULL, *title = NULL;
+    sim_opt opts[] = {
+        {.name = "output",
+         .kind = SIM_OPT_STRING,
+         .dst = &output,
+         .help = "the HTML file to write (-o); required"},
+        {.name = "label",
+         .kind = SIM_OPT_STRING,
+         .dst = &label,
+         .help = "comma-separated drive labels, one per file in order (default: from the "
+                 "result)"},
+        {.name = "title", .kind = SIM_OPT_STRING, .dst = &title, .help = "heading of the report"},
+        SIM_OPT_END,
+    };
+    char *files[MAX_FILES];
+    int nfiles = 0;
+    char **av = cmp_argv_short_o(argc, argv);
+    int rc = sim_opts_parse("report", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
+    free(av);
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return SIM_EXIT_USAGE;
+    if (!nfiles) {
+        sim_error("report: give one or more result files (written by --json)");
+        return SIM_EXIT_USAGE;
+    }
+    if (!output || !*output) {
+        sim_error("report: say where to write the report with -o FILE.html");
+        return SIM_EXIT_USAGE;
+    }
+    char **labels, *store;
+    int nlabels = cmp_split_labels(label, &labels, &store);
+    if (label && nlabels != nfiles) {
+        sim_error("report: --label has %d labels for %d files; give one per file, in order",
+                  nlabels, nfiles);
+        free(labels);
+        free(store);
+        return SIM_EXIT_USAGE;
+    }
+    cmp_set set;
+    char err[1024];
+    rc = cmp_build(&set, files, nfiles, labels, nlabels, err, sizeof err);
+    free(labels);
+    free(store);
+    if (rc) {
+        sim_error("report: %s", err);
+        return SIM_EXIT_USAGE;
+    }
+    rc = report_write(&set, output, title);
+    cmp_set_free(&set);
+    if (rc) return SIM_EXIT_FAIL;
+    sim_info("report: wrote %s", output);
+    return SIM_EXIT_OK;
+}
+
+static const sim_command report_command = {
+    "report", "write an HTML report with charts comparing result files", report_main};
+SIM_REGISTER_COMMAND(report_command)

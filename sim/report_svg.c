@@ -1,0 +1,327 @@
+/*
+ * sim/report_svg.c: inline SVG charts for the HTML report: grouped bar charts and line
+ * charts with linear, logarithmic or "nines" (percentile) axes. No scripts, no external
+ * fonts: the charts are static markup that prints as drawn.
+ *
+ * Every drawn datum carries its value in data-* attributes (see compare_internal.h), so
+ * what the browser draws can be checked against the result files.
+ */
+#include "sim/compare_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define W 760.0
+#define H 330.0
+#define PX0 78.0 /* plot area */
+#define PX1 570.0
+#define PY0 40.0
+#define PY1 280.0
+#define LEGEND_X 590.0
+
+static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                      "#E69F00", "#56B4E9", "#8C6D1F", "#000000"};
+#define NPALETTE 8
+
+typedef struct axis {
+    svg_scale scale;
+    double lo, hi; /* in transformed units */
+} axis;
+
+static double tf(svg_scale s, double v)
+{
+    switch (s) {
+    case SVG_LOG:
+        return log10(v);
+    case SVG_NINES:
+        return -log10(1.0 - v / 100.0);
+    case SVG_LINEAR:
+        break;
+    }
+    return v;
+}
+
+static bool valid(svg_scale s, double v)
+{
+    if (!isfinite(v)) return false;
+    if (s == SVG_LOG) return v > 0;
+    if (s == SVG_NINES) return v > 0 && v < 100;
+    return true;
+}
+
+static double nice_step(double range)
+{
+    if (range <= 0) return 1;
+    double raw = range / 5, mag = pow(10, floor(log10(raw))), norm = raw / mag;
+    return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+}
+
+static void fit_axis(axis *a, double mn, double mx, bool from_zero)
+{
+    if (!(mn <= mx)) {
+        mn = 0;
+        mx = 1;
+    }
+    switch (a->scale) {
+    case SVG_LOG:
+        a->lo = floor(log10(mn));
+        a->hi = ceil(log10(mx));
+        if (a->hi <= a->lo) a->hi = a->lo + 1;
+        return;
+    case SVG_NINES:
+        a->lo = fmin(tf(SVG_NINES, 50), tf(SVG_NINES, mn));
+        a->hi = fmax(ceil(tf(SVG_NINES, mx) - 1e-9), a->lo + 1);
+        return;
+    case SVG_LINEAR:
+        if (from_zero && mn > 0) mn = 0;
+        if (mx == mn) mx = mn + (mn == 0 ? 1 : fabs(mn) * 0.1);
+        double step = nice_step(mx - mn);
+        a->lo = floor(mn / step) * step;
+        a->hi = ceil(mx / step) * step;
+        return;
+    }
+}
+
+static double px(const axis *a, double v, double p0, double p1)
+{
+    double t = tf(a->scale, v);
+    return p0 + (t - a->lo) / (a->hi - a->lo) * (p1 - p0);
+}
+
+static void tick_label(char *buf, size_t len, double v)
+{
+    if (fabs(v) >= 1e4)
+        cmp_format_value(buf, len, round(v), "");
+    else
+        snprintf(buf, len, "%g", v);
+}
+
+static void frame(cmp_buf *b, const char *id, const char *title)
+{
+    cmp_buf_printf(b,
+                   "<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+                   "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+                   id, W, H, W, H);
+    cmp_buf_puts(b, "<title>");
+    cmp_buf_html(b, title);
+    cmp_buf_puts(b, "</title>\n");
+    cmp_buf_printf(b, "<text class=\"title\" x=\"%.0f\" y=\"22\">", PX0);
+    cmp_buf_html(b, title);
+    cmp_buf_puts(b, "</text>\n");
+    cmp_buf_printf(b,
+                   "<rect class=\"plot\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" "
+                   "fill=\"none\" stroke=\"#888\"/>\n",
+                   PX0, PY0, PX1 - PX0, PY1 - PY0);
+}
+
+/* Horizontal grid lines and labels of the y axis. */
+static void y_ticks(cmp_buf *b, const axis *a, const char *label)
+{
+    if (a->scale == SVG_LOG) {
+        for (double e = a->lo; e <= a->hi + 1e-9; e++)
+            for (int m = 1; m <= 5; m += (m == 1 ? 1 : 3)) {
+                double v = m * pow(10, e);
+                if (tf(SVG_LOG, v) > a->hi + 1e-9 || (a->hi - a->lo > 2 && m != 1)) continue;
+                double y = px(a, v, PY1, PY0);
+                char t[48];
+                tick_label(t, sizeof t, v);
+                cmp_buf_printf(b,
+                               "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                               "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                               "text-anchor=\"end\">%s</text>\n",
+                               PX0, PX1, y, y, PX0 - 4, y + 4, t);
+            }
+    } else {
+        double step = nice_step(a->hi - a->lo);
+        for (double v = a->lo; v <= a->hi + step * 1e-6; v += step) {
+            double y = px(a, v, PY1, PY0);
+            char t[48];
+            tick_label(t, sizeof t, fabs(v) < step * 1e-9 ? 0 : v);
+            cmp_buf_printf(b,
+                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"end\">%s</text>\n",
+                           PX0, PX1, y, y, PX0 - 4, y + 4, t);
+        }
+    }
+    cmp_buf_printf(b,
+                   "<text class=\"axis\" transform=\"translate(16 %.0f) rotate(-90)\" "
+                   "text-anchor=\"middle\">",
+                   (PY0 + PY1) / 2);
+    cmp_buf_html(b, label);
+    cmp_buf_puts(b, "</text>\n");
+}
+
+static void x_ticks(cmp_buf *b, const axis *a, const char *label)
+{
+    if (a->scale == SVG_NINES) {
+        for (double e = fmax(1, ceil(a->lo)); e <= a->hi + 1e-9; e++) {
+            double p = 100.0 * (1 - pow(10, -e));
+            double x = PX0 + (e - a->lo) / (a->hi - a->lo) * (PX1 - PX0);
+            cmp_buf_printf(b,
+                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"middle\">p%g</text>\n",
+                           x, x, PY0, PY1, x, PY1 + 16, p);
+        }
+        if (a->lo < 0.31) {
+            double x = px(a, 50, PX0, PX1);
+            cmp_buf_printf(b,
+                           "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"middle\">p50</text>\n",
+                           x, PY1 + 16);
+        }
+    } else if (a->scale == SVG_LOG) {
+        for (double e = a->lo; e <= a->hi + 1e-9; e++) {
+            double x = PX0 + (e - a->lo) / (a->hi - a->lo) * (PX1 - PX0);
+            char t[48];
+            tick_label(t, sizeof t, pow(10, e));
+            cmp_buf_printf(b,
+                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"middle\">%s</text>\n",
+                           x, x, PY0, PY1, x, PY1 + 16, t);
+        }
+    } else {
+        double step = nice_step(a->hi - a->lo);
+        for (double v = a->lo; v <= a->hi + step * 1e-6; v += step) {
+            double x = px(a, v, PX0, PX1);
+            char t[48];
+            tick_label(t, sizeof t, fabs(v) < step * 1e-9 ? 0 : v);
+            cmp_buf_printf(b,
+                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"middle\">%s</text>\n",
+                           x, x, PY0, PY1, x, PY1 + 16, t);
+        }
+    }
+    cmp_buf_printf(b, "<text class=\"axis\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
+                   (PX0 + PX1) / 2, PY1 + 38);
+    cmp_buf_html(b, label);
+    cmp_buf_puts(b, "</text>\n");
+}
+
+static void legend(cmp_buf *b, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        double y = PY0 + 8 + i * 18;
+        if (y > H - 10) break;
+        cmp_buf_printf(b,
+                       "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                       "<text class=\"legend\" x=\"%.0f\" y=\"%.0f\">",
+                       LEGEND_X, y - 10, palette[i % NPALETTE], LEGEND_X + 18, y);
+        cmp_buf_html(b, names[i]);
+        cmp_buf_puts(b, "</text>\n");
+    }
+}
+
+void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
+                   const char *const *cats, int ncats, const char *const *series, int nseries,
+                   const double *values)
+{
+    double mx = 0;
+    for (int i = 0; i < ncats * nseries; i++)
+        if (isfinite(values[i]) && values[i] > mx) mx = values[i];
+    axis ya = {SVG_LINEAR, 0, 0};
+    fit_axis(&ya, 0, mx, true);
+    frame(b, id, title);
+    y_ticks(b, &ya, yunit);
+    double slot = (PX1 - PX0) / (ncats > 0 ? ncats : 1);
+    double bw = slot * 0.8 / (nseries > 0 ? nseries : 1);
+    for (int c = 0; c < ncats; c++) {
+        double x0 = PX0 + c * slot + slot * 0.1;
+        for (int s = 0; s < nseries; s++) {
+            double v = values[c * nseries + s];
+            if (!isfinite(v)) continue;
+            double y = px(&ya, v, PY1, PY0);
+            cmp_buf_printf(b,
+                           "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                           "height=\"%.2f\" fill=\"%s\" data-series=\"",
+                           x0 + s * bw, y, bw * 0.92, PY1 - y, palette[s % NPALETTE]);
+            cmp_buf_html(b, series[s]);
+            cmp_buf_puts(b, "\" data-cat=\"");
+            cmp_buf_html(b, cats[c]);
+            cmp_buf_printf(b, "\" data-value=\"%.10g\"><title>", v);
+            char vt[64];
+            cmp_format_value(vt, sizeof vt, v, yunit);
+            cmp_buf_html(b, cats[c]);
+            cmp_buf_printf(b, " %s: %s</title></rect>\n", series[s], vt);
+        }
+        cmp_buf_printf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+                       PX0 + c * slot + slot / 2, PY1 + 16);
+        cmp_buf_html(b, cats[c]);
+        cmp_buf_puts(b, "</text>\n");
+    }
+    if (nseries > 1) legend(b, series, nseries);
+    cmp_buf_puts(b, "</svg>\n");
+}
+
+void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
+                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
+                           int nseries, double mark_x, const char *mark_label)
+{
+    double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
+    for (int s = 0; s < nseries; s++)
+        for (int i = 0; i < series[s].n; i++) {
+            double x = series[s].x[i], y = series[s].y[i];
+            if (!valid(xs, x) || !valid(ys, y)) continue;
+            xmn = fmin(xmn, x);
+            xmx = fmax(xmx, x);
+            ymn = fmin(ymn, y);
+            ymx = fmax(ymx, y);
+        }
+    axis xa = {xs, 0, 0}, ya = {ys, 0, 0};
+    fit_axis(&xa, xmn, xmx, false);
+    fit_axis(&ya, ymn, ymx, true);
+    frame(b, id, title);
+    y_ticks(b, &ya, ylabel);
+    x_ticks(b, &xa, xlabel);
+    const char *names[nseries > 0 ? nseries : 1];
+    for (int s = 0; s < nseries; s++) {
+        const char *color = palette[s % NPALETTE];
+        names[s] = series[s].name;
+        cmp_buf_printf(b,
+                       "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
+                       "stroke-width=\"2\" data-series=\"",
+                       color);
+        cmp_buf_html(b, series[s].name);
+        cmp_buf_puts(b, "\" points=\"");
+        for (int i = 0; i < series[s].n; i++) {
+            double x = series[s].x[i], y = series[s].y[i];
+            if (!valid(xs, x) || !valid(ys, y)) continue;
+            cmp_buf_printf(b, "%.2f,%.2f ", px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0));
+        }
+        cmp_buf_puts(b, "\"/>\n");
+        double r = series[s].n > 100 ? 1.5 : 3;
+        for (int i = 0; i < series[s].n; i++) {
+            double x = series[s].x[i], y = series[s].y[i];
+            if (!valid(xs, x) || !valid(ys, y)) continue;
+            cmp_buf_printf(b,
+                           "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
+                           "fill=\"%s\" data-series=\"",
+                           px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0), r, color);
+            cmp_buf_html(b, series[s].name);
+            cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
+            cmp_buf_html(b, series[s].name);
+            cmp_buf_printf(b, ": %g, %g</title></circle>\n", x, y);
+        }
+    }
+    if (valid(xs, mark_x) && tf(xs, mark_x) >= xa.lo && tf(xs, mark_x) <= xa.hi) {
+        double x = px(&xa, mark_x, PX0, PX1);
+        cmp_buf_printf(b,
+                       "<line class=\"mark\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.0f\" y2=\"%.0f\" "
+                       "stroke=\"#555\" stroke-dasharray=\"4 3\" data-x=\"%.10g\"/>"
+                       "<text class=\"tick\" x=\"%.2f\" y=\"%.0f\">",
+                       x, x, PY0, PY1, mark_x, x + 3, PY0 + 12);
+        cmp_buf_html(b, mark_label ? mark_label : "");
+        cmp_buf_puts(b, "</text>\n");
+    }
+    legend(b, names, nseries);
+    cmp_buf_puts(b, "</svg>\n");
+}
+
+void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
+                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries)
+{
+    svg_line_chart_marked(b, id, title, xlabel, xs, ylabel, ys, series, nseries, NAN, NULL);
+}

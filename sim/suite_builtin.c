@@ -1,0 +1,90 @@
+/*
+ * sim/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
+ * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit
+ * test, test_compare_suite, checks the two are identical): edit the .ini, then run it.
+ */
+#include "sim/suite_internal.h"
+
+#include <string.h>
+
+static const char suite_review[] =
+    "# The storage review labs' battery (docs/compare.md; ../shared/docs/reference-methodology.md).\n"
+    "# `appsim suite review --target PATH -o DIR --size small|medium|full`.\n"
+    "# full is the published configuration; small and medium keep the shape at a scale that\n"
+    "# fits a workstation. Copy this file (`appsim suite show review > my.ini`) to make your own.\n"
+    "\n"
+    "[suite]\n"
+    "name = review\n"
+    "description = TPC-C-like OLTP, sysbench on SQLite and on LMDB, trace replay and VDI storms, as the review labs run them\n"
+    "\n"
+    "[tpcc]\n"
+    "description = TPC-C-like OLTP on SQLite, 2 instances like the labs' 2 VMs\n"
+    "command = tpcc\n"
+    "args = --target {target} --json {result} --instances 2\n"
+    "args.small = --scale 2 --vusers 20 --buffer 64M --warmup 30s --duration 2m\n"
+    "args.medium = --scale 100 --vusers 1000 --buffer 2G --warmup 10m --duration 20m\n"
+    "args.full = --scale 1500 --vusers 15000 --buffer 48G --warmup 150m --duration 30m\n"
+    "\n"
+    "[sysbench-sqlite]\n"
+    "description = sysbench OLTP tables on SQLite, 4 instances like the labs' 4 VMs\n"
+    "command = sysbench\n"
+    "args = --engine sqlite --target {target} --json {result} --instances 4\n"
+    "args.small = --tables 4 --table-size 10000 --threads 8 --buffer 64M --warmup 30s --time 2m\n"
+    "args.medium = --tables 16 --table-size 1000000 --threads 32 --buffer 2G --warmup 10m --time 20m\n"
+    "args.full = --tables 100 --table-size 10000000 --threads 32 --buffer 24G --warmup 2h --time 1h\n"
+    "\n"
+    "[sysbench-lmdb]\n"
+    "description = the same sysbench tables on LMDB\n"
+    "command = sysbench\n"
+    "args = --engine lmdb --target {target} --json {result} --instances 4\n"
+    "args.small = --tables 4 --table-size 10000 --threads 8 --buffer 64M --warmup 30s --time 2m\n"
+    "args.medium = --tables 16 --table-size 1000000 --threads 32 --buffer 2G --warmup 10m --time 20m\n"
+    "args.full = --tables 100 --table-size 10000000 --threads 32 --buffer 24G --warmup 2h --time 1h\n"
+    "\n"
+    "[replay]\n"
+    "description = a captured block trace replayed as a vdbench-style rate curve: the maximum rate, then 10 % to 120 % of it (needs --trace)\n"
+    "command = replay\n"
+    "args = {trace} --target {target} --json {result} --curve\n"
+    "args.small = --point-warmup 2s --point-duration 5s\n"
+    "args.medium = --point-warmup 5s --point-duration 20s\n"
+    "args.full = --point-warmup 1m --point-duration 5m\n"
+    "estimate.small = 2m\n"
+    "estimate.medium = 6m\n"
+    "estimate.full = 80m\n"
+    "\n"
+    "[vdi]\n"
+    "description = full- and linked-clone boot, initial-login and Monday-login storms, each as a rate curve\n"
+    "command = vdi\n"
+    "args = --all --target {target} -o {result}\n"
+    "args.small = --desktops 8 --point-warmup 2s --point-duration 5s\n"
+    "args.medium = --desktops 100 --point-warmup 5s --point-duration 20s\n"
+    "args.full = --desktops 1000 --point-warmup 30s --point-duration 2m\n"
+    "estimate.small = 10m\n"
+    "estimate.medium = 35m\n"
+    "estimate.full = 210m\n"
+    ;
+
+static const struct {
+    const char *name;
+    const char *text;
+} builtins[] = {
+    {"review", suite_review},
+};
+
+static const char *const names[] = {
+    "review",
+    NULL,
+};
+
+const char *suite_builtin(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(builtins[i].name, name))
+            return builtins[i].text;
+    return NULL;
+}
+
+const char *const *suite_builtin_names(void)
+{
+    return names;
+}

@@ -1,0 +1,71 @@
+/*
+ * sim/suite_internal.h: suite files for `appsim suite` (private to sim/suite*.c).
+ *
+ * A suite file is INI: an optional [suite] section (name, description) and one section
+ * per step, run in file order:
+ *
+ *   [tpcc]
+ *   command = tpcc                      ; a registered appsim command
+ *   args = --target {target} --json {result} --instances 2
+ *   args.small = --scale 2 --duration 60s   ; appended for --size small
+ *   args.full = --scale 1500 --vusers 15000
+ *   estimate = 3h                       ; optional: planned time when args do not say
+ *   estimate.small = 10m                ; the same for one size
+ *
+ * Arguments are split like a shell would (quotes, backslash) and each word then has its
+ * placeholders replaced: {target}, {result} (DIR/<step>.json), {dir}, {size}, {trace}.
+ * Every step must write {result}: that is how the suite knows a step finished (and so
+ * how --resume skips it). Unknown sections keys, sizes or placeholders are errors, so a
+ * typo never silently changes a battery.
+ */
+#ifndef APPSIM_SUITE_INTERNAL_H
+#define APPSIM_SUITE_INTERNAL_H
+
+#include "sim/sim.h"
+
+typedef struct suite_step {
+    char *name;
+    int line;
+    char *command;
+    char *description;
+    char *args;             /* common arguments (may be NULL) */
+    char *size_args[3];     /* small, medium, full (may be NULL) */
+    char *estimate;         /* duration text or NULL */
+    char *size_estimate[3]; /* estimate.small|medium|full, or NULL */
+} suite_step;
+
+typedef struct suite_def {
+    char *name;
+    char *description;
+    suite_step *steps;
+    int nsteps;
+} suite_def;
+
+extern const char *const suite_sizes[3]; /* "small", "medium", "full" */
+int suite_size_index(const char *size);  /* -1 when unknown */
+
+/* Parses suite text; origin names it in messages ("review (built-in)" or a path).
+ * 0, or -1 with err ("origin:line: what is wrong"). */
+int suite_parse(const char *text, const char *origin, suite_def *out, char *err, size_t errlen);
+void suite_def_free(suite_def *d);
+
+/* Splits a command-line string into words (shell-like quoting). The words are
+ * malloc'ed, *argv NULL-terminated. 0, or -1 with err (unbalanced quote). */
+int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t errlen);
+void suite_free_words(char **argv, int argc);
+
+typedef struct suite_vars {
+    const char *target, *result, *dir, *size, *trace;
+} suite_vars;
+/* Replaces the placeholders in word; returns a malloc'ed string, or NULL with err when a
+ * placeholder is unknown or has no value (e.g. {trace} without --trace). */
+char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errlen);
+/* True when word uses placeholder name ("trace" for "{trace}"). */
+bool suite_uses(const char *word, const char *name);
+
+/* Built-in suites (suite_builtin.c): text of the named suite or NULL. */
+const char *suite_builtin(const char *name);
+/* NULL-terminated list of built-in suite names. */
+const char *const *suite_builtin_names(void);
+
+#endif

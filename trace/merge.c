@@ -1,0 +1,121 @@
+/*
+ * trace/merge.c: `appsim trace merge A B ... -o OUT`: several traces into one, in time
+ * order (each trace's time starts at 0), each trace's volumes renumbered so that no
+ * two traces share a volume: a replay then gives each its own region of the target.
+ * Streaming: one pending record per input.
+ */
+#include "trace/trace_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_INPUTS 64
+
+typedef struct input {
+    tr_source *src;
+    tr_scan scan;
+    uint32_t base; /* first new volume number of this input */
+    tr_record rec;
+    bool live;
+} input;
+
+static uint32_t renumber(const input *in, uint32_t volume)
+{
+    uint32_t lo = 0, hi = in->scan.nvolumes;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (in->scan.volumes[mid].volume < volume)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return in->base + lo;
+}
+
+static int merge_main(int argc, char **argv)
+{
+    const char *format = NULL, *out = NULL, *to = "appsim", *fio_file = NULL;
+    uint64_t volume = 0, window = 65536;
+    bool skip_bad = false, force = false;
+    sim_opt opts[] = {
+        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
+        {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
+         false},
+        {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
+        {"fio-file", SIM_OPT_STRING, &fio_file, "fio-v3: the file name written in the log", NULL, 0,
+         0, false},
+        TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
+        SIM_OPT_END,
+    };
+    char *pos[MAX_INPUTS];
+    int npos = 0;
+    int rc = sim_opts_parse("trace merge", opts, argc, argv, pos, MAX_INPUTS, &npos,
+                            "appsim trace merge TRACE TRACE... -o OUT [--to appsim|fio-v3]");
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (npos < 2 || !out) {
+        sim_error("trace merge needs at least two traces and -o OUT");
+        return SIM_EXIT_USAGE;
+    }
+    if (fio_file && strcmp(to, "fio-v3")) {
+        sim_error("--fio-file applies to --to fio-v3 only");
+        return SIM_EXIT_USAGE;
+    }
+    input *ins = calloc((size_t)npos, sizeof *ins);
+    if (!ins) return SIM_EXIT_FAIL;
+    char err[1024];
+    uint32_t next_vol = 0;
+    tr_writer *w = NULL;
+    for (int i = 0; i < npos && rc == 0; i++) {
+        if ((rc = tr_open_cli(pos[i], format, opts, volume, skip_bad, window, &ins[i].src))) break;
+        if ((rc = tr_scan_source(ins[i].src, &ins[i].scan, err, sizeof err))) {
+            sim_error("%s", err);
+            break;
+        }
+        ins[i].base = next_vol;
+        next_vol += ins[i].scan.nvolumes;
+        sim_info("%s: volumes become %u..%u", pos[i], ins[i].base, next_vol ? next_vol - 1 : 0);
+    }
+    tr_writer_opts wo = {.fio_file = fio_file, .overwrite = force};
+    if (rc == 0 && (rc = tr_writer_open(out, to, &wo, &w, err, sizeof err))) sim_error("%s", err);
+    uint64_t n = 0;
+    for (int i = 0; i < npos && rc == 0; i++) {
+        int g = tr_next(ins[i].src, &ins[i].rec);
+        if (g < 0) {
+            sim_error("%s", tr_error(ins[i].src));
+            rc = SIM_EXIT_USAGE;
+        }
+        ins[i].live = g == 1;
+    }
+    while (rc == 0) {
+        int best = -1;
+        for (int i = 0; i < npos; i++)
+            if (ins[i].live && (best < 0 || ins[i].rec.time_ns < ins[best].rec.time_ns)) best = i;
+        if (best < 0) break;
+        tr_record r = ins[best].rec;
+        r.volume = renumber(&ins[best], r.volume);
+        if (tr_writer_put(w, &r) < 0) break; /* the error is reported by close */
+        n++;
+        int g = tr_next(ins[best].src, &ins[best].rec);
+        if (g < 0) {
+            sim_error("%s", tr_error(ins[best].src));
+            rc = SIM_EXIT_USAGE;
+        }
+        ins[best].live = g == 1;
+    }
+    if (w && tr_writer_close(w, err, sizeof err) < 0 && rc == 0) {
+        sim_error("%s", err);
+        rc = SIM_EXIT_FAIL;
+    }
+    if (rc == 0)
+        sim_info("merged %llu records from %d traces into %s", (unsigned long long)n, npos, out);
+    for (int i = 0; i < npos; i++) {
+        tr_close(ins[i].src);
+        tr_scan_free(&ins[i].scan);
+    }
+    free(ins);
+    return rc;
+}
+
+static const tr_subcommand merge_sub = {
+    "merge", "merge traces in time order, each on its own volumes", merge_main};
+TR_REGISTER_SUBCOMMAND(merge_sub);

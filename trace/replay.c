@@ -1,0 +1,451 @@
+/*
+ * trace/replay.c: replays a tr_source on a target through a storage engine, in trace
+ * order, with one of three schedules: the captured timestamps (scaled by speed), as
+ * fast as possible with at most qd outstanding, or a fixed arrival rate (the curve's
+ * points). One thread submits and reaps: the order of submission is the order of
+ * the trace, and each I/O's latency runs from when it was due (its intended start) to
+ * its completion, so a replay that falls behind shows it in latency and in the
+ * submission lag (submit time - due time), reported as p50/p99/max.
+ *
+ * Invariants: every record of every pass is either issued exactly once or counted in
+ * the stats under the reason it was not (zero length, trim on a file); the loop
+ * never blocks while an I/O is due, except when qd I/Os are already outstanding.
+ */
+#include "trace/replay_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { T_READ, T_WRITE, T_FLUSH, T_TRIM };
+enum { C_BYTES_READ, C_BYTES_WRITTEN };
+static const char *const type_names[] = {"read", "write", "flush", "trim"};
+static const char *const counter_names[] = {"bytes_read", "bytes_written"};
+
+void tr_replay_run_config(sim_run_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->type_names = type_names;
+    cfg->ntypes = 4;
+    cfg->counter_names = counter_names;
+    cfg->ncounters = 2;
+    cfg->unit = "iops";
+    cfg->instances = 1;
+}
+
+void tr_replay_opts_default(tr_replay_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->timing = TR_TIMING_ORIGINAL;
+    o->speed = 1.0;
+    o->qd = 32;
+    o->map = TR_MAP_NONE;
+    o->file_name = "replay.data";
+    o->loops = 1;
+    o->seed = 1;
+}
+
+typedef struct replay {
+    const tr_replay_opts *o;
+    tr_source *src;
+    sim_run *run;
+    sim_meter *meter;
+    st_engine *eng;
+    tr_place place;
+    int fd;
+    bool device, buffered;
+    unsigned qd;
+    uint32_t slot_bytes;
+    unsigned char *bufs;
+    st_io *ios;
+    st_io **free_ios;
+    unsigned nfree;
+    sim_hist *lag;
+    sim_rng rng;
+    /* schedule */
+    uint64_t t0, next_due, pass_offset, last_time;
+    uint64_t passes, max_passes;
+    bool looping, src_done, have_rec;
+    tr_record rec;
+    /* counts */
+    uint64_t records, issued, completed, errors, zero_len, trims_skipped;
+    uint64_t bytes_read, bytes_written;
+    int first_errno;
+} replay;
+
+static uint64_t due_time(replay *rp, const tr_record *r, uint64_t now)
+{
+    switch (rp->o->timing) {
+    case TR_TIMING_ORIGINAL: {
+        double speed = rp->o->speed > 0 ? rp->o->speed : 1.0;
+        double t = (double)(r->time_ns + rp->pass_offset) / speed;
+        return rp->t0 + (uint64_t)t;
+    }
+    case TR_TIMING_RATE:
+        return rp->next_due;
+    default:
+        return now; /* afap: due as soon as a slot is free */
+    }
+}
+
+static void advance_rate(replay *rp)
+{
+    if (rp->o->timing != TR_TIMING_RATE) return;
+    double rate = rp->o->rate > 0 ? rp->o->rate : 1.0;
+    rp->next_due += rp->o->uniform ? (uint64_t)(1e9 / rate) : sim_rng_exp_ns(&rp->rng, rate);
+}
+
+/* Next record into rp->rec, handling pass ends; false when the source is done. */
+static int fetch(replay *rp, char *err, size_t errlen)
+{
+    for (;;) {
+        int rc = tr_next(rp->src, &rp->rec);
+        if (rc == 1) {
+            rp->last_time = rp->rec.time_ns;
+            rp->records++;
+            return 1;
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", tr_error(rp->src));
+            return -1;
+        }
+        rp->passes++;
+        if (rp->records == 0) {
+            snprintf(err, errlen, "the trace holds no I/O records");
+            return -1;
+        }
+        if (!rp->looping || (rp->max_passes && rp->passes >= rp->max_passes)) return 0;
+        if (tr_rewind(rp->src) < 0) {
+            snprintf(err, errlen, "%s", tr_error(rp->src));
+            return -1;
+        }
+        /* The next pass starts one mean inter-arrival time after this one ended. */
+        uint64_t gap = rp->records > 1 ? rp->last_time / (rp->records / rp->passes) : 0;
+        rp->pass_offset += rp->last_time + (gap ? gap : 1000);
+    }
+}
+
+static void complete(replay *rp, st_io *io)
+{
+    int type = (int)io->tag;
+    rp->completed++;
+    if (io->result < 0 || (io->len && (uint64_t)io->result != io->len &&
+                           (io->op == ST_OP_READ || io->op == ST_OP_WRITE))) {
+        if (!rp->first_errno) rp->first_errno = io->result < 0 ? (int)-io->result : EIO;
+        rp->errors++;
+        sim_meter_error(rp->meter, type);
+    } else {
+        sim_meter_record(rp->meter, type, io->intended_ns, io->complete_ns);
+        if (io->op == ST_OP_READ) {
+            rp->bytes_read += io->len;
+            sim_meter_count(rp->meter, C_BYTES_READ, io->len);
+        } else if (io->op == ST_OP_WRITE) {
+            rp->bytes_written += io->len;
+            sim_meter_count(rp->meter, C_BYTES_WRITTEN, io->len);
+        }
+    }
+    rp->free_ios[rp->nfree++] = io;
+}
+
+static int reap(replay *rp, unsigned min_wait)
+{
+    st_io *done[256];
+    int n = st_engine_reap(rp->eng, done, 256, min_wait);
+    if (n < 0) return n;
+    for (int i = 0; i < n; i++)
+        complete(rp, done[i]);
+    return n;
+}
+
+/* Fills io from rp->rec; false when the record is not issued (counted). */
+static bool prepare(replay *rp, st_io *io)
+{
+    const tr_record *r = &rp->rec;
+    uint64_t off;
+    uint32_t len;
+    if ((r->op == TR_READ || r->op == TR_WRITE) && r->length == 0) {
+        rp->zero_len++;
+        return false;
+    }
+    if (r->op == TR_DISCARD && !rp->device && !rp->o->discard_files) {
+        /* A punched hole would make later reads of it skip the drive. */
+        rp->trims_skipped++;
+        return false;
+    }
+    tr_place_map(&rp->place, r, &off, &len);
+    if (len > rp->slot_bytes)
+        len = rp->slot_bytes; /* cannot happen: slots hold the scan's largest I/O */
+    io->fd = rp->fd;
+    io->offset = off;
+    io->len = len;
+    io->result = 0;
+    switch (r->op) {
+    case TR_READ:
+        io->op = ST_OP_READ;
+        io->tag = T_READ;
+        break;
+    case TR_WRITE:
+        io->op = ST_OP_WRITE;
+        io->tag = T_WRITE;
+        break;
+    case TR_FLUSH:
+        io->op = ST_OP_FDATASYNC;
+        io->tag = T_FLUSH;
+        io->offset = 0;
+        io->len = 0;
+        break;
+    default:
+        io->op = ST_OP_DISCARD;
+        io->tag = T_TRIM;
+        break;
+    }
+    return true;
+}
+
+static void pause_until(replay *rp, uint64_t due)
+{
+    uint64_t now = sim_now_ns();
+    if (due <= now) return;
+    uint64_t gap = due - now;
+    if (gap <= 60000) return; /* spin: a sleep would wake too late */
+    uint64_t sleep = gap - 50000;
+    /* With I/Os outstanding, wake often enough to stamp completions promptly. */
+    if (st_engine_inflight(rp->eng) > 0 && sleep > 50000) sleep = 50000;
+    if (sleep > 100000000) sleep = 100000000; /* notice an interruption or the end of the run */
+    struct timespec ts = {(time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+static int run_loop(replay *rp, char *err, size_t errlen)
+{
+    st_io *batch[256];
+    uint64_t stop_at = rp->o->duration_ns && sim_run_cfg(rp->run)->duration_ns == 0
+                           ? rp->t0 + rp->o->duration_ns
+                           : UINT64_MAX;
+    rp->next_due = rp->t0;
+    advance_rate(rp);
+    for (;;) {
+        bool stopping = sim_run_done(rp->run) || sim_now_ns() >= stop_at;
+        unsigned nb = 0;
+        uint64_t now = sim_now_ns(), wait_due = 0;
+        while (!stopping && nb < 256 && rp->nfree > 0) {
+            if (!rp->have_rec && !rp->src_done) {
+                int rc = fetch(rp, err, errlen);
+                if (rc < 0) return SIM_EXIT_FAIL;
+                rp->have_rec = rc == 1;
+                rp->src_done = rc == 0;
+            }
+            if (!rp->have_rec) break;
+            uint64_t due = due_time(rp, &rp->rec, now);
+            if (due > now) {
+                now = sim_now_ns();
+                if (due > now) {
+                    wait_due = due;
+                    break;
+                }
+            }
+            st_io *io = rp->free_ios[rp->nfree - 1];
+            rp->have_rec = false;
+            if (!prepare(rp, io)) continue;
+            rp->nfree--;
+            io->intended_ns = rp->o->timing == TR_TIMING_AFAP ? now : due;
+            advance_rate(rp);
+            batch[nb++] = io;
+        }
+        if (nb > 0) {
+            unsigned off = 0;
+            while (off < nb) {
+                int r = st_engine_submit(rp->eng, batch + off, nb - off);
+                if (r < 0) {
+                    snprintf(err, errlen, "submitting I/O failed: %s", strerror(-r));
+                    return SIM_EXIT_FAIL;
+                }
+                for (int i = 0; i < r; i++)
+                    sim_hist_record(rp->lag, batch[off + (unsigned)i]->submit_ns >
+                                                     batch[off + (unsigned)i]->intended_ns
+                                                 ? batch[off + (unsigned)i]->submit_ns -
+                                                       batch[off + (unsigned)i]->intended_ns
+                                                 : 0);
+                off += (unsigned)r;
+                rp->issued += (unsigned)r;
+                if (off < nb && reap(rp, 1) < 0) {
+                    snprintf(err, errlen, "waiting for I/O failed");
+                    return SIM_EXIT_FAIL;
+                }
+            }
+        }
+        unsigned inflight = st_engine_inflight(rp->eng);
+        bool more = !stopping && (rp->have_rec || !rp->src_done);
+        if (!more && inflight == 0) break;
+        /* Block for a completion only when nothing else can be done before one. */
+        unsigned min_wait = (rp->nfree == 0 || !more) && inflight > 0 ? 1 : 0;
+        if (rp->o->timing == TR_TIMING_AFAP && more && rp->nfree > 0) min_wait = 0;
+        int n = reap(rp, min_wait);
+        if (n < 0) {
+            snprintf(err, errlen, "waiting for I/O failed: %s", strerror(-n));
+            return SIM_EXIT_FAIL;
+        }
+        if (n == 0 && nb == 0 && wait_due) pause_until(rp, wait_due);
+    }
+    return 0;
+}
+
+static json_t *lag_json(const sim_hist *h)
+{
+    return json_pack("{s:I, s:f, s:f, s:f, s:f}", "count", (json_int_t)sim_hist_count(h), "p50_us",
+                     sim_hist_percentile(h, 50) / 1e3, "p99_us", sim_hist_percentile(h, 99) / 1e3,
+                     "max_us", sim_hist_max(h) / 1e3, "mean_us", sim_hist_mean(h) / 1e3);
+}
+
+static const char *timing_name(tr_timing t)
+{
+    return t == TR_TIMING_ORIGINAL ? "original" : t == TR_TIMING_AFAP ? "afap" : "rate";
+}
+
+int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
+              char *err, size_t errlen)
+{
+    replay rp = {.o = o, .src = src, .run = run, .fd = -1};
+    tr_scan own_scan = {0};
+    const tr_scan *scan = o->scan;
+    int rc;
+    *stats = NULL;
+    if (o->qd == 0 || o->qd > 4096) {
+        snprintf(err, errlen, "queue depth %u is out of range (1..4096)", o->qd);
+        return SIM_EXIT_USAGE;
+    }
+    if (!scan) {
+        if ((rc = tr_scan_source(src, &own_scan, err, errlen))) return rc;
+        scan = &own_scan;
+    } else if ((rc = tr_rewind(src)) < 0) {
+        snprintf(err, errlen, "%s", tr_error(src));
+        return SIM_EXIT_FAIL;
+    }
+    if (scan->records == 0) {
+        snprintf(err, errlen, "the trace holds no I/O records");
+        rc = SIM_EXIT_USAGE;
+        goto out;
+    }
+    rp.device = st_target_is_device(t);
+    rp.buffered = st_target_buffered(t);
+    uint32_t bs = st_target_block_size(t);
+    uint32_t align = rp.buffered ? 1 : bs;
+    uint64_t need = tr_replay_needed_size(scan, bs);
+    uint64_t size = 0;
+    rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data",
+                             o->file_size ? o->file_size : need, &rp.fd, &size, err, errlen);
+    if (rc) goto out;
+    if (o->region_offset >= size) {
+        snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
+                 (unsigned long long)o->region_offset, (unsigned long long)size);
+        rc = SIM_EXIT_USAGE;
+        goto out;
+    }
+    uint64_t rlen = o->region_length ? o->region_length : size - o->region_offset;
+    if (o->region_offset + rlen > size) {
+        snprintf(err, errlen, "--region ends at %llu, beyond the end of the data (%llu)",
+                 (unsigned long long)(o->region_offset + rlen), (unsigned long long)size);
+        rc = SIM_EXIT_USAGE;
+        goto out;
+    }
+    if ((rc = tr_place_init(&rp.place, scan, o->map, align, o->region_offset, rlen, err, errlen)))
+        goto out;
+    rp.qd = o->qd;
+    rp.slot_bytes = (uint32_t)((scan->max_length + bs - 1) / bs * bs);
+    if (rp.slot_bytes == 0) rp.slot_bytes = bs;
+    if ((uint64_t)rp.slot_bytes * rp.qd > (1ull << 30)) {
+        snprintf(err, errlen, "buffers for %u I/Os of up to %u bytes exceed 1 GiB: lower --qd",
+                 rp.qd, rp.slot_bytes);
+        rc = SIM_EXIT_USAGE;
+        goto out;
+    }
+    rp.bufs = st_alloc_aligned((size_t)rp.slot_bytes * rp.qd);
+    rp.ios = calloc(rp.qd, sizeof *rp.ios);
+    rp.free_ios = calloc(rp.qd, sizeof *rp.free_ios);
+    rp.lag = sim_hist_new();
+    if (!rp.bufs || !rp.ios || !rp.free_ios || !rp.lag) {
+        snprintf(err, errlen, "out of memory");
+        rc = SIM_EXIT_FAIL;
+        goto out;
+    }
+    sim_rng_seed(&rp.rng, o->seed, 7);
+    for (size_t i = 0; i < (size_t)rp.slot_bytes * rp.qd; i += 8) {
+        uint64_t x = sim_rng_u64(&rp.rng);
+        memcpy(rp.bufs + i, &x, 8);
+    }
+    for (unsigned i = 0; i < rp.qd; i++) {
+        rp.ios[i].buf = rp.bufs + (size_t)i * rp.slot_bytes;
+        rp.free_ios[rp.nfree++] = &rp.ios[i];
+    }
+    rp.eng = st_engine_open(o->engine, rp.qd, err, errlen);
+    if (!rp.eng) {
+        rc = SIM_EXIT_FAIL;
+        goto out;
+    }
+    /* Fixed file and buffers are speed-ups only: failing to register is not an error. */
+    st_engine_register_file(rp.eng, rp.fd);
+    st_engine_register_buffer(rp.eng, rp.bufs, (size_t)rp.slot_bytes * rp.qd);
+    rp.meter = sim_run_meter(run, 0);
+    rp.looping = o->loops > 1 || o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0;
+    rp.max_passes = o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0
+                        ? (o->loops > 1 ? o->loops : 0)
+                        : (o->loops ? o->loops : 1);
+    /* Timed replay wakes up to 50 us before a due time; the default 50 us timer slack
+     * would make every wake-up late. */
+    int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+    /* The first record before the clock starts: a reader with a sort window parses a
+     * window's worth of records to find it, which must not delay the first I/O. */
+    rc = fetch(&rp, err, errlen);
+    rp.have_rec = rc == 1;
+    rp.src_done = rc == 0;
+    if (rc >= 0) {
+        sim_run_start(run);
+        rp.t0 = sim_now_ns();
+        rc = run_loop(&rp, err, errlen);
+    } else {
+        rc = SIM_EXIT_FAIL;
+        sim_run_start(run); /* finished below, so the run is in a defined state */
+    }
+    /* Drain what is still in flight so that every issued I/O is accounted. */
+    while (st_engine_inflight(rp.eng) > 0 && reap(&rp, 1) >= 0)
+        ;
+    sim_run_finish(run);
+    if (old_slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+    if (rc == 0 && rp.errors > 0 && rp.errors == rp.completed) {
+        snprintf(err, errlen, "every I/O failed (first error: %s)", strerror(rp.first_errno));
+        rc = SIM_EXIT_FAIL;
+    }
+    json_t *j = json_pack(
+        "{s:s, s:f, s:f, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+        "timing", timing_name(o->timing), "speed", o->speed > 0 ? o->speed : 1.0, "rate",
+        o->timing == TR_TIMING_RATE ? o->rate : 0.0, "qd", (json_int_t)rp.qd, "engine",
+        st_engine_name(rp.eng), "records", (json_int_t)rp.records, "issued", (json_int_t)rp.issued,
+        "completed", (json_int_t)rp.completed, "errors", (json_int_t)rp.errors,
+        "zero_length_skipped", (json_int_t)rp.zero_len, "trims_skipped",
+        (json_int_t)rp.trims_skipped, "bytes_read", (json_int_t)rp.bytes_read, "bytes_written",
+        (json_int_t)rp.bytes_written, "passes", (json_int_t)rp.passes, "data_bytes",
+        (json_int_t)size, "submission_lag_us", lag_json(rp.lag), "placement",
+        tr_place_json(&rp.place));
+    json_object_set_new(j, "source", tr_source_stats_json(src));
+    if (rp.first_errno)
+        json_object_set_new(j, "first_error", json_string(strerror(rp.first_errno)));
+    if (rc == 0)
+        *stats = j;
+    else
+        json_decref(j); /* the error message says what went wrong */
+out:
+    if (rp.eng) st_engine_close(rp.eng);
+    if (rp.fd >= 0) close(rp.fd);
+    tr_place_free(&rp.place);
+    st_free_aligned(rp.bufs);
+    free(rp.ios);
+    free(rp.free_ios);
+    if (rp.lag) sim_hist_free(rp.lag);
+    tr_scan_free(&own_scan);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * trace/replay_internal.h: what the replay pieces share: the placement of a trace's
+ * volumes in the target region (replay_place.c) and the data file preparation
+ * (replay_file.c), used by the replay loop (replay.c) and the curve (replay_curve.c).
+ */
+#ifndef APPSIM_TRACE_REPLAY_INTERNAL_H
+#define APPSIM_TRACE_REPLAY_INTERNAL_H
+
+#include "trace/trace_internal.h"
+
+/* Where each volume of the trace goes: [base, base + size) of the data file. */
+typedef struct tr_place_vol {
+    uint32_t volume;
+    uint64_t base, size, span;
+} tr_place_vol;
+
+typedef struct tr_place {
+    tr_map map;
+    uint32_t block; /* alignment (1 when buffered) */
+    uint32_t nvol;
+    tr_place_vol *vols;
+    uint32_t last; /* index of the last volume looked up (traces repeat volumes) */
+    /* counts */
+    uint64_t aligned, wrapped, scaled, clipped, unknown_volume;
+} tr_place;
+
+/* Builds the layout of scan's volumes in [region_offset, region_offset + region_length).
+ * With TR_MAP_NONE it refuses (SIM_EXIT_USAGE) a region smaller than the trace's span. */
+int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
+                  uint64_t region_offset, uint64_t region_length, char *err, size_t errlen);
+/* Target offset and length of a record (length 0 for flushes). */
+void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *off, uint32_t *len);
+json_t *tr_place_json(const tr_place *pl);
+void tr_place_free(tr_place *pl);
+
+/* The replay's data file on a target: the device itself, or a file in the directory
+ * target created (recorded in the manifest) and filled with data once, so that reads
+ * reach the drive instead of a hole. Reused when it already has the size and no
+ * holes. *size = the usable size. */
+int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
+                        char *err, size_t errlen);
+
+/* The size the data file needs for a trace of this scan: the span, block-aligned. */
+uint64_t tr_replay_needed_size(const tr_scan *scan, uint32_t block);
+
+#endif

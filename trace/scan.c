@@ -1,0 +1,73 @@
+/*
+ * trace/scan.c: one pass over a source to learn what placement needs before the first
+ * I/O: the volumes and how far into each the trace reaches, the largest I/O, the
+ * duration. Memory grows with the number of volumes only.
+ */
+#include "trace/trace_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_vol(const void *a, const void *b)
+{
+    const tr_volume_span *x = a, *y = b;
+    return x->volume < y->volume ? -1 : x->volume > y->volume;
+}
+
+int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (tr_rewind(src) < 0) {
+        snprintf(err, errlen, "%s", tr_error(src));
+        return SIM_EXIT_FAIL;
+    }
+    tr_volmap map = {0};
+    uint32_t cap = 0;
+    tr_record r;
+    int rc;
+    while ((rc = tr_next(src, &r)) == 1) {
+        out->records++;
+        out->duration_ns = r.time_ns;
+        if (r.length > out->max_length) out->max_length = r.length;
+        uint32_t i = tr_volmap_get(&map, r.volume);
+        if (i == UINT32_MAX) goto oom;
+        if (i == out->nvolumes) {
+            if (i == cap) {
+                cap = cap ? cap * 2 : 16;
+                tr_volume_span *v = realloc(out->volumes, cap * sizeof *v);
+                if (!v) goto oom;
+                out->volumes = v;
+            }
+            out->volumes[i] = (tr_volume_span){r.volume, 0};
+            out->nvolumes++;
+        }
+        uint64_t end = r.offset + r.length;
+        if (r.op != TR_FLUSH && end > out->volumes[i].end) out->volumes[i].end = end;
+    }
+    tr_volmap_free(&map);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", tr_error(src));
+        tr_scan_free(out);
+        return SIM_EXIT_USAGE;
+    }
+    if (out->nvolumes > 1) qsort(out->volumes, out->nvolumes, sizeof *out->volumes, cmp_vol);
+    for (uint32_t i = 0; i < out->nvolumes; i++)
+        out->span += out->volumes[i].end;
+    if (tr_rewind(src) < 0) {
+        snprintf(err, errlen, "%s", tr_error(src));
+        tr_scan_free(out);
+        return SIM_EXIT_FAIL;
+    }
+    return 0;
+oom:
+    tr_volmap_free(&map);
+    tr_scan_free(out);
+    snprintf(err, errlen, "out of memory while scanning the trace");
+    return SIM_EXIT_FAIL;
+}
+
+void tr_scan_free(tr_scan *s)
+{
+    free(s->volumes);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,461 @@
+/*
+ * trace/vdi_cmd.c: `appsim vdi`: VDI boot and login storms (full and linked clones)
+ * composed from one desktop's traces, replayed on the target at maximum rate and as
+ * a rate curve through the trace replay (tr_replay_curve), reported like the labs'
+ * VDI rows: peak IOPS with its latency, and the latency-versus-IOPS points.
+ *
+ * The target holds one data file per clone model ("vdi-full.data",
+ * "vdi-linked.data") laid out as vdi_internal.h describes; the replay creates and
+ * fills it once before the first I/O (the replica and the full-clone copies are
+ * written once, as the labs fill the drive), and the storm addresses it without any
+ * mapping (the layout is exactly the file). On a block device the layout is written
+ * here, once per clone model, from offset 0. Every result says which phase traces
+ * were captured and which were modeled.
+ */
+#include "trace/vdi_internal.h"
+
+#include <errno.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "appsim vdi --target PATH --desktops N (--clones full|linked --phase "
+    "boot|initial-login|monday-login | --all)\n"
+    "Replays a VDI storm: N desktops booting or logging in at once, each with its own "
+    "full copy of\nthe image or as linked clones of one replica, at maximum rate and "
+    "over a rate curve.";
+
+typedef struct combo {
+    vdi_clones clones;
+    vdi_phase phase;
+} combo;
+
+/* The latency of a curve point: over reads and writes together (merged histogram). */
+static void point_latency(const json_t *pt, double *iops, double *mean_us, double *p99_us)
+{
+    *iops = json_number_value(json_object_get(pt, "iops"));
+    *mean_us = json_number_value(json_object_get(pt, "mean_us"));
+    *p99_us = json_number_value(json_object_get(pt, "p99_us"));
+}
+
+/* A device target has no data file for the replay to fill: lay the storm out here,
+ * once per clone model, so that the replica and the copies are written before the
+ * first measured I/O (as on a directory target). */
+static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err, size_t errlen)
+{
+    int fd = -1;
+    int rc = st_target_create_file(t, NULL, 0, &fd, err, errlen);
+    if (rc) return rc;
+    uint64_t size = 0;
+    if (ioctl(fd, BLKGETSIZE64, &size) != 0 || size < bytes) {
+        char a[32], b[32];
+        snprintf(err, errlen, "the storm's layout needs %s but %s holds %s: fewer --desktops",
+                 sim_format_size(bytes, a, sizeof a), st_target_path(t),
+                 sim_format_size(size, b, sizeof b));
+        close(fd);
+        return SIM_EXIT_USAGE;
+    }
+    const size_t chunk = 4u << 20;
+    uint64_t *buf = st_alloc_aligned(chunk);
+    if (!buf) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    sim_rng rng;
+    sim_rng_seed(&rng, seed, 77);
+    char a[32];
+    sim_info("vdi: writing the layout (%s) on %s", sim_format_size(bytes, a, sizeof a),
+             st_target_path(t));
+    rc = 0;
+    for (uint64_t off = 0; off < bytes && !sim_interrupted(); off += chunk) {
+        /* Incompressible: a drive that compresses or deduplicates cannot shortcut it. */
+        for (size_t i = 0; i < chunk / 8; i++)
+            buf[i] = sim_rng_u64(&rng);
+        size_t len = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
+        len = (len + 4095) / 4096 * 4096;
+        if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
+            snprintf(err, errlen, "writing the layout at %llu on %s: %s", (unsigned long long)off,
+                     st_target_path(t), strerror(errno));
+            rc = SIM_EXIT_FAIL;
+            break;
+        }
+    }
+    if (rc == 0 && sim_interrupted()) {
+        snprintf(err, errlen, "interrupted while writing the layout");
+        rc = SIM_EXIT_FAIL;
+    }
+    if (rc == 0 && fdatasync(fd) != 0) {
+        snprintf(err, errlen, "fdatasync %s: %s", st_target_path(t), strerror(errno));
+        rc = SIM_EXIT_FAIL;
+    }
+    st_free_aligned(buf);
+    close(fd);
+    return rc;
+}
+
+static json_t *storm_json(tr_source *src, const vdi_storm_opts *so)
+{
+    /* One dry pass for the composition counts, then back to the start. */
+    tr_record r;
+    uint64_t last = 0;
+    while (tr_next(src, &r) == 1)
+        last = r.time_ns;
+    vdi_storm_stats st;
+    vdi_storm_stats_get(src, &st);
+    tr_rewind(src);
+    uint64_t first_start = UINT64_MAX, last_start = 0;
+    for (uint32_t d = 0; d < so->desktops; d++) {
+        uint64_t s = vdi_storm_start_ns(src, d);
+        first_start = s < first_start ? s : first_start;
+        last_start = s > last_start ? s : last_start;
+    }
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "records",
+                     (json_int_t)st.records, "desktop_records", (json_int_t)st.source_records,
+                     "own_copy_reads", (json_int_t)st.own_reads, "replica_reads",
+                     (json_int_t)st.replica_reads, "delta_reads", (json_int_t)st.delta_reads,
+                     "writes", (json_int_t)st.writes, "split_reads", (json_int_t)st.split_reads,
+                     "first_start_s", (double)first_start / 1e9, "last_start_s",
+                     (double)last_start / 1e9, "storm_span_s", (double)last / 1e9);
+}
+
+static int vdi_main(int argc, char **argv)
+{
+    const char *target = NULL, *clones_s = NULL, *phase_s = NULL, *engine = NULL;
+    const char *boot_trace = NULL, *login_trace = NULL, *monday_trace = NULL;
+    const char *output = NULL, *points = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2";
+    uint64_t desktops = 8, qd = 32, seed = 1, warmup = 2000000000ull, measure = 5000000000ull;
+    uint64_t stagger = 0;
+    double jitter = 0.1, stagger_frac = 0.1, model_seconds = 60;
+    bool all = false, allow_destroy = false, model_logins = false, json = false, quiet = false;
+    sim_opt opts[] = {
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &target,
+         .help = "directory on the drive, or a block device (with --allow-destroy)"},
+        {.name = "clones",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &clones_s,
+         .choices = "full|linked",
+         .help = "full: own copy per desktop; linked: shared replica + per-desktop delta"},
+        {.name = "phase",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &phase_s,
+         .choices = "boot|initial-login|monday-login",
+         .help = "which storm"},
+        {.name = "all",
+         .kind = SIM_OPT_FLAG,
+         .dst = &all,
+         .help = "the six combinations the labs publish, one table"},
+        {.name = "desktops",
+         .kind = SIM_OPT_U64,
+         .dst = &desktops,
+         .help = "desktops in the storm",
+         .min = 1,
+         .max = 100000},
+        {.name = "stagger",
+         .kind = SIM_OPT_DURATION,
+         .dst = &stagger,
+         .help = "desktops start spread over this window (0: --stagger-fraction of the "
+                 "phase trace's length)"},
+        {.name = "stagger-fraction",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &stagger_frac,
+         .help = "default stagger as a fraction of the phase trace's length",
+         .min = 0,
+         .max = 100},
+        {.name = "jitter",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &jitter,
+         .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)",
+         .min = 0,
+         .max = 1},
+        {.name = "boot-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &boot_trace,
+         .help = "your own capture of one desktop's boot (any trace format)"},
+        {.name = "login-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &login_trace,
+         .help = "your own capture of one desktop's first login"},
+        {.name = "monday-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &monday_trace,
+         .help = "your own capture of one desktop's Monday login"},
+        {.name = "model-logins",
+         .kind = SIM_OPT_FLAG,
+         .dst = &model_logins,
+         .help = "model the login phases on published per-desktop figures instead of the "
+                 "shipped captures"},
+        {.name = "model-seconds",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &model_seconds,
+         .help = "length of a modeled login phase (not published)",
+         .min = 1,
+         .max = 86400},
+        {.name = "qd",
+         .kind = SIM_OPT_U64,
+         .dst = &qd,
+         .help = "most I/Os outstanding",
+         .min = 1,
+         .max = 4096},
+        {.name = "engine",
+         .kind = SIM_OPT_STRING,
+         .dst = &engine,
+         .help = "I/O engine (io_uring, psync)"},
+        {.name = "curve-points",
+         .kind = SIM_OPT_STRING,
+         .dst = &points,
+         .help = "fractions of the maximum rate for the curve"},
+        {.name = "point-warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &warmup,
+         .help = "warm-up of each curve point"},
+        {.name = "point-duration",
+         .kind = SIM_OPT_DURATION,
+         .dst = &measure,
+         .help = "measured interval of each curve point"},
+        {.name = "seed", .kind = SIM_OPT_U64, .dst = &seed, .help = "random seed"},
+        {.name = "allow-destroy",
+         .kind = SIM_OPT_FLAG,
+         .dst = &allow_destroy,
+         .help = "a block device target may be overwritten"},
+        {.name = "o", .kind = SIM_OPT_STRING, .dst = &output, .help = "result file (JSON)"},
+        {.name = "json",
+         .kind = SIM_OPT_FLAG,
+         .dst = &json,
+         .help = "print the result document on stdout"},
+        {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &quiet, .help = "no progress lines"},
+        SIM_OPT_END,
+    };
+    int npos = 0;
+    int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
+    if (rc < 0) return SIM_EXIT_OK;
+    if (rc) return rc;
+    sim_set_quiet(quiet);
+    if (!target) {
+        sim_error("vdi: --target is required (a directory on the drive, or a device)");
+        return SIM_EXIT_USAGE;
+    }
+    combo combos[6];
+    int ncombos = 0;
+    if (all) {
+        if (clones_s || phase_s) {
+            sim_error("vdi: --all runs every clone model and phase; drop --clones/--phase");
+            return SIM_EXIT_USAGE;
+        }
+        for (int c = 0; c < 2; c++)
+            for (int p = 0; p < VDI_NPHASES; p++)
+                combos[ncombos++] = (combo){(vdi_clones)c, (vdi_phase)p};
+    } else {
+        if (!clones_s || !phase_s) {
+            sim_error("vdi: give --clones full|linked and --phase boot|initial-login|"
+                      "monday-login, or --all");
+            return SIM_EXIT_USAGE;
+        }
+        combo k = {!strcmp(clones_s, "full") ? VDI_FULL : VDI_LINKED, VDI_BOOT};
+        for (int p = 0; p < VDI_NPHASES; p++)
+            if (!strcmp(phase_s, vdi_phase_name((vdi_phase)p))) k.phase = (vdi_phase)p;
+        combos[ncombos++] = k;
+    }
+    double fr[32];
+    int nfr = 0;
+    for (const char *p = points; *p && nfr < 32;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v > 0) || v > 10) {
+            sim_error("vdi: --curve-points '%s': give fractions like 0.1,0.5,1.0,1.2", points);
+            return SIM_EXIT_USAGE;
+        }
+        fr[nfr++] = v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') {
+            sim_error("vdi: --curve-points '%s': give fractions like 0.1,0.5,1.0,1.2", points);
+            return SIM_EXIT_USAGE;
+        }
+    }
+
+    char err[1024] = "";
+    const char *user[VDI_NPHASES] = {boot_trace, login_trace, monday_trace};
+    vdi_phase_traces pt;
+    if (vdi_phase_traces_load(&pt, user, model_logins, model_seconds, seed, err, sizeof err) != 0) {
+        sim_error("vdi: %s", err);
+        return SIM_EXIT_USAGE;
+    }
+    st_target_opts to = {.path = target, .allow_destroy = allow_destroy, .create_dir = true};
+    st_target *t = NULL;
+    if ((rc = st_target_open(&to, &t, err, sizeof err)) != 0) {
+        sim_error("vdi: %s", err);
+        vdi_phase_traces_free(&pt);
+        return rc;
+    }
+
+    json_t *doc = sim_result_new("vdi", argc, argv, opts);
+    json_object_set_new(doc, "target", st_target_json(t));
+    json_t *traces = json_object();
+    for (int p = 0; p < VDI_NPHASES; p++)
+        json_object_set_new(traces, vdi_phase_name((vdi_phase)p),
+                            vdi_trace_json(&pt.t[p], pt.user[p]));
+    json_object_set_new(doc, "desktop_traces", traces);
+    json_t *results = json_array();
+    json_object_set_new(doc, "storms", results);
+
+    int status = SIM_EXIT_OK;
+    bool laid_out[2] = {false, false};
+    for (int i = 0; i < ncombos && status == SIM_EXIT_OK && !sim_interrupted(); i++) {
+        const combo *k = &combos[i];
+        const vdi_trace *tr = &pt.t[k->phase];
+        vdi_trace_stats ts;
+        vdi_trace_stats_of(tr, &ts);
+        uint64_t layout = vdi_layout_bytes(&pt.img, k->clones, (uint32_t)desktops);
+        vdi_storm_opts so = {
+            .clones = k->clones,
+            .desktops = (uint32_t)desktops,
+            .stagger_ns = stagger ? stagger : (uint64_t)((double)ts.duration_ns * stagger_frac),
+            .jitter = jitter,
+            .seed = seed,
+            .base = 0,
+            .volume_per_desktop = false,
+        };
+        if (st_target_is_device(t) && !laid_out[k->clones]) {
+            if ((rc = layout_device(t, layout, seed, err, sizeof err)) != 0) {
+                sim_error("vdi: %s", err);
+                status = rc;
+                break;
+            }
+            laid_out[k->clones] = true;
+        }
+        tr_source *src = NULL;
+        if (vdi_storm_open(tr, &pt.img, &so, &src, err, sizeof err) != 0) {
+            sim_error("vdi: %s", err);
+            status = SIM_EXIT_FAIL;
+            break;
+        }
+        char fname[64];
+        snprintf(fname, sizeof fname, "vdi-%s.data", vdi_clones_name(k->clones));
+        tr_replay_opts ro;
+        tr_replay_opts_default(&ro);
+        ro.timing = TR_TIMING_AFAP;
+        ro.qd = (unsigned)qd;
+        ro.engine = engine;
+        ro.region_offset = 0;
+        ro.region_length = layout;
+        ro.map = TR_MAP_NONE;
+        ro.file_size = layout;
+        ro.file_name = fname;
+        ro.seed = seed;
+        tr_curve_opts co = {.fractions = fr,
+                            .nfractions = nfr,
+                            .warmup_ns = warmup,
+                            .measure_ns = measure,
+                            .quiet = quiet};
+        bool modeled = tr->modeled;
+        sim_info("vdi: %s clones, %s (%s), %llu desktops, layout %.1f MiB in %s",
+                 vdi_clones_name(k->clones), vdi_phase_name(k->phase),
+                 modeled ? "modeled" : "captured", (unsigned long long)desktops,
+                 (double)layout / (1 << 20), fname);
+        json_t *comp = storm_json(src, &so);
+        json_t *curve = NULL;
+        rc = tr_replay_curve(src, t, &ro, &co, &curve, err, sizeof err);
+        tr_close(src);
+        if (rc != 0) {
+            sim_error("vdi: %s clones, %s: %s", vdi_clones_name(k->clones),
+                      vdi_phase_name(k->phase), err);
+            json_decref(comp);
+            status = rc;
+            break;
+        }
+        /* Peak: the maximum-rate run (point 0), the top of the curve the labs quote
+         * as "peak IOPS at latency". Rate points past it are overload: queueing, so
+         * their latency is not the drive's, whatever IOPS they reach. */
+        json_t *pts = json_object_get(curve, "points");
+        double best = 0, best_mean = 0, best_p99 = 0;
+        json_t *lat_iops = json_array();
+        size_t idx;
+        json_t *p;
+        json_array_foreach(pts, idx, p)
+        {
+            double iops, mean, p99;
+            point_latency(p, &iops, &mean, &p99);
+            json_array_append_new(lat_iops,
+                                  json_pack("{s:f, s:f, s:f, s:f}", "fraction",
+                                            json_number_value(json_object_get(p, "fraction")),
+                                            "iops", iops, "mean_us", mean, "p99_us", p99));
+            if (idx == 0) {
+                best = iops;
+                best_mean = mean;
+                best_p99 = p99;
+            }
+        }
+        json_t *res = json_pack(
+            "{s:s, s:s, s:s, s:I, s:f, s:f, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o}", "clones",
+            vdi_clones_name(k->clones), "phase", vdi_phase_name(k->phase), "source",
+            modeled ? "modeled" : (pt.user[k->phase] ? "user capture" : "captured"), "desktops",
+            (json_int_t)desktops, "stagger_s", (double)so.stagger_ns / 1e9, "jitter", jitter,
+            "data_file", fname, "layout_bytes", (json_int_t)layout, "composition", comp, "peak",
+            "iops", best, "mean_us", best_mean, "p99_us", best_p99, "latency_vs_iops", lat_iops,
+            "curve", curve);
+        json_object_set_new(
+            res, "layout",
+            json_pack("{s:I, s:I, s:I}", "image_bytes", (json_int_t)pt.img.image_bytes,
+                      "delta_bytes", (json_int_t)(k->clones == VDI_LINKED ? pt.img.delta_bytes : 0),
+                      "copies", (json_int_t)(k->clones == VDI_FULL ? desktops : 1)));
+        json_array_append_new(results, res);
+    }
+    st_target_close(t);
+    vdi_phase_traces_free(&pt);
+
+    /* The table: one row per storm, like the labs' VDI rows. */
+    FILE *out = json ? stderr : stdout;
+    if (json_array_size(results) == 0) goto done;
+    fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)desktops,
+            target, (unsigned long long)qd);
+    fprintf(out, "%-7s %-14s %-12s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
+            "phase", "source", "peak IOPS", "mean us", "p99 us");
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r)
+    {
+        const json_t *pk = json_object_get(r, "peak");
+        fprintf(out, "%-7s %-14s %-12s %12.0f %10.1f %10.1f  ",
+                json_string_value(json_object_get(r, "clones")),
+                json_string_value(json_object_get(r, "phase")),
+                json_string_value(json_object_get(r, "source")),
+                json_number_value(json_object_get(pk, "iops")),
+                json_number_value(json_object_get(pk, "mean_us")),
+                json_number_value(json_object_get(pk, "p99_us")));
+        size_t j;
+        json_t *q;
+        json_array_foreach(json_object_get(r, "latency_vs_iops"), j, q)
+        {
+            if (j == 0) continue; /* the max run is the peak column */
+            fprintf(out, " %.0f@%.0f", json_number_value(json_object_get(q, "mean_us")),
+                    json_number_value(json_object_get(q, "iops")));
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "source: captured = trace recorded with `appsim trace capture`; modeled = "
+                 "calibrated to published per-desktop figures (docs/vdi.md)\n");
+done:
+    if (sim_interrupted()) json_object_set_new(doc, "interrupted", json_true());
+    if (output && sim_result_write(doc, output) != 0 && status == SIM_EXIT_OK)
+        status = SIM_EXIT_FAIL;
+    if (json) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    }
+    json_decref(doc);
+    return status;
+}
+
+static const sim_command vdi_command = {
+    .name = "vdi",
+    .summary = "VDI boot and login storms, full and linked clones, from desktop traces",
+    .main = vdi_main,
+};
+SIM_REGISTER_COMMAND(vdi_command);
