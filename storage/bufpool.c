@@ -61,11 +61,9 @@ static inline uint8_t *frame_mem(const bp_pool *p, uint32_t f)
 
 bp_pool *bp_new(uint64_t nframes, uint32_t unit)
 {
-    if (nframes < 2 || nframes >= NIL || unit < 512 || (unit & (unit - 1)))
-        return NULL;
+    if (nframes < 2 || nframes >= NIL || unit < 512 || (unit & (unit - 1))) return NULL;
     bp_pool *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p->unit = unit;
     p->nframes = (uint32_t)nframes;
     uint32_t nb = 1;
@@ -76,8 +74,7 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
     p->frames = calloc(p->nframes, sizeof(bp_frame));
     p->mem_len = (size_t)nframes * unit;
     void *mem = NULL;
-    if (posix_memalign(&mem, unit > 4096 ? unit : 4096, p->mem_len))
-        mem = NULL;
+    if (posix_memalign(&mem, unit > 4096 ? unit : 4096, p->mem_len)) mem = NULL;
     p->mem = mem;
     if (!p->buckets || !p->frames || !p->mem) {
         bp_free(p);
@@ -93,8 +90,7 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
 
 void bp_free(bp_pool *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     if (p->frames) {
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);
@@ -127,8 +123,7 @@ void bp_get_stats(bp_pool *p, bp_stats *out)
 static uint32_t lookup(const bp_pool *p, uint64_t key)
 {
     for (uint32_t f = p->buckets[hash_key(p, key)]; f != NIL; f = p->frames[f].next)
-        if (p->frames[f].key == key && p->frames[f].state != F_EMPTY)
-            return f;
+        if (p->frames[f].key == key && p->frames[f].state != F_EMPTY) return f;
     return NIL;
 }
 
@@ -154,24 +149,20 @@ static void link_frame(bp_pool *p, uint32_t f, uint64_t key)
  * and looks the block up again (someone else may have loaded it meanwhile). */
 static uint32_t take_victim(bp_pool *p)
 {
-    {
-        for (uint64_t step = 0; step < 3ull * p->nframes; step++) {
-            uint32_t f = p->hand;
-            p->hand = (p->hand + 1 == p->nframes) ? 0 : p->hand + 1;
-            bp_frame *fr = &p->frames[f];
-            if (fr->state == F_EMPTY)
-                return f;
-            if (fr->state != F_VALID || fr->pins || fr->dirty)
-                continue;
-            if (fr->ref) {
-                fr->ref = 0;
-                continue;
-            }
-            unlink_frame(p, f);
-            fr->state = F_EMPTY;
-            p->evictions++;
-            return f;
+    for (uint64_t step = 0; step < 3ull * p->nframes; step++) {
+        uint32_t f = p->hand;
+        p->hand = (p->hand + 1 == p->nframes) ? 0 : p->hand + 1;
+        bp_frame *fr = &p->frames[f];
+        if (fr->state == F_EMPTY) return f;
+        if (fr->state != F_VALID || fr->pins || fr->dirty) continue;
+        if (fr->ref) {
+            fr->ref = 0;
+            continue;
         }
+        unlink_frame(p, f);
+        fr->state = F_EMPTY;
+        p->evictions++;
+        return f;
     }
     return NIL;
 }
@@ -195,8 +186,7 @@ static int load_frame(bp_pool *p, uint32_t f, uint64_t key, uint64_t blk, bp_loa
     link_frame(p, f, key);
     pthread_mutex_unlock(&p->mu);
     int64_t n = load(ctx, blk, frame_mem(p, f));
-    if (n >= 0 && (uint64_t)n < p->unit)
-        memset(frame_mem(p, f) + n, 0, p->unit - (size_t)n);
+    if (n >= 0 && (uint64_t)n < p->unit) memset(frame_mem(p, f) + n, 0, p->unit - (size_t)n);
     pthread_mutex_lock(&p->mu);
     if (n < 0) {
         unlink_frame(p, f);
@@ -216,8 +206,7 @@ static uint32_t find_valid(bp_pool *p, uint64_t key)
 {
     for (;;) {
         uint32_t f = lookup(p, key);
-        if (f == NIL || p->frames[f].state == F_VALID)
-            return f;
+        if (f == NIL || p->frames[f].state == F_VALID) return f;
         p->waits++;
         pthread_cond_wait(&p->cv, &p->mu);
     }
@@ -231,11 +220,9 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
     uint32_t f, v;
     for (;;) {
         f = find_valid(p, key);
-        if (f != NIL)
-            break;
+        if (f != NIL) break;
         v = take_victim(p);
-        if (v != NIL)
-            break;
+        if (v != NIL) break;
         wait_release(p);
     }
     if (f != NIL) {
@@ -252,27 +239,23 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
     if (rc == 0) {
         memcpy(dst, frame_mem(p, f) + off, len);
         p->frames[f].pins--;
-        if (!p->frames[f].pins)
-            pthread_cond_broadcast(&p->cv);
+        if (!p->frames[f].pins) pthread_cond_broadcast(&p->cv);
     }
     pthread_mutex_unlock(&p->mu);
     return rc;
 }
 
-int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src,
-             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty,
-             uint32_t *frame, void **data)
+int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src, uint32_t len,
+             bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame, void **data)
 {
     uint64_t key = make_key(file, blk);
     pthread_mutex_lock(&p->mu);
     uint32_t f, v = NIL;
     for (;;) {
         f = find_valid(p, key);
-        if (f != NIL)
-            break;
+        if (f != NIL) break;
         v = take_victim(p);
-        if (v != NIL)
-            break;
+        if (v != NIL) break;
         wait_release(p);
     }
     if (f != NIL) {
@@ -291,20 +274,17 @@ int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *
         fr->pins = 1;
         fr->dirty = 0;
         link_frame(p, f, key);
-        if (off != 0 || len != p->unit)
-            memset(frame_mem(p, f), 0, p->unit);
+        if (off != 0 || len != p->unit) memset(frame_mem(p, f), 0, p->unit);
         p->write_allocs++;
     }
     bp_frame *fr = &p->frames[f];
     fr->ref = 1;
     memcpy(frame_mem(p, f) + off, src, len);
     if (dirty) {
-        if (!fr->dirty)
-            p->dirty++;
+        if (!fr->dirty) p->dirty++;
         fr->dirty = 1;
         fr->pins--;
-        if (!fr->pins)
-            pthread_cond_broadcast(&p->cv);
+        if (!fr->pins) pthread_cond_broadcast(&p->cv);
     } else {
         *frame = f;
         *data = frame_mem(p, f);
@@ -316,8 +296,7 @@ int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *
 void bp_unpin(bp_pool *p, uint32_t frame)
 {
     pthread_mutex_lock(&p->mu);
-    if (--p->frames[frame].pins == 0)
-        pthread_cond_broadcast(&p->cv);
+    if (--p->frames[frame].pins == 0) pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -350,8 +329,7 @@ void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk)
                 break;
             if (fr->state == F_VALID && !fr->pins) {
                 unlink_frame(p, f);
-                if (fr->dirty)
-                    p->dirty--;
+                if (fr->dirty) p->dirty--;
                 fr->dirty = 0;
                 fr->ref = 0;
                 fr->state = F_EMPTY;

@@ -28,6 +28,8 @@
 #define MIN_PAGES_PER_CONNECTION 16
 #define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
 #define WAL_FRAME_HEADER 24
+#define CONN_BUSY_MS 10000
+#define CHECKPOINT_BUSY_MS 1000
 
 struct st_db {
     st_target *target;
@@ -55,7 +57,7 @@ struct st_db {
     pthread_cond_t cv;
     bool stop;
     uint64_t hook_seq;
-    uint64_t wal_frames;   /* frames in the WAL at the last commit */
+    uint64_t wal_frames;    /* frames in the WAL at the last commit */
     uint64_t ck_backfilled; /* frames of this WAL generation already checkpointed */
     uint64_t wal_frames_max;
     uint64_t ck_count, ck_busy, ck_errors, ck_frames, ck_total_ns, ck_max_ns, ck_manual;
@@ -70,8 +72,7 @@ static const int mode_values[] = {SQLITE_CHECKPOINT_PASSIVE, SQLITE_CHECKPOINT_F
 static int find_name(const char *const *names, int n, const char *s)
 {
     for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], s))
-            return i;
+        if (!strcmp(names[i], s)) return i;
     return -1;
 }
 
@@ -101,12 +102,10 @@ static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
     if (n < db->wal_frames || n < db->ck_backfilled)
         db->ck_backfilled = 0; /* the WAL restarted from its beginning */
     db->wal_frames = n;
-    if (n > db->wal_frames_max)
-        db->wal_frames_max = n;
+    if (n > db->wal_frames_max) db->wal_frames_max = n;
     db->hook_seq++;
     uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
-    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes)
-        pthread_cond_signal(&db->cv);
+    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes) pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
     return SQLITE_OK;
 }
@@ -125,8 +124,8 @@ static int exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
 static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *c = NULL;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                SQLITE_OPEN_EXRESCODE;
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
     int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open SQLite database %s: %s", db->path,
@@ -134,7 +133,7 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
         sqlite3_close(c);
         return SIM_EXIT_FAIL;
     }
-    sqlite3_busy_timeout(c, 10000);
+    sqlite3_busy_timeout(c, CONN_BUSY_MS);
     if (db->buffered) {
         /* keep the -wal and -shm files the manifest lists */
         int persist = 1;
@@ -179,6 +178,9 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
 static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t errlen)
 {
     int nlog = 0, nckpt = 0;
+    pthread_mutex_lock(&db->mu);
+    uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled;
+    pthread_mutex_unlock(&db->mu);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
     int rc = sqlite3_wal_checkpoint_v2(db->ck_conn, "main", mode, &nlog, &nckpt);
@@ -189,29 +191,29 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
 
     pthread_mutex_lock(&db->mu);
     db->ck_count++;
-    if (manual)
-        db->ck_manual++;
+    if (manual) db->ck_manual++;
     db->ck_total_ns += dt;
-    if (dt > db->ck_max_ns)
-        db->ck_max_ns = dt;
+    if (dt > db->ck_max_ns) db->ck_max_ns = dt;
     if (rc == SQLITE_BUSY) {
         db->ck_busy++;
     } else if (rc != SQLITE_OK) {
         db->ck_errors++;
         snprintf(db->ck_last_error, sizeof db->ck_last_error, "%s", msg);
     }
-    if (nckpt > 0 && (uint64_t)nckpt > db->ck_backfilled) {
-        db->ck_frames += (uint64_t)nckpt - db->ck_backfilled;
+    if (rc == SQLITE_OK && mode == SQLITE_CHECKPOINT_TRUNCATE && nlog == 0) {
+        /* everything was copied, then the WAL truncated to nothing */
+        db->ck_frames += w0 > b0 ? w0 - b0 : 0;
+        db->ck_backfilled = 0;
+        db->wal_frames = 0;
+    } else if (nlog >= 0 && nckpt >= 0) {
+        /* a smaller WAL than before means a writer restarted it meanwhile */
+        uint64_t base = (uint64_t)nlog < w0 ? 0 : b0;
+        if ((uint64_t)nckpt > base) db->ck_frames += (uint64_t)nckpt - base;
         db->ck_backfilled = (uint64_t)nckpt;
-    }
-    if (nlog >= 0 && (uint64_t)nlog < db->wal_frames) {
-        /* the WAL restarted or was truncated by this checkpoint */
         db->wal_frames = (uint64_t)nlog;
-        db->ck_backfilled = nckpt > 0 ? (uint64_t)nckpt : 0;
     }
     pthread_mutex_unlock(&db->mu);
-    if (rc != SQLITE_OK && err)
-        snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
+    if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
     return rc;
 }
 
@@ -247,9 +249,19 @@ static void *checkpointer(void *arg)
     return NULL;
 }
 
+/* On demand (after a load, before a copy): whatever --sync says, the result is on the
+ * drive when this returns, so callers may mark a load complete after it. */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen)
 {
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, err, errlen);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", db->sync);
+    pthread_mutex_lock(&db->ck_conn_mu);
+    sqlite3_exec(db->ck_conn, sql, NULL, NULL, NULL);
+    pthread_mutex_unlock(&db->ck_conn_mu);
     return rc == SQLITE_OK ? 0 : SIM_EXIT_FAIL;
 }
 
@@ -263,23 +275,21 @@ static int create_buffered_files(st_db *db, bool create, char *err, size_t errle
     for (int i = 0; i < 3; i++) {
         char name[PATH_MAX];
         snprintf(name, sizeof name, "%s%s", db->name, suffix[i]);
-        if (st_target_owns(db->target, name))
-            continue;
+        if (st_target_owns(db->target, name)) continue;
         if (!create && i == 0) {
             snprintf(err, errlen, "database %s is not in the target's manifest", name);
             return SIM_EXIT_USAGE;
         }
         int fd = -1;
         int rc = st_target_create_file(db->target, name, 0, &fd, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         close(fd);
     }
     return 0;
 }
 
-int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create,
-               st_db **out, char *err, size_t errlen)
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
+               char *err, size_t errlen)
 {
     *out = NULL;
     const char *sync = opts->sync ? opts->sync : "full";
@@ -291,12 +301,19 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         return SIM_EXIT_USAGE;
     }
     if (mi < 0) {
-        snprintf(err, errlen,
-                 "checkpoint mode %s: expected passive, full, restart or truncate", mode);
+        snprintf(err, errlen, "checkpoint mode %s: expected passive, full, restart or truncate",
+                 mode);
         return SIM_EXIT_USAGE;
     }
     if (!name || !*name || strchr(name, '/')) {
         snprintf(err, errlen, "database name '%s' must be a plain file name", name ? name : "");
+        return SIM_EXIT_USAGE;
+    }
+    if (st_target_is_device(t)) {
+        snprintf(err, errlen,
+                 "%s is a block device: SQLite workloads need a directory on a filesystem of "
+                 "the drive (make one, mount it, and pass the directory)",
+                 st_target_path(t));
         return SIM_EXIT_USAGE;
     }
     uint32_t ps = page_size_for(t);
@@ -320,7 +337,10 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     char pbuf[PATH_MAX];
     db->target = t;
     db->name = strdup(name);
-    db->path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    char abs[PATH_MAX];
+    /* absolute, as the VFS names its files (a target may be given relative) */
+    if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
+        db->path = strdup(abs);
     db->buffered = st_target_buffered(t);
     db->page_size = ps;
     db->buffer_bytes = opts->buffer_bytes;
@@ -335,8 +355,11 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
 
-    int rc;
-    if (db->buffered) {
+    int rc = 0;
+    if (!db->name || !db->path) {
+        snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
+        rc = SIM_EXIT_USAGE;
+    } else if (db->buffered) {
         /* The database's memory is SQLite's own cache, split over its connections;
          * the page cache comes on top of it (the result says so). */
         uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);
@@ -351,10 +374,13 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         } else {
             rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
                                  errlen);
+            if (rc == 0) db->vi->flush_at_commit = si != 0;
         }
     }
-    if (rc == 0)
-        rc = open_conn(db, &db->ck_conn, err, errlen);
+    if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
+    /* full/restart/truncate checkpoints hold the WAL write lock while they wait for
+     * readers: give up (recorded as busy) well before a waiting writer would. */
+    if (rc == 0) sqlite3_busy_timeout(db->ck_conn, CHECKPOINT_BUSY_MS);
     if (rc == 0) {
         if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
             snprintf(err, errlen, "cannot start the checkpoint thread");
@@ -373,8 +399,7 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
 
 void st_db_close(st_db *db)
 {
-    if (!db)
-        return;
+    if (!db) return;
     if (db->ck_started) {
         pthread_mutex_lock(&db->mu);
         db->stop = true;
@@ -382,8 +407,7 @@ void st_db_close(st_db *db)
         pthread_mutex_unlock(&db->mu);
         pthread_join(db->ck_thread, NULL);
     }
-    if (db->ck_conn)
-        sqlite3_close(db->ck_conn);
+    if (db->ck_conn) sqlite3_close(db->ck_conn);
     vf_instance_free(db->vi);
     pthread_mutex_destroy(&db->mu);
     pthread_mutex_destroy(&db->ck_conn_mu);
@@ -418,12 +442,12 @@ static void take_snap(const st_db *cdb, db_snap *s)
 
 static json_t *file_json(const vf_counters *c)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "hits", (json_int_t)c->hits,
-                     "misses", (json_int_t)c->misses, "device_reads", (json_int_t)c->dev_reads,
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "hits", (json_int_t)c->hits, "misses",
+                     (json_int_t)c->misses, "device_reads", (json_int_t)c->dev_reads,
                      "device_read_bytes", (json_int_t)c->dev_read_bytes, "device_writes",
                      (json_int_t)c->dev_writes, "device_write_bytes",
-                     (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs,
-                     "sync_avg_us", c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
+                     (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs, "sync_avg_us",
+                     c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
 }
 
 json_t *st_db_json(const st_db *cdb)
@@ -441,11 +465,17 @@ json_t *st_db_json(const st_db *cdb)
     json_object_set_new(j, "connection_cache_pages", json_integer(db->conn_cache_pages));
     json_object_set_new(j, "max_connections", json_integer(db->max_connections));
     json_object_set_new(j, "sync", json_string(db->sync));
-    json_object_set_new(j, "wal_index", json_string(db->vi ? "process memory" : "-shm file (mmap)"));
+    json_object_set_new(j, "wal_index",
+                        json_string(db->vi ? "process memory" : "-shm file (mmap)"));
     db_snap s;
     take_snap(db, &s);
     if (db->vi) {
-        json_object_set_new(j, "engine", json_string(db->engine ? db->engine : "io_uring"));
+        /* the engine actually in use (io_uring may have fallen back to psync) */
+        const char *eng = db->engine ? db->engine : "io_uring";
+        pthread_mutex_lock(&db->vi->engines_mu);
+        if (db->vi->nengines) eng = st_engine_name(db->vi->engines[0].e);
+        json_object_set_new(j, "engine", json_string(eng));
+        pthread_mutex_unlock(&db->vi->engines_mu);
         json_object_set_new(j, "pool_pages", json_integer((json_int_t)s.pool.frames));
         json_object_set_new(j, "replacement", json_string("clock"));
         json_object_set_new(j, "hits", json_integer((json_int_t)s.pool.hits));
@@ -469,12 +499,10 @@ json_t *st_db_json(const st_db *cdb)
         db->ck_mode_name, "wal_bytes_trigger", (json_int_t)db->ck_wal_bytes, "count",
         (json_int_t)db->ck_count, "manual", (json_int_t)db->ck_manual, "busy",
         (json_int_t)db->ck_busy, "errors", (json_int_t)db->ck_errors, "frames_backfilled",
-        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max,
-        "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
-        "wal_bytes_max",
+        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max, "total_ms",
+        (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6, "wal_bytes_max",
         (json_int_t)(db->wal_frames_max * (db->page_size + WAL_FRAME_HEADER)));
-    if (db->ck_errors)
-        json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    if (db->ck_errors) json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
     pthread_mutex_unlock(&db->mu);
     json_object_set_new(j, "checkpoint", ck);
     return j;
@@ -485,8 +513,7 @@ json_t *st_db_json(const st_db *cdb)
 static void *probe_snapshot(void *ctx)
 {
     db_snap *s = malloc(sizeof *s);
-    if (s)
-        take_snap(ctx, s);
+    if (s) take_snap(ctx, s);
     return s;
 }
 
@@ -498,7 +525,8 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     json_t *j = json_object();
     if (!db->vi) {
         json_object_set_new(j, "pool", json_string("none: buffered target, page cache in play"));
-        json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
+        json_object_set_new(j, "checkpoints",
+                            json_integer((json_int_t)(b->ck_count - a->ck_count)));
         return j;
     }
     uint64_t hits = b->pool.hits - a->pool.hits, misses = b->pool.misses - a->pool.misses;
@@ -507,8 +535,8 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     uint64_t walr = b->ctr[VF_WAL].dev_reads - a->ctr[VF_WAL].dev_reads;
     uint64_t dbw = b->ctr[VF_MAIN].dev_writes - a->ctr[VF_MAIN].dev_writes;
     uint64_t walw = b->ctr[VF_WAL].dev_writes - a->ctr[VF_WAL].dev_writes;
-    uint64_t syncs = b->ctr[VF_WAL].syncs - a->ctr[VF_WAL].syncs + b->ctr[VF_MAIN].syncs -
-                     a->ctr[VF_MAIN].syncs;
+    uint64_t syncs =
+        b->ctr[VF_WAL].syncs - a->ctr[VF_WAL].syncs + b->ctr[VF_MAIN].syncs - a->ctr[VF_MAIN].syncs;
     json_object_set_new(j, "hits", json_integer((json_int_t)hits));
     json_object_set_new(j, "misses", json_integer((json_int_t)misses));
     json_object_set_new(j, "evictions", json_integer((json_int_t)ev));

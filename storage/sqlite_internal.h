@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------------------------ buffer pool */
 
@@ -61,9 +62,8 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
  * pinned in *frame with its memory in *data, for the caller to write to the device and
  * then bp_unpin (write-through). Returns 0 or -errno.
  */
-int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src,
-             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty,
-             uint32_t *frame, void **data);
+int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src, uint32_t len,
+             bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame, void **data);
 void bp_unpin(bp_pool *p, uint32_t frame);
 
 /* If block blk of file is dirty: copies it to dst, clears dirty, pins the frame
@@ -80,7 +80,7 @@ enum { VF_MAIN, VF_WAL, VF_JOURNAL, VF_NFILES };
 
 /* Per-file-kind counters kept by the VFS (relaxed atomics). */
 typedef struct vf_counters {
-    uint64_t hits, misses;        /* pool lookups by blocks */
+    uint64_t hits, misses; /* pool lookups by blocks */
     uint64_t dev_reads, dev_read_bytes;
     uint64_t dev_writes, dev_write_bytes;
     uint64_t syncs;
@@ -88,6 +88,11 @@ typedef struct vf_counters {
 } vf_counters;
 
 typedef struct vf_shared vf_shared;
+/* An engine opened by thread `tid` for an instance (io_uring rings are single-issuer). */
+typedef struct vf_engine {
+    pid_t tid;
+    st_engine *e;
+} vf_engine;
 typedef struct vf_shm vf_shm;
 typedef struct vf_instance vf_instance;
 
@@ -98,6 +103,7 @@ typedef struct vf_instance vf_instance;
  */
 struct vf_instance {
     sqlite3_vfs vfs;
+    uint64_t id; /* unique for the life of the process */
     char vfs_name[48];
     st_target *target;
     char *main_path; /* full path SQLite uses for the database file */
@@ -106,11 +112,17 @@ struct vf_instance {
     bp_pool *pool;
     uint32_t unit;
     uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
+    bool flush_at_commit;     /* write the WAL when the writer unlocks (sync != off) */
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
+    pthread_mutex_t engines_mu; /* the engines threads opened for this instance */
+    vf_engine *engines;
+    size_t nengines;
 };
 
+/* An absolute path for name (relative to the working directory); 0 or -1 (too long). */
+int vf_abs_path(const char *name, char *out, size_t n);
 /* Builds and registers the VFS for database file `name` of target t. */
 int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
                     const char *engine, vf_instance **out, char *err, size_t errlen);

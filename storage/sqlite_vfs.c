@@ -13,8 +13,12 @@
  *     flusher, so this costs no committing thread anything.
  *   - WAL: write-back into pool frames marked dirty, flushed as contiguous runs of
  *     whole blocks at xSync (every commit under synchronous=FULL), when the writer
- *     releases the WAL write lock (so a process kill never loses a transaction SQLite
- *     reported committed, whatever the sync mode), and when too much is buffered. SQLite
+ *     releases the WAL write lock unless sync is off (so a process kill never loses a
+ *     transaction SQLite reported committed under full or normal), before any write to
+ *     the database file (the write-ahead rule: a checkpoint never puts pages in the
+ *     database file that the WAL on the device does not have), and when too much is
+ *     buffered. With sync=off commits are acknowledged from memory, as a database with
+ *     its log flush at commit turned off does. SQLite
  *     writes each frame as a 24-byte header and a page at unaligned offsets; buffering
  *     turns that into one aligned write per commit, and the partially filled last block
  *     stays in the pool for the next commit (the "aligned tail buffer").
@@ -47,8 +51,8 @@ struct vf_shared {
     vf_instance *vi;
     int kind;
     uint32_t file_id;
-    char *name; /* inside the target */
-    char *path; /* as SQLite names it */
+    char *name;         /* inside the target */
+    char *path;         /* as SQLite names it */
     pthread_mutex_t mu; /* everything below */
     int fd;
     int refs;
@@ -78,7 +82,6 @@ struct vf_shm {
 typedef struct vf_file {
     sqlite3_file base;
     vf_shared *sf;
-    st_engine *eng;
     int lock;
     bool shm_mapped;
     uint16_t shm_shared_mask, shm_excl_mask;
@@ -104,6 +107,57 @@ void vf_counters_get(vf_instance *vi, int kind, vf_counters *out)
         dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
+/* ------------------------------------------------------------------ engines */
+
+/*
+ * An io_uring ring belongs to the thread that submits on it, and a SQLite connection
+ * may be used from different threads over its life (the checkpoint connection is opened
+ * on one thread and used on another). So engines are per (thread, instance): each
+ * thread caches the engines it uses, and the instance owns them all and closes them
+ * when it is freed (a thread that ended earlier leaves its engine there till then).
+ */
+#define TL_ENGINES 8
+
+typedef struct tl_engine {
+    uint64_t instance_id;
+    st_engine *e;
+} tl_engine;
+
+static __thread tl_engine tl_cache[TL_ENGINES];
+static __thread unsigned tl_next;
+
+static st_engine *thread_engine(vf_instance *vi)
+{
+    for (int i = 0; i < TL_ENGINES; i++)
+        if (tl_cache[i].e && tl_cache[i].instance_id == vi->id) return tl_cache[i].e;
+    /* Not cached (first use, or pushed out by other instances): the instance's registry
+     * may still hold this thread's engine; never open a second one for the thread. */
+    pid_t tid = gettid();
+    st_engine *e = NULL;
+    pthread_mutex_lock(&vi->engines_mu);
+    for (size_t i = 0; i < vi->nengines && !e; i++)
+        if (vi->engines[i].tid == tid) e = vi->engines[i].e;
+    if (!e) {
+        char err[512];
+        e = st_engine_open(vi->engine, 4, err, sizeof err);
+        vf_engine *n = e ? realloc(vi->engines, sizeof(vf_engine) * (vi->nengines + 1)) : NULL;
+        if (n) {
+            vi->engines = n;
+            vi->engines[vi->nengines++] = (vf_engine){tid, e};
+        } else if (e) {
+            st_engine_close(e);
+            e = NULL;
+        } else {
+            sqlite3_log(SQLITE_IOERR, "appsim VFS: %s", err);
+        }
+    }
+    pthread_mutex_unlock(&vi->engines_mu);
+    if (!e) return NULL;
+    tl_cache[tl_next] = (tl_engine){vi->id, e};
+    tl_next = (tl_next + 1) % TL_ENGINES;
+    return e;
+}
+
 /* ------------------------------------------------------------------ device I/O */
 
 typedef struct load_ctx {
@@ -112,13 +166,15 @@ typedef struct load_ctx {
 
 static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
 {
+    st_engine *e = thread_engine(f->sf->vi);
+    if (!e) return -ENOMEM;
     st_io io = {0};
     io.op = (uint8_t)op;
     io.fd = f->sf->fd;
     io.buf = buf;
     io.offset = off;
     io.len = len;
-    return st_engine_do(f->eng, &io);
+    return st_engine_do(e, &io);
 }
 
 static int64_t load_block(void *ctx, uint64_t blk, void *buf)
@@ -126,6 +182,8 @@ static int64_t load_block(void *ctx, uint64_t blk, void *buf)
     vf_file *f = ((load_ctx *)ctx)->f;
     uint32_t unit = f->sf->vi->unit;
     int64_t n = dev_io(f, ST_OP_READ, buf, blk * unit, unit);
+    /* every load is a miss, whether a read or a partial write needed the block */
+    ctr_add(&f->sf->vi->ctr[f->sf->kind].misses, 1);
     if (n >= 0) {
         vf_counters *c = &f->sf->vi->ctr[f->sf->kind];
         ctr_add(&c->dev_reads, 1);
@@ -156,15 +214,13 @@ static int flush_pending(vf_file *f)
     uint32_t n = 0;
     uint64_t run_start = lo;
     for (uint64_t b = lo; b <= hi; b++) {
-        bool took = b < hi && n < cap &&
-                    bp_take_dirty(vi->pool, sf->file_id, b, sf->bounce + (size_t)n * unit,
-                                  &frames[n]);
+        bool took =
+            b < hi && n < cap &&
+            bp_take_dirty(vi->pool, sf->file_id, b, sf->bounce + (size_t)n * unit, &frames[n]);
         if (took) {
-            if (n == 0)
-                run_start = b;
+            if (n == 0) run_start = b;
             n++;
-            if (n < cap)
-                continue;
+            if (n < cap) continue;
         }
         if (n > 0) {
             int64_t w = dev_io(f, ST_OP_WRITE, sf->bounce, run_start * unit, n * unit);
@@ -178,8 +234,7 @@ static int flush_pending(vf_file *f)
             }
             n = 0;
             /* a full bounce buffer ended the run, but b itself was taken: keep going */
-            if (took)
-                continue;
+            if (took) continue;
         }
     }
     pthread_mutex_unlock(&sf->flush_mu);
@@ -191,13 +246,11 @@ static int flush_pending(vf_file *f)
 static int flush_wal_of(vf_file *dbf)
 {
     vf_shared *wal = dbf->sf->vi->files[VF_WAL];
-    if (!wal)
-        return SQLITE_OK;
+    if (!wal) return SQLITE_OK;
     pthread_mutex_lock(&wal->mu);
     bool pending = wal->pending && wal->fd >= 0;
     pthread_mutex_unlock(&wal->mu);
-    if (!pending)
-        return SQLITE_OK;
+    if (!pending) return SQLITE_OK;
     vf_file tmp = *dbf;
     tmp.sf = wal;
     return flush_pending(&tmp);
@@ -210,23 +263,15 @@ static int vf_close(sqlite3_file *pf)
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
     int rc = SQLITE_OK;
-    if (sf->kind == VF_WAL && flush_pending(f) != SQLITE_OK)
-        rc = SQLITE_IOERR_WRITE;
+    if (sf->kind == VF_WAL && flush_pending(f) != SQLITE_OK) rc = SQLITE_IOERR_WRITE;
     pthread_mutex_lock(&sf->mu);
-    if (f->lock >= SQLITE_LOCK_SHARED)
-        sf->nshared--;
-    if (sf->reserved_by == f)
-        sf->reserved_by = NULL;
-    if (sf->pending_by == f)
-        sf->pending_by = NULL;
-    if (sf->exclusive_by == f)
-        sf->exclusive_by = NULL;
+    if (f->lock >= SQLITE_LOCK_SHARED) sf->nshared--;
+    if (sf->reserved_by == f) sf->reserved_by = NULL;
+    if (sf->pending_by == f) sf->pending_by = NULL;
+    if (sf->exclusive_by == f) sf->exclusive_by = NULL;
     f->lock = SQLITE_LOCK_NONE;
     sf->refs--;
     pthread_mutex_unlock(&sf->mu);
-    if (f->eng)
-        st_engine_close(f->eng);
-    f->eng = NULL;
     return rc;
 }
 
@@ -241,8 +286,7 @@ static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
     pthread_mutex_unlock(&sf->mu);
     uint64_t off = (uint64_t)ofst;
     uint64_t avail = off < size ? size - off : 0;
-    if (avail > (uint64_t)amt)
-        avail = (uint64_t)amt;
+    if (avail > (uint64_t)amt) avail = (uint64_t)amt;
     load_ctx lc = {f};
     uint8_t *dst = buf;
     uint64_t done = 0;
@@ -251,12 +295,11 @@ static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
         uint64_t blk = pos / unit;
         uint32_t in = (uint32_t)(pos % unit);
         uint32_t n = unit - in;
-        if (n > avail - done)
-            n = (uint32_t)(avail - done);
+        if (n > avail - done) n = (uint32_t)(avail - done);
         bool hit;
         if (bp_read(vi->pool, sf->file_id, blk, in, dst + done, n, load_block, &lc, &hit))
             return SQLITE_IOERR_READ;
-        ctr_add(hit ? &vi->ctr[sf->kind].hits : &vi->ctr[sf->kind].misses, 1);
+        if (hit) ctr_add(&vi->ctr[sf->kind].hits, 1);
         done += n;
     }
     if (avail < (uint64_t)amt) {
@@ -280,24 +323,29 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     const uint8_t *src = buf;
     load_ctx lc = {f};
     uint64_t done = 0;
+    /* Write-ahead: WAL frames must be on the device before database pages copied from
+     * them (a checkpoint), or a crash could leave newer pages in the database file than
+     * the WAL that recovery replays over them. */
+    if (!wal) {
+        int rc = flush_wal_of(f);
+        if (rc) return rc;
+    }
     while (done < (uint64_t)amt) {
         uint64_t pos = off + done;
         uint64_t blk = pos / unit;
         uint32_t in = (uint32_t)(pos % unit);
         uint32_t n = unit - in;
-        if (n > (uint64_t)amt - done)
-            n = (uint32_t)((uint64_t)amt - done);
+        if (n > (uint64_t)amt - done) n = (uint32_t)((uint64_t)amt - done);
         bool need_old = blk * unit < size;
         uint32_t frame = 0;
         void *data = NULL;
-        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc,
-                     wal, &frame, &data))
+        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc, wal,
+                     &frame, &data))
             return SQLITE_IOERR_WRITE;
         if (!wal) {
             int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
             bp_unpin(vi->pool, frame);
-            if (w != unit)
-                return w == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+            if (w != unit) return w == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
             ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
             ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
         }
@@ -305,24 +353,20 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     }
     bool flush = false;
     pthread_mutex_lock(&sf->mu);
-    if (off + (uint64_t)amt > sf->size)
-        sf->size = off + (uint64_t)amt;
+    if (off + (uint64_t)amt > sf->size) sf->size = off + (uint64_t)amt;
     if (wal) {
         if (!sf->pending) {
             sf->pending = true;
             sf->pend_lo = off;
             sf->pend_hi = off + (uint64_t)amt;
         } else {
-            if (off < sf->pend_lo)
-                sf->pend_lo = off;
-            if (off + (uint64_t)amt > sf->pend_hi)
-                sf->pend_hi = off + (uint64_t)amt;
+            if (off < sf->pend_lo) sf->pend_lo = off;
+            if (off + (uint64_t)amt > sf->pend_hi) sf->pend_hi = off + (uint64_t)amt;
         }
         flush = sf->pend_hi - sf->pend_lo >= vi->wal_flush_bytes;
     }
     pthread_mutex_unlock(&sf->mu);
-    if (flush)
-        return flush_pending(f);
+    if (flush) return flush_pending(f);
     return SQLITE_OK;
 }
 
@@ -334,18 +378,15 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
     uint64_t sz = (uint64_t)size;
     if (sf->kind == VF_WAL) {
         int rc = flush_pending(f);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     /* The block holding the new end is dropped too (it is clean: WAL bytes were just
      * flushed, other files are write-through) and read back from the device if needed. */
     bp_invalidate(sf->vi->pool, sf->file_id, sz / unit);
-    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit)))
-        return SQLITE_IOERR_TRUNCATE;
+    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit))) return SQLITE_IOERR_TRUNCATE;
     pthread_mutex_lock(&sf->mu);
     sf->size = sz;
-    if (sf->pending && sf->pend_hi > sz)
-        sf->pend_hi = sz > sf->pend_lo ? sz : sf->pend_lo;
+    if (sf->pending && sf->pend_hi > sz) sf->pend_hi = sz > sf->pend_lo ? sz : sf->pend_lo;
     pthread_mutex_unlock(&sf->mu);
     return SQLITE_OK;
 }
@@ -356,13 +397,11 @@ static int vf_sync(sqlite3_file *pf, int flags)
     vf_shared *sf = f->sf;
     if (sf->kind == VF_WAL) {
         int rc = flush_pending(f);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     uint64_t t0 = sim_now_ns();
     int64_t r = dev_io(f, ST_OP_FDATASYNC, NULL, 0, 0);
-    if (r < 0)
-        return SQLITE_IOERR_FSYNC;
+    if (r < 0) return SQLITE_IOERR_FSYNC;
     vf_counters *c = &sf->vi->ctr[sf->kind];
     ctr_add(&c->syncs, 1);
     ctr_add(&c->sync_ns, sim_now_ns() - t0);
@@ -384,8 +423,7 @@ static int vf_lock(sqlite3_file *pf, int level)
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
     int rc = SQLITE_OK;
-    if (f->lock >= level)
-        return SQLITE_OK;
+    if (f->lock >= level) return SQLITE_OK;
     pthread_mutex_lock(&sf->mu);
     switch (level) {
     case SQLITE_LOCK_SHARED:
@@ -398,8 +436,7 @@ static int vf_lock(sqlite3_file *pf, int level)
         f->lock = SQLITE_LOCK_SHARED;
         break;
     case SQLITE_LOCK_RESERVED:
-        if ((sf->reserved_by && sf->reserved_by != f) ||
-            (sf->pending_by && sf->pending_by != f) ||
+        if ((sf->reserved_by && sf->reserved_by != f) || (sf->pending_by && sf->pending_by != f) ||
             (sf->exclusive_by && sf->exclusive_by != f)) {
             rc = SQLITE_BUSY;
             break;
@@ -415,8 +452,7 @@ static int vf_lock(sqlite3_file *pf, int level)
             break;
         }
         sf->pending_by = f;
-        if (f->lock < SQLITE_LOCK_PENDING)
-            f->lock = SQLITE_LOCK_PENDING;
+        if (f->lock < SQLITE_LOCK_PENDING) f->lock = SQLITE_LOCK_PENDING;
         if (level == SQLITE_LOCK_EXCLUSIVE) {
             if (sf->nshared > 1) {
                 rc = SQLITE_BUSY; /* keep PENDING: no new readers meanwhile */
@@ -435,19 +471,14 @@ static int vf_unlock(sqlite3_file *pf, int level)
 {
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
-    if (f->lock <= level)
-        return SQLITE_OK;
+    if (f->lock <= level) return SQLITE_OK;
     pthread_mutex_lock(&sf->mu);
     if (f->lock > SQLITE_LOCK_SHARED) {
-        if (sf->reserved_by == f)
-            sf->reserved_by = NULL;
-        if (sf->pending_by == f)
-            sf->pending_by = NULL;
-        if (sf->exclusive_by == f)
-            sf->exclusive_by = NULL;
+        if (sf->reserved_by == f) sf->reserved_by = NULL;
+        if (sf->pending_by == f) sf->pending_by = NULL;
+        if (sf->exclusive_by == f) sf->exclusive_by = NULL;
     }
-    if (level == SQLITE_LOCK_NONE && f->lock >= SQLITE_LOCK_SHARED)
-        sf->nshared--;
+    if (level == SQLITE_LOCK_NONE && f->lock >= SQLITE_LOCK_SHARED) sf->nshared--;
     f->lock = level;
     pthread_mutex_unlock(&sf->mu);
     return SQLITE_OK;
@@ -511,8 +542,7 @@ static int vf_shm_map(sqlite3_file *pf, int region, int size, int extend, void v
     }
     *pp = NULL;
     if (region >= shm->nregions) {
-        if (!extend)
-            goto out;
+        if (!extend) goto out;
         void **r = realloc(shm->regions, sizeof(void *) * (size_t)(region + 1));
         if (!r) {
             rc = SQLITE_IOERR_NOMEM;
@@ -546,12 +576,10 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
     if (flags & SQLITE_SHM_UNLOCK) {
         for (int i = ofst; i < ofst + n; i++) {
             uint16_t bit = (uint16_t)(1u << i);
-            if (f->shm_shared_mask & bit)
-                shm->nshared[i]--;
+            if (f->shm_shared_mask & bit) shm->nshared[i]--;
             if (f->shm_excl_mask & bit) {
                 shm->excl[i] = NULL;
-                if (i == 0)
-                    released_writer = true;
+                if (i == 0) released_writer = true;
             }
         }
         f->shm_shared_mask &= (uint16_t)~mask;
@@ -559,8 +587,7 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
     } else if (flags & SQLITE_SHM_SHARED) {
         for (int i = ofst; i < ofst + n; i++) {
             uint16_t bit = (uint16_t)(1u << i);
-            if (f->shm_shared_mask & bit)
-                continue;
+            if (f->shm_shared_mask & bit) continue;
             if (shm->excl[i] && shm->excl[i] != f) {
                 rc = SQLITE_BUSY;
                 break;
@@ -569,8 +596,7 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
         if (rc == SQLITE_OK) {
             for (int i = ofst; i < ofst + n; i++) {
                 uint16_t bit = (uint16_t)(1u << i);
-                if (!(f->shm_shared_mask & bit))
-                    shm->nshared[i]++;
+                if (!(f->shm_shared_mask & bit)) shm->nshared[i]++;
             }
             f->shm_shared_mask |= mask;
         }
@@ -590,7 +616,7 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
         }
     }
     pthread_mutex_unlock(&shm->mu);
-    if (released_writer && flush_wal_of(f) != SQLITE_OK)
+    if (released_writer && f->sf->vi->flush_at_commit && flush_wal_of(f) != SQLITE_OK)
         return SQLITE_IOERR_WRITE;
     return rc;
 }
@@ -611,10 +637,8 @@ static int vf_shm_unmap(sqlite3_file *pf, int delete_flag)
     if (f->shm_mapped) {
         for (int i = 0; i < SHM_NLOCK; i++) {
             uint16_t bit = (uint16_t)(1u << i);
-            if (f->shm_shared_mask & bit)
-                shm->nshared[i]--;
-            if (f->shm_excl_mask & bit)
-                shm->excl[i] = NULL;
+            if (f->shm_shared_mask & bit) shm->nshared[i]--;
+            if (f->shm_excl_mask & bit) shm->excl[i] = NULL;
         }
         f->shm_shared_mask = f->shm_excl_mask = 0;
         f->shm_mapped = false;
@@ -655,8 +679,7 @@ static const sqlite3_io_methods vf_methods = {
 static vf_shared *shared_for(vf_instance *vi, const char *path)
 {
     for (int k = 0; k < VF_NFILES; k++)
-        if (vi->files[k] && !strcmp(vi->files[k]->path, path))
-            return vi->files[k];
+        if (vi->files[k] && !strcmp(vi->files[k]->path, path)) return vi->files[k];
     return NULL;
 }
 
@@ -674,8 +697,7 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
         snprintf(err, errlen, "%s does not exist in the target's manifest", sf->name);
         return SQLITE_CANTOPEN;
     }
-    if (rc)
-        return SQLITE_CANTOPEN;
+    if (rc) return SQLITE_CANTOPEN;
     struct stat st;
     if (fstat(fd, &st)) {
         snprintf(err, errlen, "fstat %s: %s", sf->path, strerror(errno));
@@ -687,8 +709,7 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
     return SQLITE_OK;
 }
 
-static int vf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *pf, int flags,
-                   int *out_flags)
+static int vf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *pf, int flags, int *out_flags)
 {
     vf_instance *vi = vfs->pAppData;
     vf_file *f = (vf_file *)pf;
@@ -697,9 +718,9 @@ static int vf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *pf, int fla
     if (!sf) {
         /* Temporary files and anything else SQLite names: the default VFS, but never a
          * file on the target that is not in the manifest. */
-        if (name && !(flags & (SQLITE_OPEN_DELETEONCLOSE | SQLITE_OPEN_TEMP_DB |
-                               SQLITE_OPEN_TEMP_JOURNAL | SQLITE_OPEN_TRANSIENT_DB |
-                               SQLITE_OPEN_SUBJOURNAL))) {
+        if (name &&
+            !(flags & (SQLITE_OPEN_DELETEONCLOSE | SQLITE_OPEN_TEMP_DB | SQLITE_OPEN_TEMP_JOURNAL |
+                       SQLITE_OPEN_TRANSIENT_DB | SQLITE_OPEN_SUBJOURNAL))) {
             sqlite3_log(SQLITE_CANTOPEN, "appsim VFS: refusing to open %s", name);
             return SQLITE_CANTOPEN;
         }
@@ -707,28 +728,19 @@ static int vf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *pf, int fla
         return d->xOpen(d, name, pf, flags, out_flags);
     }
     char err[512];
-    st_engine *eng = st_engine_open(vi->engine, 4, err, sizeof err);
-    if (!eng) {
-        sqlite3_log(SQLITE_CANTOPEN, "appsim VFS: %s", err);
-        return SQLITE_CANTOPEN;
-    }
+    if (!thread_engine(vi)) return SQLITE_CANTOPEN;
     pthread_mutex_lock(&sf->mu);
     int rc = SQLITE_OK;
-    if (sf->fd < 0)
-        rc = open_shared_fd(sf, (flags & SQLITE_OPEN_CREATE) != 0, err, sizeof err);
-    if (rc == SQLITE_OK)
-        sf->refs++;
+    if (sf->fd < 0) rc = open_shared_fd(sf, (flags & SQLITE_OPEN_CREATE) != 0, err, sizeof err);
+    if (rc == SQLITE_OK) sf->refs++;
     pthread_mutex_unlock(&sf->mu);
     if (rc) {
         sqlite3_log(rc, "appsim VFS: %s", err);
-        st_engine_close(eng);
         return rc;
     }
     f->sf = sf;
-    f->eng = eng;
     f->base.pMethods = &vf_methods;
-    if (out_flags)
-        *out_flags = flags;
+    if (out_flags) *out_flags = flags;
     return SQLITE_OK;
 }
 
@@ -736,8 +748,7 @@ static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
 {
     vf_instance *vi = vfs->pAppData;
     vf_shared *sf = shared_for(vi, name);
-    if (!sf || sf->kind == VF_MAIN)
-        return SQLITE_IOERR_DELETE;
+    if (!sf || sf->kind == VF_MAIN) return SQLITE_IOERR_DELETE;
     pthread_mutex_lock(&sf->mu);
     bp_invalidate(vi->pool, sf->file_id, 0);
     sf->pending = false;
@@ -776,20 +787,24 @@ static int vf_access(sqlite3_vfs *vfs, const char *name, int flags, int *res)
     return SQLITE_OK;
 }
 
-static int vf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+int vf_abs_path(const char *name, char *out, size_t n)
 {
     if (name[0] == '/') {
-        if ((int)strlen(name) >= n)
-            return SQLITE_CANTOPEN;
+        if (strlen(name) >= n) return -1;
         strcpy(out, name);
-        return SQLITE_OK;
+        return 0;
     }
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
-        return SQLITE_CANTOPEN;
-    if (snprintf(out, (size_t)n, "%s/%s", cwd, name) >= n)
-        return SQLITE_CANTOPEN;
-    return SQLITE_OK;
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    const char *rel = strncmp(name, "./", 2) == 0 ? name + 2 : name;
+    if ((size_t)snprintf(out, n, "%s/%s", cwd, rel) >= n) return -1;
+    return 0;
+}
+
+/* The same rule as vf_abs_path, so that the names SQLite opens match the instance's. */
+static int vf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+    return vf_abs_path(name, out, (size_t)n) ? SQLITE_CANTOPEN : SQLITE_OK;
 }
 
 static int vf_randomness(sqlite3_vfs *vfs, int n, char *out)
@@ -824,21 +839,18 @@ static int vf_last_error(sqlite3_vfs *vfs, int n, char *out)
 
 /* ------------------------------------------------------------------ instance */
 
-static atomic_int instance_seq;
+static atomic_uint_fast64_t instance_seq = 1;
 
 static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
 {
     vf_shared *sf = calloc(1, sizeof *sf);
-    if (!sf)
-        return NULL;
+    if (!sf) return NULL;
     sf->vi = vi;
     sf->kind = kind;
     sf->file_id = (uint32_t)kind + 1;
     sf->fd = -1;
-    if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0)
-        sf->name = NULL;
-    if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0)
-        sf->path = NULL;
+    if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0) sf->name = NULL;
+    if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0) sf->path = NULL;
     sf->bounce_len = kind == VF_WAL ? 1u << 20 : 0;
     if (sf->bounce_len && posix_memalign((void **)&sf->bounce, 4096, sf->bounce_len))
         sf->bounce = NULL;
@@ -856,10 +868,8 @@ static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
 
 static void shared_free(vf_shared *sf)
 {
-    if (!sf)
-        return;
-    if (sf->fd >= 0)
-        close(sf->fd);
+    if (!sf) return;
+    if (sf->fd >= 0) close(sf->fd);
     pthread_mutex_destroy(&sf->mu);
     pthread_mutex_destroy(&sf->flush_mu);
     free(sf->name);
@@ -881,15 +891,16 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     vi->unit = unit;
     vi->engine = engine;
     vi->main_name = strdup(name);
-    vi->main_path = strdup(st_target_file_path(t, name, pbuf, sizeof pbuf));
+    char abs[PATH_MAX];
+    if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
+        vi->main_path = strdup(abs);
     /* Buffered WAL bytes stay pinned in the pool: bound them to a quarter of it. */
     vi->wal_flush_bytes = buffer_bytes / 4 < (1u << 20) ? buffer_bytes / 4 : (1u << 20);
-    if (vi->wal_flush_bytes < unit)
-        vi->wal_flush_bytes = unit;
+    if (vi->wal_flush_bytes < unit) vi->wal_flush_bytes = unit;
+    pthread_mutex_init(&vi->engines_mu, NULL);
     vi->shm = calloc(1, sizeof *vi->shm);
     vi->pool = bp_new(buffer_bytes / unit, unit);
-    if (vi->shm)
-        pthread_mutex_init(&vi->shm->mu, NULL);
+    if (vi->shm) pthread_mutex_init(&vi->shm->mu, NULL);
     static const char *suffix[VF_NFILES] = {"", "-wal", "-journal"};
     bool ok = vi->main_name && vi->main_path && vi->shm && vi->pool;
     for (int k = 0; ok && k < VF_NFILES; k++)
@@ -900,8 +911,8 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
                  (unsigned long long)buffer_bytes);
         return SIM_EXIT_FAIL;
     }
-    snprintf(vi->vfs_name, sizeof vi->vfs_name, "appsim-direct-%d",
-             atomic_fetch_add(&instance_seq, 1));
+    vi->id = atomic_fetch_add(&instance_seq, 1);
+    snprintf(vi->vfs_name, sizeof vi->vfs_name, "appsim-direct-%llu", (unsigned long long)vi->id);
     sqlite3_vfs *d = default_vfs();
     vi->vfs.iVersion = 2;
     vi->vfs.szOsFile = d->szOsFile > (int)sizeof(vf_file) ? d->szOsFile : (int)sizeof(vf_file);
@@ -955,10 +966,8 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
 
 void vf_instance_free(vf_instance *vi)
 {
-    if (!vi)
-        return;
-    if (vi->vfs.zName)
-        sqlite3_vfs_unregister(&vi->vfs);
+    if (!vi) return;
+    if (vi->vfs.zName) sqlite3_vfs_unregister(&vi->vfs);
     for (int k = 0; k < VF_NFILES; k++)
         shared_free(vi->files[k]);
     if (vi->shm) {
@@ -969,6 +978,10 @@ void vf_instance_free(vf_instance *vi)
         free(vi->shm);
     }
     bp_free(vi->pool);
+    for (size_t i = 0; i < vi->nengines; i++)
+        st_engine_close(vi->engines[i].e);
+    free(vi->engines);
+    pthread_mutex_destroy(&vi->engines_mu);
     free(vi->main_name);
     free(vi->main_path);
     free(vi);

@@ -212,7 +212,10 @@ typedef struct st_db st_db;
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
                char *err, size_t errlen);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
- * per-connection cache). Use from one thread at a time. */
+ * per-connection cache). Use from one thread at a time. Opened with extended result
+ * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic
+ * checkpoints (the instance's background thread does them). Close every connection
+ * before st_db_close. */
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen);
