@@ -4,6 +4,7 @@
 # loop with --rate runs and records latency from the arrival, --instances N keeps N
 # independent table sets whose counts add up to the summary, the default action
 # prepares when needed and then runs, and bad input is refused with exit status 2.
+# APPSIM_TEST_RUN_SERIAL: the Little's law check is a timing measurement.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
