@@ -11,7 +11,9 @@
  */
 #include "kv/kv.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,25 @@ static int find_hierarchy(kv_memcg *cg, char *err, size_t errlen)
     return 0;
 }
 
+/* A run killed outright (a second Ctrl-C exits at once) leaves its empty cgroup
+ * behind: remove those of processes that no longer exist. */
+static void remove_stale(const char *root)
+{
+    DIR *dir = opendir(root);
+    if (!dir) return;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        long pid;
+        char tail;
+        if (sscanf(de->d_name, "appsim-%ld%c", &pid, &tail) != 1 || pid <= 0) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", root, de->d_name);
+        rmdir(p); /* fails harmlessly if it still holds tasks */
+    }
+    closedir(dir);
+}
+
 kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen)
 {
     kv_memcg *cg = calloc(1, sizeof *cg);
@@ -142,6 +163,7 @@ kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen)
     }
     cg->limit = limit_bytes;
     if (find_hierarchy(cg, err, errlen)) goto fail;
+    if (!cg->mounted_here) remove_stale(cg->root);
     current_cgroup(cg, cg->previous, sizeof cg->previous);
     snprintf(cg->path, sizeof cg->path, "%s/appsim-%ld", cg->root, (long)getpid());
     if (mkdir(cg->path, 0755) && errno != EEXIST) {

@@ -140,6 +140,11 @@ static int sysbench_main(int argc, char **argv)
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
     }
+    if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered)) {
+        sim_error("--io-engine and --buffered apply to the SQLite VFS; LMDB always reads through "
+                  "the page cache (mmap), limited by --buffer's memory cgroup");
+        return SIM_EXIT_USAGE;
+    }
     char err[1024];
     sb_event_cfg *ev = &c->ev;
     ev->engine = c->engine;

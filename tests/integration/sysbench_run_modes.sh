@@ -57,6 +57,9 @@ for engine in sqlite lmdb; do
   expect2 "$APPSIM" sysbench run --engine "$engine" --target "$APPSIM_TMP/none" "${SHAPE[@]}" --time 1
   expect2 "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --workload oltp_read_only \
     --point-selects 0 --range-selects off --instances 2
+  if [ "$engine" = lmdb ]; then
+    expect2 "$APPSIM" sysbench run --engine lmdb --target "$T" "${SHAPE[@]}" --instances 2 --buffered
+  fi
   "$APPSIM" sysbench cleanup --engine "$engine" --target "$T" --quiet >/dev/null
 done
 "$APPSIM" sysbench --help | grep -q -- "--rand-type" || fail "help"
