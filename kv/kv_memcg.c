@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 struct kv_memcg {
-    int version;          /* 1 or 2 */
-    char root[256];       /* hierarchy mount point */
-    char path[320];       /* our cgroup */
-    char previous[320];   /* cgroup directory to return to */
+    int version;        /* 1 or 2 */
+    char root[256];     /* hierarchy mount point */
+    char path[320];     /* our cgroup */
+    char previous[320]; /* cgroup directory to return to */
     bool mounted_here;
     uint64_t limit;
 };
@@ -167,8 +167,8 @@ kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen)
     current_cgroup(cg, cg->previous, sizeof cg->previous);
     snprintf(cg->path, sizeof cg->path, "%s/appsim-%ld", cg->root, (long)getpid());
     if (mkdir(cg->path, 0755) && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create the memory cgroup %s: %s%s", cg->path,
-                 strerror(errno), errno == EACCES || errno == EPERM ? " (run as root)" : "");
+        snprintf(err, errlen, "cannot create the memory cgroup %s: %s%s", cg->path, strerror(errno),
+                 errno == EACCES || errno == EPERM ? " (run as root)" : "");
         goto fail_mount;
     }
     char p[400], v[32];
@@ -239,8 +239,10 @@ void kv_memcg_leave(kv_memcg *cg)
         if (write_str(p, v, err, sizeof err)) sim_warn("leaving the memory cgroup: %s", err);
     }
     /* The kernel may need a moment to finish moving every thread. */
-    for (int i = 0; i < 50 && rmdir(cg->path) && errno == EBUSY; i++) usleep(20000);
-    if (file_exists(cg->path)) sim_warn("could not remove the memory cgroup %s: %s", cg->path, strerror(errno));
+    for (int i = 0; i < 50 && rmdir(cg->path) && errno == EBUSY; i++)
+        usleep(20000);
+    if (file_exists(cg->path))
+        sim_warn("could not remove the memory cgroup %s: %s", cg->path, strerror(errno));
     if (cg->mounted_here) {
         if (umount(cg->root) == 0) rmdir(cg->root);
     }

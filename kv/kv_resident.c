@@ -70,8 +70,7 @@ static void *pf_snapshot(void *ctx)
     return s;
 }
 
-static json_t *pf_delta(void *ctx, const void *from, const void *to, double seconds,
-                        uint64_t units)
+static json_t *pf_delta(void *ctx, const void *from, const void *to, double seconds, uint64_t units)
 {
     const fault_snap *a = from, *b = to;
     uint64_t maj = b->major - a->major, min = b->minor - a->minor;
@@ -79,8 +78,9 @@ static json_t *pf_delta(void *ctx, const void *from, const void *to, double seco
                           (json_int_t)min, "major_per_s", seconds > 0 ? maj / seconds : 0.0,
                           "minor_per_s", seconds > 0 ? min / seconds : 0.0);
     if (units)
-        json_object_set_new(j, "per_unit", json_pack("{s:f, s:f}", "major", (double)maj / units,
-                                                     "minor", (double)min / units));
+        json_object_set_new(
+            j, "per_unit",
+            json_pack("{s:f, s:f}", "major", (double)maj / units, "minor", (double)min / units));
     json_object_set_new(j, "source", json_string("getrusage(RUSAGE_SELF), whole process"));
     return j;
 }

@@ -97,14 +97,17 @@ static int open_dbis(kv_db *d, bool create, char *err, size_t errlen)
         rc = mdb_dbi_open(txn, name, cflag | MDB_INTEGERKEY, &d->main[t]);
         if (rc) break;
         snprintf(name, sizeof name, "k_%u", t);
-        rc = mdb_dbi_open(txn, name, cflag | MDB_INTEGERKEY | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP,
+        rc = mdb_dbi_open(txn, name,
+                          cflag | MDB_INTEGERKEY | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP,
                           &d->sec[t]);
     }
     if (rc) {
         mdb_txn_abort(txn);
         if (rc == MDB_NOTFOUND) {
-            snprintf(err, errlen, "the LMDB database has fewer tables than --tables %u; "
-                     "run prepare with these options (after cleanup)", d->tables);
+            snprintf(err, errlen,
+                     "the LMDB database has fewer tables than --tables %u; "
+                     "run prepare with these options (after cleanup)",
+                     d->tables);
             return SIM_EXIT_USAGE;
         }
         return lerr(err, errlen, "opening the tables", rc);
@@ -234,20 +237,23 @@ static int kv_meta_put(void *db, const sb_meta *m, char *err, size_t errlen)
 static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
 {
     uint64_t all = 0;
-    for (size_t i = 0; i < n; i++) all |= a[i];
+    for (size_t i = 0; i < n; i++)
+        all |= a[i];
     size_t *count = malloc(65536 * sizeof *count);
     if (!count) return;
     for (int shift = 0; shift < 64; shift += 16) {
         if (!((all >> shift) & 0xffff)) continue;
         memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xffff]++;
+        for (size_t i = 0; i < n; i++)
+            count[(a[i] >> shift) & 0xffff]++;
         size_t sum = 0;
         for (size_t b = 0; b < 65536; b++) {
             size_t c = count[b];
             count[b] = sum;
             sum += c;
         }
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xffff]++] = a[i];
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(a[i] >> shift) & 0xffff]++] = a[i];
         memcpy(a, tmp, n * sizeof *a);
     }
     free(count);
@@ -376,8 +382,9 @@ static const char *kv_conn_error(void *conn)
 static int fail(kv_conn *k, const char *what, int rc)
 {
     snprintf(k->err, sizeof k->err, "LMDB %s: %s%s", what, mdb_strerror(rc),
-             rc == MDB_MAP_FULL ? " (the data outgrew the map; run cleanup and prepare again)"
-             : rc == MDB_READERS_FULL ? " (reader table full)" : "");
+             rc == MDB_MAP_FULL       ? " (the data outgrew the map; run cleanup and prepare again)"
+             : rc == MDB_READERS_FULL ? " (reader table full)"
+                                      : "");
     return SB_FAIL;
 }
 
@@ -389,7 +396,8 @@ static int kv_begin(void *conn, bool write)
         rc = mdb_txn_begin(k->d->env, NULL, 0, &k->txn);
         if (rc) return fail(k, "begin", rc);
     } else {
-        rc = k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
+        rc =
+            k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
         if (rc) return fail(k, "begin read", rc);
         k->txn = k->rtxn;
     }
@@ -424,8 +432,8 @@ static void kv_rollback(void *conn)
 static bool table_ok(kv_conn *k, uint32_t table)
 {
     if (table >= 1 && table <= k->d->tables && k->txn) return true;
-    snprintf(k->err, sizeof k->err, k->txn ? "table sbtest%u does not exist" : "no transaction open",
-             table);
+    snprintf(k->err, sizeof k->err,
+             k->txn ? "table sbtest%u does not exist" : "no transaction open", table);
     return false;
 }
 
@@ -496,10 +504,12 @@ static int kv_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo,
         if (kind == SB_RANGE_DISTINCT) {
             size_t u = 0;
             for (size_t i = 0; i < n; i++)
-                if (!u || memcmp(k->sortv[i], k->sortv[u - 1], SB_C_LEN)) k->sortv[u++] = k->sortv[i];
+                if (!u || memcmp(k->sortv[i], k->sortv[u - 1], SB_C_LEN))
+                    k->sortv[u++] = k->sortv[i];
             rows = u;
         }
-        for (size_t i = 0; i < (size_t)rows; i++) memcpy(c, k->sortv[i], sizeof c);
+        for (size_t i = 0; i < (size_t)rows; i++)
+            memcpy(c, k->sortv[i], sizeof c);
     }
     r->rows = kind == SB_RANGE_SUM ? 1 : rows; /* SUM returns one row, as in SQL */
     r->sum = sum;
@@ -527,7 +537,8 @@ static int put_row(kv_conn *k, uint32_t table, uint64_t id, const kv_row *row, u
     MDB_val key = {sizeof id, &id}, val = {sizeof *row, (void *)row};
     int rc = mdb_put(k->txn, k->d->main[table], &key, &val, flags);
     if (rc == MDB_KEYEXIST) {
-        snprintf(k->err, sizeof k->err, "duplicate id %llu in sbtest%u", (unsigned long long)id, table);
+        snprintf(k->err, sizeof k->err, "duplicate id %llu in sbtest%u", (unsigned long long)id,
+                 table);
         return SB_FAIL;
     }
     return rc ? fail(k, "put", rc) : SB_OK;
@@ -579,8 +590,7 @@ static int kv_update_index(void *conn, uint32_t table, uint64_t id, sb_result *r
     return SB_OK;
 }
 
-static int kv_update_non_index(void *conn, uint32_t table, uint64_t id, const char *c,
-                               sb_result *r)
+static int kv_update_non_index(void *conn, uint32_t table, uint64_t id, const char *c, sb_result *r)
 {
     kv_conn *k = conn;
     if (!write_ok(k, table)) return SB_FAIL;
@@ -734,7 +744,8 @@ static int kv_run_begin(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run
                      (unsigned long long)limit);
         } else {
             sim_warn("lmdb: --buffer NOT applied: %s; the page cache may answer reads "
-                     "(the result reports the resident share of the data file)", why);
+                     "(the result reports the resident share of the data file)",
+                     why);
             json_object_set_new(mem, "applied", json_false());
             json_object_set_new(mem, "reason", json_string(why));
         }
@@ -778,12 +789,13 @@ static json_t *kv_json(void *db)
                      "file_bytes", (json_int_t)file, "map_size", (json_int_t)info.me_mapsize,
                      "last_page", (json_int_t)info.me_last_pgno, "page_size",
                      (json_int_t)st.ms_psize, "max_readers", (int)info.me_maxreaders, "sync",
-                     flags & MDB_NOSYNC ? "off (MDB_NOSYNC)"
+                     flags & MDB_NOSYNC       ? "off (MDB_NOSYNC)"
                      : flags & MDB_NOMETASYNC ? "normal (MDB_NOMETASYNC)"
-                                               : "full (synced commit per transaction)",
+                                              : "full (synced commit per transaction)",
                      "nordahead", (flags & MDB_NORDAHEAD) != 0, "transactions",
                      "reads in a reused read transaction (reset/renew), writes in one write "
-                     "transaction", "version", MDB_VERSION_STRING);
+                     "transaction",
+                     "version", MDB_VERSION_STRING);
 }
 
 static const sb_engine_ops lmdb_engine = {

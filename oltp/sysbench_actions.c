@@ -76,14 +76,16 @@ static int meta_matches(const sb_cmd *c, int instance, const sb_meta *m)
 int sb_action_needs_prepare(sb_cmd *c, int *needs)
 {
     int present = 0;
-    for (int i = 0; i < (int)c->instances; i++) present += sb_cmd_instance_exists(c, i);
+    for (int i = 0; i < (int)c->instances; i++)
+        present += sb_cmd_instance_exists(c, i);
     if (present == 0) {
         *needs = 1;
         return 0;
     }
     if (present != (int)c->instances) {
         sim_error("only %d of %llu instances are prepared in %s: run cleanup, then prepare with "
-                  "--instances %llu", present, (unsigned long long)c->instances, c->target,
+                  "--instances %llu",
+                  present, (unsigned long long)c->instances, c->target,
                   (unsigned long long)c->instances);
         return SIM_EXIT_USAGE;
     }
@@ -95,7 +97,7 @@ int sb_action_needs_prepare(sb_cmd *c, int *needs)
 
 typedef struct loader {
     sb_cmd *c;
-    atomic_int next;        /* next instance to load */
+    atomic_int next; /* next instance to load */
     atomic_uint_fast64_t rows;
     atomic_int rc;
     pthread_mutex_t lock;
@@ -150,7 +152,8 @@ static void *loader_main(void *arg)
 {
     loader *l = arg;
     int inst;
-    while ((inst = atomic_fetch_add(&l->next, 1)) < (int)l->c->instances) load_instance(l, inst);
+    while ((inst = atomic_fetch_add(&l->next, 1)) < (int)l->c->instances)
+        load_instance(l, inst);
     return NULL;
 }
 
@@ -159,7 +162,8 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
     for (int i = 0; i < (int)c->instances; i++) {
         if (sb_cmd_instance_exists(c, i)) {
             sim_error("instance %d is already prepared in %s: run `appsim sysbench cleanup "
-                      "--engine %s --target %s` first", i, c->target, c->engine->name, c->target);
+                      "--engine %s --target %s` first",
+                      i, c->target, c->engine->name, c->target);
             return SIM_EXIT_USAGE;
         }
     }
@@ -172,7 +176,8 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
         return rc;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nthreads = (int)(c->instances < (uint64_t)(cpus > 0 ? cpus : 1) ? c->instances : (uint64_t)cpus);
+    int nthreads =
+        (int)(c->instances < (uint64_t)(cpus > 0 ? cpus : 1) ? c->instances : (uint64_t)cpus);
     loader l = {.c = c};
     pthread_mutex_init(&l.lock, NULL);
     uint64_t t0 = sim_now_ns();
@@ -181,11 +186,13 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
     for (int i = 0; i < nthreads; i++)
         if (pthread_create(&th[started], NULL, loader_main, &l) == 0) started++;
     if (!started) loader_main(&l);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
     double secs = (double)(sim_now_ns() - t0) / 1e9;
     pthread_mutex_destroy(&l.lock);
     uint64_t rows = atomic_load(&l.rows), bytes = 0;
-    for (int i = 0; i < (int)c->instances; i++) bytes += files_bytes(c, i);
+    for (int i = 0; i < (int)c->instances; i++)
+        bytes += files_bytes(c, i);
     json_object_set_new(doc, "prepare",
                         json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:b}", "engine", c->engine->name,
                                   "rows", (json_int_t)rows, "seconds", secs, "rows_per_s",
@@ -249,8 +256,8 @@ static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rn
         pthread_mutex_lock(&wl->lock);
         snprintf(wl->first_error, sizeof wl->first_error, "%s", err);
         pthread_mutex_unlock(&wl->lock);
-        sim_warn("instance %d: transaction failed: %s (further errors are counted only)",
-                 instance, err);
+        sim_warn("instance %d: transaction failed: %s (further errors are counted only)", instance,
+                 err);
     }
     return -1;
 }
@@ -283,14 +290,14 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
         "engine", c->engine->name, "workload", sb_workload_name(ev->workload), "tables",
         (json_int_t)ev->tables, "table_size", (json_int_t)ev->table_size, "rand_type",
         sb_rand_type_name(ev->dist.type), "rand_type_note",
-        "uniform is the default of sysbench 1.1; sysbench 1.0.x defaults to special",
-        "mix", mix_json(&ev->mix), "expected_per_transaction", "reads", (json_int_t)per.reads,
-        "writes", (json_int_t)per.writes, "other", (json_int_t)per.other, "queries", "reads",
-        (json_int_t)r, "writes", (json_int_t)w, "other", (json_int_t)o, "total",
-        (json_int_t)(r + w + o), "qps", "read", r * q, "write", w * q, "other", o * q, "total",
-        (r + w + o) * q, "per_transaction", "reads", done ? (double)r / done : 0.0, "writes",
-        done ? (double)w / done : 0.0, "other", done ? (double)o / done : 0.0, "retries",
-        (json_int_t)rt, "errors", (json_int_t)errs, "transactions",
+        "uniform is the default of sysbench 1.1; sysbench 1.0.x defaults to special", "mix",
+        mix_json(&ev->mix), "expected_per_transaction", "reads", (json_int_t)per.reads, "writes",
+        (json_int_t)per.writes, "other", (json_int_t)per.other, "queries", "reads", (json_int_t)r,
+        "writes", (json_int_t)w, "other", (json_int_t)o, "total", (json_int_t)(r + w + o), "qps",
+        "read", r * q, "write", w * q, "other", o * q, "total", (r + w + o) * q, "per_transaction",
+        "reads", done ? (double)r / done : 0.0, "writes", done ? (double)w / done : 0.0, "other",
+        done ? (double)o / done : 0.0, "retries", (json_int_t)rt, "errors", (json_int_t)errs,
+        "transactions",
         c->skip_trx ? "autocommit per statement"
                     : "reads in one snapshot, then writes in one write transaction");
 }
@@ -339,8 +346,8 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     };
     sim_run *run = sim_run_new(&rc_cfg);
     sim_run_add_probe(run, &st_device_io_probe, c->t);
-    json_t *engine = json_pack("{s:s, s:s}", "name", c->engine->name, "description",
-                               c->engine->description);
+    json_t *engine =
+        json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
     if (c->engine->run_begin) {
         rc = c->engine->run_begin(dbs, n, &o0, run, engine, err, sizeof err);
@@ -370,7 +377,8 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     sim_run_finish(run);
     if (c->engine->run_end) c->engine->run_end(dbs, n, engine);
     json_t *inst = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(inst, c->engine->json(dbs[i]));
+    for (int i = 0; i < n; i++)
+        json_array_append_new(inst, c->engine->json(dbs[i]));
     json_object_set_new(engine, "instances", inst);
 
     sim_result_put_run(doc, NULL, run);

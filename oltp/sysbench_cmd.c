@@ -14,8 +14,10 @@ static const char usage[] =
     "appsim sysbench [prepare|run|check|cleanup] --target DIR [--engine sqlite|lmdb] [options]\n"
     "  no action: prepare if the tables are absent, then run";
 
-#define U64(n, field, def, lo, hi, h)                                                          \
-    {.name = n, .kind = SIM_OPT_U64, .dst = &c->field, .help = h, .min = lo, .max = hi}
+#define U64(n, field, def, lo, hi, h)                                                              \
+    {                                                                                              \
+        .name = n, .kind = SIM_OPT_U64, .dst = &c->field, .help = h, .min = lo, .max = hi          \
+    }
 
 static int sysbench_main(int argc, char **argv)
 {
@@ -51,11 +53,18 @@ static int sysbench_main(int argc, char **argv)
     char engine_help[160];
     snprintf(engine_help, sizeof engine_help, "database engine: %s", sb_engine_names());
     sim_opt opts[] = {
-        {.name = "target", .kind = SIM_OPT_STRING, .dst = &c->target,
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->target,
          .help = "directory on the drive under test (created if missing)"},
-        {.name = "engine", .kind = SIM_OPT_CHOICE, .dst = &c->engine_name, .help = engine_help,
+        {.name = "engine",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->engine_name,
+         .help = engine_help,
          .choices = sb_engine_names()},
-        {.name = "workload", .kind = SIM_OPT_CHOICE, .dst = &c->workload_name,
+        {.name = "workload",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->workload_name,
          .help = "sysbench script",
          .choices = "oltp_read_write|oltp_read_only|oltp_write_only|oltp_point_select|"
                     "oltp_update_index|oltp_update_non_index|oltp_insert|oltp_delete"},
@@ -71,47 +80,84 @@ static int sysbench_main(int argc, char **argv)
         U64("non-index-updates", non_index_updates, 1, 0, 1000000, "UPDATE of c per transaction"),
         U64("delete-inserts", delete_inserts, 1, 0, 1000000,
             "DELETE + INSERT of the same id per transaction"),
-        {.name = "range-selects", .kind = SIM_OPT_CHOICE, .dst = &c->range_selects,
-         .help = "run the range SELECTs at all", .choices = "on|off"},
-        {.name = "skip-trx", .kind = SIM_OPT_FLAG, .dst = &c->skip_trx,
+        {.name = "range-selects",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->range_selects,
+         .help = "run the range SELECTs at all",
+         .choices = "on|off"},
+        {.name = "skip-trx",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->skip_trx,
          .help = "no BEGIN/COMMIT: every statement commits on its own"},
-        {.name = "rand-type", .kind = SIM_OPT_CHOICE, .dst = &c->rand_type,
+        {.name = "rand-type",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->rand_type,
          .help = "id distribution (uniform = sysbench 1.1's default; 1.0.x used special)",
          .choices = "uniform|zipfian|pareto|gaussian|special"},
         U64("rand-spec-iter", rand_spec_iter, 12, 1, 1000, "iterations for gaussian and special"),
         U64("rand-spec-pct", rand_spec_pct, 1, 0, 100, "percent of the range that is 'special'"),
         U64("rand-spec-res", rand_spec_res, 75, 0, 99, "percent of draws in the special range"),
-        {.name = "rand-pareto-h", .kind = SIM_OPT_DOUBLE, .dst = &c->pareto_h,
-         .help = "pareto shape h", .min = 0.001, .max = 0.999},
-        {.name = "rand-zipfian-exp", .kind = SIM_OPT_DOUBLE, .dst = &c->zipf_exp,
-         .help = "zipfian exponent", .min = 0, .max = 100},
+        {.name = "rand-pareto-h",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->pareto_h,
+         .help = "pareto shape h",
+         .min = 0.001,
+         .max = 0.999},
+        {.name = "rand-zipfian-exp",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->zipf_exp,
+         .help = "zipfian exponent",
+         .min = 0,
+         .max = 100},
         U64("threads", threads, 1, 1, 4096, "connections (closed loop: users) per instance"),
-        {.name = "rate", .kind = SIM_OPT_DOUBLE, .dst = &c->rate,
-         .help = "open loop: transactions per second per instance (0 = closed loop)", .min = 0,
+        {.name = "rate",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->rate,
+         .help = "open loop: transactions per second per instance (0 = closed loop)",
+         .min = 0,
          .max = 1e9},
-        {.name = "time", .kind = SIM_OPT_DURATION, .dst = &c->time_ns,
+        {.name = "time",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->time_ns,
          .help = "measured duration (0 = until interrupted)"},
-        {.name = "warmup", .kind = SIM_OPT_DURATION, .dst = &c->warmup_ns,
+        {.name = "warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->warmup_ns,
          .help = "warm-up before the measured phase, not in the summary"},
-        {.name = "report-interval", .kind = SIM_OPT_DURATION, .dst = &c->report_ns,
+        {.name = "report-interval",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->report_ns,
          .help = "interval report period (0 = none)"},
         U64("instances", instances, 1, 1, 256,
             "independent sets of tables and threads on the target (like VMs)"),
-        {.name = "buffer", .kind = SIM_OPT_SIZE, .dst = &c->buffer,
+        {.name = "buffer",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->buffer,
          .help = "database memory per instance: SQLite buffer pool (0 = 128 MiB); LMDB "
                  "memory cgroup limit (0 = none)"},
-        {.name = "sync", .kind = SIM_OPT_CHOICE, .dst = &c->sync,
-         .help = "commit durability", .choices = "full|normal|off"},
-        {.name = "io-engine", .kind = SIM_OPT_STRING, .dst = &c->io_engine,
+        {.name = "sync",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->sync,
+         .help = "commit durability",
+         .choices = "full|normal|off"},
+        {.name = "io-engine",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->io_engine,
          .help = "I/O engine of the SQLite VFS (io_uring, psync)"},
-        {.name = "buffered", .kind = SIM_OPT_FLAG, .dst = &c->buffered,
+        {.name = "buffered",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->buffered,
          .help = "no O_DIRECT for SQLite: the page cache is in play (recorded)"},
         U64("seed", seed, 1, 0, 0, "random seed (data and transactions)"),
         U64("max-retries", max_retries, 100, 0, 1000000,
             "retries of a transaction after a busy/conflict before it counts as an error"),
-        {.name = "json", .kind = SIM_OPT_STRING, .dst = &c->json_path,
+        {.name = "json",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->json_path,
          .help = "write the result document to this file"},
-        {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &c->quiet,
+        {.name = "quiet",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->quiet,
          .help = "no progress or interval lines on stderr"},
         SIM_OPT_END,
     };
@@ -128,7 +174,8 @@ static int sysbench_main(int argc, char **argv)
     if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
         strcmp(action, "cleanup")) {
         sim_error("unknown action '%s': use prepare, run, check or cleanup (or none: prepare "
-                  "if needed, then run)", action);
+                  "if needed, then run)",
+                  action);
         return SIM_EXIT_USAGE;
     }
     if (!c->target) {
@@ -185,7 +232,8 @@ static int sysbench_main(int argc, char **argv)
     struct stat st;
     if (stat(c->target, &st) == 0 && !S_ISDIR(st.st_mode)) {
         sim_error("--target %s is not a directory: sysbench keeps its database files in a "
-                  "directory on the drive's filesystem", c->target);
+                  "directory on the drive's filesystem",
+                  c->target);
         return SIM_EXIT_USAGE;
     }
     st_target_opts to = {.path = c->target, .buffered = c->buffered, .create_dir = creates};

@@ -14,9 +14,8 @@
 #include <string.h>
 
 static const char *const type_names[] = {
-    [SB_RAND_UNIFORM] = "uniform", [SB_RAND_GAUSSIAN] = "gaussian",
-    [SB_RAND_SPECIAL] = "special", [SB_RAND_PARETO] = "pareto",
-    [SB_RAND_ZIPFIAN] = "zipfian",
+    [SB_RAND_UNIFORM] = "uniform", [SB_RAND_GAUSSIAN] = "gaussian", [SB_RAND_SPECIAL] = "special",
+    [SB_RAND_PARETO] = "pareto",   [SB_RAND_ZIPFIAN] = "zipfian",
 };
 
 const char *sb_rand_type_name(sb_rand_type t)
@@ -58,8 +57,7 @@ static double zipf_hint_inv(double x, double e)
 }
 
 int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec_pct,
-                 unsigned spec_res, double pareto_h, double zipf_exp, char *err,
-                 size_t errlen)
+                 unsigned spec_res, double pareto_h, double zipf_exp, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
     int found = -1;
@@ -121,7 +119,8 @@ uint64_t sb_dist_next(const sb_dist *d, sim_rng *rng, uint64_t lo, uint64_t hi)
     switch (d->type) {
     case SB_RAND_GAUSSIAN: {
         double sum = 0;
-        for (unsigned i = 0; i < d->spec_iter; i++) sum += sim_rng_double(rng);
+        for (unsigned i = 0; i < d->spec_iter; i++)
+            sum += sim_rng_double(rng);
         v = (uint64_t)(sum / d->spec_iter * (double)(span + 1));
         break;
     }
@@ -135,7 +134,8 @@ uint64_t sb_dist_next(const sb_dist *d, sim_rng *rng, uint64_t lo, uint64_t hi)
             v = (uint64_t)(start + sim_rng_double(rng) * (w + 1.0));
         } else {
             double sum = 0;
-            for (unsigned i = 0; i < d->spec_iter; i++) sum += sim_rng_double(rng);
+            for (unsigned i = 0; i < d->spec_iter; i++)
+                sum += sim_rng_double(rng);
             v = (uint64_t)(sum / d->spec_iter * (double)span);
         }
         break;

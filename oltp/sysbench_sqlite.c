@@ -48,7 +48,8 @@ static void writer_enter(sq_db *d)
 {
     pthread_mutex_lock(&d->wq_lock);
     uint64_t me = d->wq_next++;
-    while (d->wq_serving != me) pthread_cond_wait(&d->wq_cond, &d->wq_lock);
+    while (d->wq_serving != me)
+        pthread_cond_wait(&d->wq_cond, &d->wq_lock);
     pthread_mutex_unlock(&d->wq_lock);
 }
 
@@ -258,8 +259,8 @@ static int sq_meta_get(void *db, sb_meta *m, char *err, size_t errlen)
     memset(m, 0, sizeof *m);
     if (connect_raw(d, &c, err, errlen)) return SIM_EXIT_FAIL;
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(c, "SELECT tables, table_size, seed, complete FROM sbtest_meta",
-                                -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(c, "SELECT tables, table_size, seed, complete FROM sbtest_meta", -1,
+                                &s, NULL);
     if (rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
         m->tables = (uint32_t)sqlite3_column_int64(s, 0);
         m->table_size = (uint64_t)sqlite3_column_int64(s, 1);
@@ -379,7 +380,8 @@ static void sq_disconnect(void *conn)
     if (!k) return;
     if (!sqlite3_get_autocommit(k->c)) step_simple(k, k->rollback, "ROLLBACK");
     release_writer(k);
-    for (size_t i = 0; i < (size_t)k->tables * S_COUNT; i++) sqlite3_finalize(k->stmts[i]);
+    for (size_t i = 0; i < (size_t)k->tables * S_COUNT; i++)
+        sqlite3_finalize(k->stmts[i]);
     sqlite3_finalize(k->begin_r);
     sqlite3_finalize(k->begin_w);
     sqlite3_finalize(k->commit);
@@ -506,8 +508,10 @@ static int sq_point_select(void *conn, uint32_t table, uint64_t id, sb_result *r
 static int sq_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,
                     sb_result *r)
 {
-    static const int which[] = {[SB_RANGE_SIMPLE] = S_SIMPLE, [SB_RANGE_SUM] = S_SUM,
-                                [SB_RANGE_ORDER] = S_ORDER, [SB_RANGE_DISTINCT] = S_DISTINCT};
+    static const int which[] = {[SB_RANGE_SIMPLE] = S_SIMPLE,
+                                [SB_RANGE_SUM] = S_SUM,
+                                [SB_RANGE_ORDER] = S_ORDER,
+                                [SB_RANGE_DISTINCT] = S_DISTINCT};
     sq_conn *k = conn;
     sqlite3_stmt *s = stmt(k, table, which[kind]);
     if (!s) return SB_FAIL;
@@ -532,8 +536,7 @@ static int sq_update_index(void *conn, uint32_t table, uint64_t id, sb_result *r
     return run_write(k, s, r, "UPDATE");
 }
 
-static int sq_update_non_index(void *conn, uint32_t table, uint64_t id, const char *c,
-                               sb_result *r)
+static int sq_update_non_index(void *conn, uint32_t table, uint64_t id, const char *c, sb_result *r)
 {
     sq_conn *k = conn;
     sqlite3_stmt *s = stmt(k, table, S_UPD_NONIDX);
@@ -585,7 +588,8 @@ static int sq_check(void *db, uint32_t tables, json_t **report, char *err, size_
                  " (SELECT total(k) FROM sbtest%u INDEXED BY k_%u WHERE k > -9223372036854775807)",
                  t, t, t, t, t, t);
         sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK ||
+            sqlite3_step(s) != SQLITE_ROW) {
             snprintf(err, errlen, "SQLite check of sbtest%u: %s", t, sqlite3_errmsg(c));
             rc = SIM_EXIT_FAIL;
         } else {
@@ -623,8 +627,10 @@ static json_t *sq_json(void *db)
     sq_db *d = db;
     json_t *j = st_db_json(d->db);
     if (!j) j = json_object();
-    json_object_set_new(j, "transactions",
-                        json_string("reads in a deferred snapshot; writers queue FIFO in process, then BEGIN IMMEDIATE"));
+    json_object_set_new(
+        j, "transactions",
+        json_string(
+            "reads in a deferred snapshot; writers queue FIFO in process, then BEGIN IMMEDIATE"));
     return j;
 }
 

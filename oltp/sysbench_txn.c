@@ -56,10 +56,17 @@ static wl_shape shape_of(sb_workload w, const sb_mix *m)
 {
     wl_shape s = {0};
     switch (w) {
-    case SB_WL_READ_WRITE: s = (wl_shape){true, true, !m->skip_trx}; break;
-    case SB_WL_READ_ONLY: s = (wl_shape){true, false, !m->skip_trx}; break;
-    case SB_WL_WRITE_ONLY: s = (wl_shape){false, true, !m->skip_trx}; break;
-    default: break;
+    case SB_WL_READ_WRITE:
+        s = (wl_shape){true, true, !m->skip_trx};
+        break;
+    case SB_WL_READ_ONLY:
+        s = (wl_shape){true, false, !m->skip_trx};
+        break;
+    case SB_WL_WRITE_ONLY:
+        s = (wl_shape){false, true, !m->skip_trx};
+        break;
+    default:
+        break;
     }
     return s;
 }
@@ -76,11 +83,21 @@ sb_counts sb_expected_counts(sb_workload w, const sb_mix *m)
     sb_counts c = {0};
     wl_shape s = shape_of(w, m);
     switch (w) {
-    case SB_WL_POINT_SELECT: c.reads = 1; break; /* oltp_point_select forces 1 */
-    case SB_WL_UPDATE_INDEX: c.writes = m->index_updates; break;
-    case SB_WL_UPDATE_NON_INDEX: c.writes = m->non_index_updates; break;
-    case SB_WL_INSERT: c.writes = 1; break;
-    case SB_WL_DELETE: c.writes = 1; break;
+    case SB_WL_POINT_SELECT:
+        c.reads = 1;
+        break; /* oltp_point_select forces 1 */
+    case SB_WL_UPDATE_INDEX:
+        c.writes = m->index_updates;
+        break;
+    case SB_WL_UPDATE_NON_INDEX:
+        c.writes = m->non_index_updates;
+        break;
+    case SB_WL_INSERT:
+        c.writes = 1;
+        break;
+    case SB_WL_DELETE:
+        c.writes = 1;
+        break;
     default:
         if (s.reads) c.reads = m->point_selects + range_reads(m);
         if (s.writes)
@@ -96,8 +113,8 @@ typedef struct attempt {
     const sb_event_cfg *cfg;
     void *conn;
     sim_rng *rng;
-    sb_counts n;  /* statements of this attempt */
-    int open;     /* 0 none, 1 read, 2 write */
+    sb_counts n; /* statements of this attempt */
+    int open;    /* 0 none, 1 read, 2 write */
     bool autocommit;
 } attempt;
 
@@ -134,10 +151,10 @@ static int done_stmt(attempt *a, int rc)
     return rc;
 }
 
-#define TRY(expr)                                                                          \
-    do {                                                                                   \
-        int rc_ = (expr);                                                                  \
-        if (rc_ != SB_OK) return rc_;                                                      \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        int rc_ = (expr);                                                                          \
+        if (rc_ != SB_OK) return rc_;                                                              \
     } while (0)
 
 static int do_point_selects(attempt *a, uint32_t count)
@@ -268,11 +285,21 @@ static int run_attempt(attempt *a)
     /* Workloads without BEGIN/COMMIT autocommit every statement, as sysbench does. */
     a->autocommit = !s.trx;
     switch (cfg->workload) {
-    case SB_WL_POINT_SELECT: TRY(do_point_selects(a, 1)); break;
-    case SB_WL_UPDATE_INDEX: TRY(do_index_updates(a, cfg->mix.index_updates)); break;
-    case SB_WL_UPDATE_NON_INDEX: TRY(do_non_index_updates(a, cfg->mix.non_index_updates)); break;
-    case SB_WL_INSERT: TRY(do_insert(a)); break;
-    case SB_WL_DELETE: TRY(do_delete(a)); break;
+    case SB_WL_POINT_SELECT:
+        TRY(do_point_selects(a, 1));
+        break;
+    case SB_WL_UPDATE_INDEX:
+        TRY(do_index_updates(a, cfg->mix.index_updates));
+        break;
+    case SB_WL_UPDATE_NON_INDEX:
+        TRY(do_non_index_updates(a, cfg->mix.non_index_updates));
+        break;
+    case SB_WL_INSERT:
+        TRY(do_insert(a));
+        break;
+    case SB_WL_DELETE:
+        TRY(do_delete(a));
+        break;
     default:
         if (s.reads) TRY(do_reads(a));
         if (s.writes) TRY(do_writes(a));

@@ -41,8 +41,12 @@ static int fx_setup(void **state)
         return -1;
     }
     f->e = sb_find_engine(engine_name);
-    sb_db_opts o = {.instance = 0, .tables = 2, .table_size = ROWS, .sync = "off",
-                    .max_connections = 8, .loading = true};
+    sb_db_opts o = {.instance = 0,
+                    .tables = 2,
+                    .table_size = ROWS,
+                    .sync = "off",
+                    .max_connections = 8,
+                    .loading = true};
     if (f->e->open(f->t, &o, true, &f->db, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return -1;
@@ -209,8 +213,8 @@ static void *worker(void *p)
         a->failures = -1;
         return NULL;
     }
-    sb_event_cfg cfg = {.engine = a->f->e, .workload = a->w, .tables = 2, .table_size = ROWS,
-                        .max_retries = 1000};
+    sb_event_cfg cfg = {
+        .engine = a->f->e, .workload = a->w, .tables = 2, .table_size = ROWS, .max_retries = 1000};
     cfg.mix = (sb_mix){10, 1, 1, 1, 1, 1, 1, 1, 100, true, false};
     sb_dist_init(&cfg.dist, "uniform", 12, 1, 75, 0.2, 0.8, err, sizeof err);
     sim_rng rng;
@@ -264,14 +268,16 @@ static void test_insert_delete_workloads(void **state)
     f->e->check(f->db, 2, &rep, err, sizeof err);
     assert_non_null(rep);
     json_t *rows = json_object_get(rep, "rows");
-    int64_t total = json_integer_value(json_array_get(rows, 0)) + json_integer_value(json_array_get(rows, 1));
+    int64_t total =
+        json_integer_value(json_array_get(rows, 0)) + json_integer_value(json_array_get(rows, 1));
     assert_int_equal(total, 2 * ROWS + 100);
     assert_true(json_is_true(json_object_get(rep, "index_consistent")));
     json_decref(rep);
     run_threads(f, SB_WL_DELETE, 2, 100, &n);
     assert_int_equal(f->e->check(f->db, 2, &rep, err, sizeof err), 0);
     rows = json_object_get(rep, "rows");
-    int64_t after = json_integer_value(json_array_get(rows, 0)) + json_integer_value(json_array_get(rows, 1));
+    int64_t after =
+        json_integer_value(json_array_get(rows, 0)) + json_integer_value(json_array_get(rows, 1));
     assert_true(after < total && after >= total - 200);
     json_decref(rep);
 }

@@ -60,7 +60,8 @@ static void test_residency_and_faults(void **state)
     assert_true(fd >= 0);
     char buf[4096];
     memset(buf, 1, sizeof buf);
-    for (int i = 0; i < 256; i++) assert_int_equal(write(fd, buf, sizeof buf), sizeof buf);
+    for (int i = 0; i < 256; i++)
+        assert_int_equal(write(fd, buf, sizeof buf), sizeof buf);
     close(fd);
     uint64_t fb = 0;
     int64_t rb = kv_resident_bytes(path, &fb);
@@ -73,7 +74,8 @@ static void test_residency_and_faults(void **state)
 
     void *a = kv_page_fault_probe.snapshot(NULL);
     char *mem = malloc(8 << 20);
-    for (int i = 0; i < (8 << 20); i += 4096) mem[i] = 1; /* minor faults */
+    for (int i = 0; i < (8 << 20); i += 4096)
+        mem[i] = 1; /* minor faults */
     void *b = kv_page_fault_probe.snapshot(NULL);
     json_t *d = kv_page_fault_probe.delta(NULL, a, b, 1.0, 10);
     assert_true(json_integer_value(json_object_get(d, "minor")) >= 1000);

@@ -59,8 +59,10 @@ static void test_uniform_flat(void **state)
     sim_rng rng;
     sim_rng_seed(&rng, 1, 1);
     unsigned hist[10] = {0};
-    for (int i = 0; i < N; i++) hist[sb_dist_next(&d, &rng, 1, 10) - 1]++;
-    for (int i = 0; i < 10; i++) assert_true(fabs(hist[i] - N / 10.0) < N / 10.0 * 0.05);
+    for (int i = 0; i < N; i++)
+        hist[sb_dist_next(&d, &rng, 1, 10) - 1]++;
+    for (int i = 0; i < 10; i++)
+        assert_true(fabs(hist[i] - N / 10.0) < N / 10.0 * 0.05);
 }
 
 static void test_gaussian_centre(void **state)
@@ -104,7 +106,8 @@ static void test_pareto_skew(void **state)
     sim_rng rng;
     sim_rng_seed(&rng, 1, 4);
     unsigned low = 0;
-    for (int i = 0; i < N; i++) low += sb_dist_next(&d, &rng, 1, 1000) <= 200;
+    for (int i = 0; i < N; i++)
+        low += sb_dist_next(&d, &rng, 1, 1000) <= 200;
     /* h = 0.2: 80 % of draws in the first 20 % of the range. */
     assert_true(fabs(low - N * 0.8) < N * 0.01);
 }
@@ -130,8 +133,10 @@ static void test_zipfian_ratios(void **state)
     char err[64];
     assert_int_equal(sb_dist_init(&d, "zipfian", 12, 1, 75, 0.2, 0.0, err, sizeof err), 0);
     unsigned hist[4] = {0};
-    for (int i = 0; i < N; i++) hist[sb_dist_next(&d, &rng, 1, 4) - 1]++;
-    for (int i = 0; i < 4; i++) assert_true(fabs(hist[i] - N / 4.0) < N / 4.0 * 0.05);
+    for (int i = 0; i < N; i++)
+        hist[sb_dist_next(&d, &rng, 1, 4) - 1]++;
+    for (int i = 0; i < 4; i++)
+        assert_true(fabs(hist[i] - N / 4.0) < N / 4.0 * 0.05);
 }
 
 static void check_groups(const char *s, int len, int groups)
@@ -163,7 +168,8 @@ static void test_strings(void **state)
         for (int j = 0; j < SB_C_LEN; j++)
             if (c[j] != '-') digit_count[c[j] - '0']++;
     }
-    for (int i = 0; i < 10; i++) assert_true(digit_count[i] > 10000 && digit_count[i] < 12000);
+    for (int i = 0; i < 10; i++)
+        assert_true(digit_count[i] > 10000 && digit_count[i] < 12000);
     sb_gen_c(&rng, c2);
     assert_memory_not_equal(c, c2, SB_C_LEN);
 }
@@ -171,10 +177,14 @@ static void test_strings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bounds),          cmocka_unit_test(test_bad_params),
-        cmocka_unit_test(test_uniform_flat),    cmocka_unit_test(test_gaussian_centre),
-        cmocka_unit_test(test_special_hot_window), cmocka_unit_test(test_pareto_skew),
-        cmocka_unit_test(test_zipfian_ratios),  cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_uniform_flat),
+        cmocka_unit_test(test_gaussian_centre),
+        cmocka_unit_test(test_special_hot_window),
+        cmocka_unit_test(test_pareto_skew),
+        cmocka_unit_test(test_zipfian_ratios),
+        cmocka_unit_test(test_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

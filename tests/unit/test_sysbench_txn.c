@@ -20,8 +20,8 @@ typedef struct mock {
     unsigned range_len_bad, outside, wrong_kind;
     uint64_t max_id;
     uint32_t max_table;
-    int retry_next;   /* make the n-th write statement return SB_RETRY */
-    int fail_next;    /* make the n-th write statement return SB_FAIL */
+    int retry_next; /* make the n-th write statement return SB_RETRY */
+    int fail_next;  /* make the n-th write statement return SB_FAIL */
     bool retry_always;
     unsigned writes_seen;
     uint32_t range_size;
@@ -124,8 +124,8 @@ static const sb_engine_ops mock_ops = {
 
 static sb_event_cfg cfg_for(sb_workload w)
 {
-    sb_event_cfg c = {.engine = &mock_ops, .workload = w, .tables = 3, .table_size = 1000,
-                      .max_retries = 5};
+    sb_event_cfg c = {
+        .engine = &mock_ops, .workload = w, .tables = 3, .table_size = 1000, .max_retries = 5};
     c.mix = (sb_mix){10, 1, 1, 1, 1, 1, 1, 1, 100, true, false};
     char err[128];
     assert_int_equal(sb_dist_init(&c.dist, "uniform", 12, 1, 75, 0.2, 0.8, err, sizeof err), 0);
@@ -139,7 +139,8 @@ static void run_events(const sb_event_cfg *c, int n, sb_counts *out)
     sim_rng rng;
     sim_rng_seed(&rng, 42, 0);
     char err[256];
-    for (int i = 0; i < n; i++) assert_int_equal(sb_event(c, NULL, &rng, out, err, sizeof err), SB_OK);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(sb_event(c, NULL, &rng, out, err, sizeof err), SB_OK);
     assert_int_equal(M.open, 0);
     assert_int_equal(M.outside, 0);
     assert_int_equal(M.wrong_kind, 0);
@@ -153,7 +154,8 @@ static void test_read_write_mix(void **state)
     sb_counts n = {0};
     run_events(&c, 100, &n);
     assert_int_equal(M.point, 1000);
-    for (int k = 0; k < 4; k++) assert_int_equal(M.ranges[k], 100);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(M.ranges[k], 100);
     assert_int_equal(M.upd_idx, 100);
     assert_int_equal(M.upd_nonidx, 100);
     assert_int_equal(M.del, 100);
@@ -186,18 +188,36 @@ static void test_every_workload_matches_expected(void **state)
         assert_int_equal(n.other, e.other * 50);
         assert_true(e.reads + e.writes > 0);
         switch (w) {
-        case SB_WL_POINT_SELECT: assert_int_equal(e.reads, 1); assert_int_equal(M.point, 50); break;
+        case SB_WL_POINT_SELECT:
+            assert_int_equal(e.reads, 1);
+            assert_int_equal(M.point, 50);
+            break;
         case SB_WL_READ_ONLY:
             assert_int_equal(e.reads, 3 + 2 + 4 + 1 + 5);
             assert_int_equal(M.ranges[SB_RANGE_DISTINCT], 250);
             assert_int_equal(M.begins_w, 0);
             break;
-        case SB_WL_WRITE_ONLY: assert_int_equal(e.writes, 2 + 3 + 4); assert_int_equal(M.begins_r, 0); break;
-        case SB_WL_UPDATE_INDEX: assert_int_equal(M.upd_idx, 100); assert_int_equal(e.other, 0); break;
-        case SB_WL_UPDATE_NON_INDEX: assert_int_equal(M.upd_nonidx, 150); break;
-        case SB_WL_INSERT: assert_int_equal(M.ins_auto, 50); assert_int_equal(M.ins, 0); break;
-        case SB_WL_DELETE: assert_int_equal(M.del, 50); assert_int_equal(M.ins, 0); break;
-        default: break;
+        case SB_WL_WRITE_ONLY:
+            assert_int_equal(e.writes, 2 + 3 + 4);
+            assert_int_equal(M.begins_r, 0);
+            break;
+        case SB_WL_UPDATE_INDEX:
+            assert_int_equal(M.upd_idx, 100);
+            assert_int_equal(e.other, 0);
+            break;
+        case SB_WL_UPDATE_NON_INDEX:
+            assert_int_equal(M.upd_nonidx, 150);
+            break;
+        case SB_WL_INSERT:
+            assert_int_equal(M.ins_auto, 50);
+            assert_int_equal(M.ins, 0);
+            break;
+        case SB_WL_DELETE:
+            assert_int_equal(M.del, 50);
+            assert_int_equal(M.ins, 0);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -209,7 +229,8 @@ static void test_range_selects_off_and_skip_trx(void **state)
     c.mix.skip_trx = true;
     sb_counts n = {0};
     run_events(&c, 10, &n);
-    for (int k = 0; k < 4; k++) assert_int_equal(M.ranges[k], 0);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(M.ranges[k], 0);
     assert_int_equal(n.reads, 100);
     assert_int_equal(n.other, 0);
     /* autocommit: one transaction per statement */
