@@ -291,6 +291,11 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
     kv_row row;
     uint64_t id = 1;
     while (id <= rows) {
+        if (sim_interrupted()) { /* Ctrl-C: stop between batches, table incomplete */
+            free(pairs);
+            snprintf(err, errlen, "interrupted while loading sbtest%u", table);
+            return SIM_EXIT_FAIL;
+        }
         MDB_txn *txn;
         MDB_cursor *cur;
         if ((rc = mdb_txn_begin(d->env, NULL, 0, &txn))) break;

@@ -313,6 +313,10 @@ static int sq_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
     }
     char cbuf[SB_C_LEN], pbuf[SB_PAD_LEN];
     for (uint64_t id = 1; id <= rows;) {
+        if (sim_interrupted()) { /* Ctrl-C: stop between batches, table incomplete */
+            snprintf(err, errlen, "interrupted while loading sbtest%u", table);
+            goto out;
+        }
         if (exec(c, "BEGIN", err, errlen)) goto out;
         uint64_t end = id + LOAD_BATCH_ROWS;
         for (; id <= rows && id < end; id++) {
