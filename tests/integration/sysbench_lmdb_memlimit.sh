@@ -28,4 +28,24 @@ cg=$(jq -r .engine.memory.path "$T.json")
 "$APPSIM" sysbench run "${SHAPE[@]}" --time 1 --sync off --workload oltp_point_select --quiet --json "$T.2.json" >/dev/null
 jq -e '.engine.memory.applied == false and (.engine.memory.reason | length) > 0' "$T.2.json" >/dev/null || fail "no-buffer case"
 "$APPSIM" sysbench cleanup "${SHAPE[@]}" --quiet >/dev/null
+
+# Without permission for a cgroup (an unprivileged user) the run goes on, says so on
+# stderr and in the result, and reports the resident share of the data file.
+if command -v setpriv >/dev/null && [ -x "$APPSIM" ]; then
+  U="$APPSIM_TMP/nobody"
+  mkdir -p "$U"; chmod 777 "$U" "$APPSIM_TMP"
+  AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  if "${AS_NOBODY[@]}" test -x "$APPSIM"; then
+    "${AS_NOBODY[@]}" "$APPSIM" sysbench prepare --engine lmdb --target "$U/t" --table-size 5000 --quiet >/dev/null
+    "${AS_NOBODY[@]}" "$APPSIM" sysbench run --engine lmdb --target "$U/t" --table-size 5000 --buffer 4M \
+      --time 1 --sync off --workload oltp_point_select --json "$U/r.json" >"$U/out" 2>"$U/err"
+    grep -q "NOT applied" "$U/err" || fail "no warning without a cgroup: $(cat "$U/err")"
+    grep -q "resident in page cache" "$U/out" || fail "no resident share in the output"
+    jq -e '.engine.memory.applied == false and (.engine.memory.reason | test("cgroup"))
+           and .engine.memory.resident_at_end[0].resident_share >= 0' "$U/r.json" >/dev/null \
+      || fail "unprivileged result: $(jq -c .engine.memory "$U/r.json")"
+  else
+    echo "note: the unprivileged case was not run (appsim is not executable by nobody)"
+  fi
+fi
 echo ok
