@@ -291,7 +291,8 @@ typedef struct sim_vu_config {
 typedef struct sim_vu_stats {
     uint64_t units;           /* units run */
     uint64_t max_queue;       /* largest backlog of due users waiting for a worker */
-    uint64_t wake_late_p99_ns; /* scheduler lateness against due times */
+    uint64_t wake_late_p50_ns; /* scheduler lateness against due times */
+    uint64_t wake_late_p99_ns;
     uint64_t wake_late_max_ns;
 } sim_vu_stats;
 

@@ -334,6 +334,7 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
         for (int i = 0; i < ninst; i++)
             if (e.queues[i].max_len > stats->max_queue)
                 stats->max_queue = e.queues[i].max_len;
+        stats->wake_late_p50_ns = sim_hist_percentile(e.lateness, 50);
         stats->wake_late_p99_ns = sim_hist_percentile(e.lateness, 99);
         stats->wake_late_max_ns = sim_hist_max(e.lateness);
     }

@@ -61,8 +61,8 @@ static st_engine *try_open(const st_engine_ops *ops, unsigned qd, char *err, siz
 
 st_engine *st_engine_open(const char *name, unsigned queue_depth, char *err, size_t errlen)
 {
-    if (queue_depth == 0 || queue_depth > 65536) {
-        snprintf(err, errlen, "queue depth %u is out of range (1..65536)", queue_depth);
+    if (queue_depth == 0 || queue_depth > 32768) { /* io_uring's ring limit */
+        snprintf(err, errlen, "queue depth %u is out of range (1..32768)", queue_depth);
         return NULL;
     }
     if (!name) name = "io_uring";

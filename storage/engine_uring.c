@@ -260,9 +260,12 @@ static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
         if (seen) io_uring_cq_advance(&u->ring, seen);
         if (got == max) return (int)got;
         if (got >= min_wait) {
-            /* With cooperative task running, finished I/Os may wait for us to enter
-             * the kernel before they show in the ring: enter once when flagged. */
-            if (flushed || !(IO_URING_READ_ONCE(*u->ring.sq.kflags) & IORING_SQ_TASKRUN))
+            /* With deferred task running, finished I/Os wait for us to enter the
+             * kernel before they show in the ring. A poll that found nothing enters
+             * once when the kernel flags pending work; a reap that has completions
+             * returns them at once, so the freed slots are refilled sooner (the rest
+             * show up at the next wait). */
+            if (got || flushed || !(IO_URING_READ_ONCE(*u->ring.sq.kflags) & IORING_SQ_TASKRUN))
                 return (int)got;
             flushed = true;
             io_uring_get_events(&u->ring);

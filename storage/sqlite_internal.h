@@ -113,6 +113,7 @@ struct vf_instance {
     uint32_t unit;
     uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
     bool flush_at_commit;     /* write the WAL when the writer unlocks (sync != off) */
+    uint32_t db_batch;        /* dirty database blocks that trigger a flush */
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];

@@ -7,21 +7,23 @@
  * in practice.
  *
  * Write policies, and why:
- *   - database file and journal: write-through. Each xWrite updates the pool frame and
- *     goes to the device before returning; checkpoints (the only writer of the
- *     database file in WAL mode) run on a background thread, like a database's page
- *     flusher, so this costs no committing thread anything.
  *   - WAL: write-back into pool frames marked dirty, flushed as contiguous runs of
  *     whole blocks at xSync (every commit under synchronous=FULL), when the writer
  *     releases the WAL write lock unless sync is off (so a process kill never loses a
- *     transaction SQLite reported committed under full or normal), before any write to
- *     the database file (the write-ahead rule: a checkpoint never puts pages in the
- *     database file that the WAL on the device does not have), and when too much is
- *     buffered. With sync=off commits are acknowledged from memory, as a database with
- *     its log flush at commit turned off does. SQLite
- *     writes each frame as a 24-byte header and a page at unaligned offsets; buffering
- *     turns that into one aligned write per commit, and the partially filled last block
- *     stays in the pool for the next commit (the "aligned tail buffer").
+ *     transaction SQLite reported committed under full or normal), before database
+ *     blocks go to the device (the write-ahead rule: the database file never gets pages
+ *     the WAL on the device does not have), and when too much is buffered. With
+ *     sync=off commits are acknowledged from memory, as a database with its log flush
+ *     at commit turned off does. SQLite writes each frame as a 24-byte header and a page
+ *     at unaligned offsets; buffering turns that into one aligned write per commit, and
+ *     the partially filled last block stays in the pool for the next commit (the
+ *     "aligned tail buffer").
+ *   - database file: write-back too (only checkpoints write it in WAL mode, on a
+ *     background thread, like a database's page flusher). Dirty blocks go out as one
+ *     batch of concurrent writes when the batch is full, at SQLITE_FCNTL_CKPT_DONE
+ *     (before SQLite publishes how far the checkpoint got, so a reader never skips a WAL
+ *     frame whose page is not on the device), at xSync, truncate and close.
+ *   - rollback journal (only before WAL mode is set): write-through.
  * Nothing goes through the page cache: the files are O_DIRECT, and file sizes on the
  * device are rounded up to whole blocks while SQLite sees the logical size kept here.
  *
@@ -46,6 +48,11 @@
 #include <unistd.h>
 
 #define SHM_NLOCK 8
+/* Database-file write-back: flush once this many blocks are dirty (one batch of
+ * concurrent device writes); the list holds twice that so one more xWrite fits. */
+#define DB_BATCH 128
+#define DB_DIRTY_CAP (2 * DB_BATCH)
+#define ENGINE_QD 32
 
 struct vf_shared {
     vf_instance *vi;
@@ -64,6 +71,9 @@ struct vf_shared {
     /* database-file locks, as in os_unix.c's inode info */
     int nshared;
     void *reserved_by, *pending_by, *exclusive_by;
+    /* database-file write-back: blocks written since the last flush (may repeat) */
+    uint64_t *dirty_blks;
+    uint32_t ndirty;
     /* serializes flushes; the bounce buffer gathers a run of dirty blocks */
     pthread_mutex_t flush_mu;
     uint8_t *bounce;
@@ -139,7 +149,7 @@ static st_engine *thread_engine(vf_instance *vi)
         if (vi->engines[i].tid == tid) e = vi->engines[i].e;
     if (!e) {
         char err[512];
-        e = st_engine_open(vi->engine, 4, err, sizeof err);
+        e = st_engine_open(vi->engine, ENGINE_QD, err, sizeof err);
         vf_engine *n = e ? realloc(vi->engines, sizeof(vf_engine) * (vi->nengines + 1)) : NULL;
         if (n) {
             vi->engines = n;
@@ -256,6 +266,94 @@ static int flush_wal_of(vf_file *dbf)
     return flush_pending(&tmp);
 }
 
+/* Writes the database file's dirty blocks: the WAL first (write-ahead rule), then the
+ * blocks as one batch of concurrent writes through the engine. */
+static int flush_db(vf_file *f)
+{
+    vf_shared *sf = f->sf;
+    vf_instance *vi = sf->vi;
+    uint32_t unit = vi->unit;
+    pthread_mutex_lock(&sf->flush_mu);
+    int rc = flush_wal_of(f);
+    uint64_t blks[DB_DIRTY_CAP];
+    pthread_mutex_lock(&sf->mu);
+    uint32_t n = sf->ndirty;
+    memcpy(blks, sf->dirty_blks, sizeof(uint64_t) * n);
+    sf->ndirty = 0;
+    pthread_mutex_unlock(&sf->mu);
+    st_engine *e = n ? thread_engine(vi) : NULL;
+    if (n && !e) rc = SQLITE_IOERR_WRITE;
+    uint32_t i = 0;
+    while (rc == SQLITE_OK && i < n) {
+        st_io ios[DB_BATCH];
+        st_io *ptrs[DB_BATCH], *done[DB_BATCH];
+        uint32_t frames[DB_BATCH];
+        uint32_t k = 0;
+        for (; i < n && k < DB_BATCH; i++) {
+            /* a block listed twice was taken the first time and is clean now */
+            if (!bp_take_dirty(vi->pool, sf->file_id, blks[i], sf->bounce + (size_t)k * unit,
+                               &frames[k]))
+                continue;
+            ios[k] = (st_io){.op = ST_OP_WRITE,
+                             .fd = sf->fd,
+                             .buf = sf->bounce + (size_t)k * unit,
+                             .offset = blks[i] * unit,
+                             .len = unit};
+            ptrs[k] = &ios[k];
+            k++;
+        }
+        uint32_t submitted = 0, completed = 0;
+        while (completed < k) {
+            if (submitted < k) {
+                int r = st_engine_submit(e, ptrs + submitted, k - submitted);
+                if (r < 0) {
+                    rc = SQLITE_IOERR_WRITE;
+                    break;
+                }
+                submitted += (uint32_t)r;
+            }
+            int r = st_engine_reap(e, done, DB_BATCH, 1);
+            if (r < 0) {
+                rc = SQLITE_IOERR_WRITE;
+                break;
+            }
+            for (int j = 0; j < r; j++) {
+                if (done[j]->result != (int64_t)unit)
+                    rc = done[j]->result == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+                else
+                    ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
+                ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
+            }
+            completed += (uint32_t)r;
+        }
+        for (uint32_t j = 0; j < k; j++)
+            bp_unpin(vi->pool, frames[j]);
+    }
+    pthread_mutex_unlock(&sf->flush_mu);
+    return rc;
+}
+
+/* Records blocks [b0, b1] of the database file as dirty; flushes a full batch. */
+static int note_dirty(vf_file *f, uint64_t b0, uint64_t b1)
+{
+    vf_shared *sf = f->sf;
+    for (uint64_t b = b0; b <= b1; b++) {
+        pthread_mutex_lock(&sf->mu);
+        while (sf->ndirty == DB_DIRTY_CAP) {
+            pthread_mutex_unlock(&sf->mu);
+            int rc = flush_db(f);
+            if (rc) return rc;
+            pthread_mutex_lock(&sf->mu);
+        }
+        sf->dirty_blks[sf->ndirty++] = b;
+        pthread_mutex_unlock(&sf->mu);
+    }
+    pthread_mutex_lock(&sf->mu);
+    bool full = sf->ndirty >= sf->vi->db_batch;
+    pthread_mutex_unlock(&sf->mu);
+    return full ? flush_db(f) : SQLITE_OK;
+}
+
 /* ------------------------------------------------------------------ io methods */
 
 static int vf_close(sqlite3_file *pf)
@@ -264,6 +362,7 @@ static int vf_close(sqlite3_file *pf)
     vf_shared *sf = f->sf;
     int rc = SQLITE_OK;
     if (sf->kind == VF_WAL && flush_pending(f) != SQLITE_OK) rc = SQLITE_IOERR_WRITE;
+    if (sf->kind == VF_MAIN && flush_db(f) != SQLITE_OK) rc = SQLITE_IOERR_WRITE;
     pthread_mutex_lock(&sf->mu);
     if (f->lock >= SQLITE_LOCK_SHARED) sf->nshared--;
     if (sf->reserved_by == f) sf->reserved_by = NULL;
@@ -323,13 +422,6 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     const uint8_t *src = buf;
     load_ctx lc = {f};
     uint64_t done = 0;
-    /* Write-ahead: WAL frames must be on the device before database pages copied from
-     * them (a checkpoint), or a crash could leave newer pages in the database file than
-     * the WAL that recovery replays over them. */
-    if (!wal) {
-        int rc = flush_wal_of(f);
-        if (rc) return rc;
-    }
     while (done < (uint64_t)amt) {
         uint64_t pos = off + done;
         uint64_t blk = pos / unit;
@@ -339,10 +431,11 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
         bool need_old = blk * unit < size;
         uint32_t frame = 0;
         void *data = NULL;
-        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc, wal,
+        bool back = sf->kind != VF_JOURNAL;
+        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc, back,
                      &frame, &data))
             return SQLITE_IOERR_WRITE;
-        if (!wal) {
+        if (!back) {
             int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
             bp_unpin(vi->pool, frame);
             if (w != unit) return w == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
@@ -367,6 +460,8 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     }
     pthread_mutex_unlock(&sf->mu);
     if (flush) return flush_pending(f);
+    if (sf->kind == VF_MAIN && amt > 0)
+        return note_dirty(f, off / unit, (off + (uint64_t)amt - 1) / unit);
     return SQLITE_OK;
 }
 
@@ -376,10 +471,8 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
     vf_shared *sf = f->sf;
     uint32_t unit = sf->vi->unit;
     uint64_t sz = (uint64_t)size;
-    if (sf->kind == VF_WAL) {
-        int rc = flush_pending(f);
-        if (rc) return rc;
-    }
+    int frc = sf->kind == VF_WAL ? flush_pending(f) : sf->kind == VF_MAIN ? flush_db(f) : 0;
+    if (frc) return frc;
     /* The block holding the new end is dropped too (it is clean: WAL bytes were just
      * flushed, other files are write-through) and read back from the device if needed. */
     bp_invalidate(sf->vi->pool, sf->file_id, sz / unit);
@@ -395,10 +488,8 @@ static int vf_sync(sqlite3_file *pf, int flags)
 {
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
-    if (sf->kind == VF_WAL) {
-        int rc = flush_pending(f);
-        if (rc) return rc;
-    }
+    int frc = sf->kind == VF_WAL ? flush_pending(f) : sf->kind == VF_MAIN ? flush_db(f) : 0;
+    if (frc) return frc;
     uint64_t t0 = sim_now_ns();
     int64_t r = dev_io(f, ST_OP_FDATASYNC, NULL, 0, 0);
     if (r < 0) return SQLITE_IOERR_FSYNC;
@@ -510,6 +601,10 @@ static int vf_file_control(sqlite3_file *pf, int op, void *arg)
         pthread_mutex_unlock(&f->sf->mu);
         return SQLITE_OK;
     }
+    case SQLITE_FCNTL_CKPT_DONE:
+        /* The backfill loop is over and SQLite is about to publish how far it got:
+         * the pages must be on the device before (readers may then skip the WAL). */
+        return f->sf->kind == VF_MAIN ? flush_db(f) : SQLITE_OK;
     case SQLITE_FCNTL_SIZE_HINT:
         return SQLITE_OK; /* blocks are allocated as they are written */
     default:
@@ -851,12 +946,15 @@ static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
     sf->fd = -1;
     if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0) sf->name = NULL;
     if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0) sf->path = NULL;
-    sf->bounce_len = kind == VF_WAL ? 1u << 20 : 0;
+    sf->bounce_len = kind == VF_WAL ? 1u << 20 : kind == VF_MAIN ? (size_t)DB_BATCH * vi->unit : 0;
+    if (kind == VF_MAIN) sf->dirty_blks = calloc(DB_DIRTY_CAP, sizeof(uint64_t));
     if (sf->bounce_len && posix_memalign((void **)&sf->bounce, 4096, sf->bounce_len))
         sf->bounce = NULL;
     pthread_mutex_init(&sf->mu, NULL);
     pthread_mutex_init(&sf->flush_mu, NULL);
-    if (!sf->name || !sf->path || (sf->bounce_len && !sf->bounce)) {
+    if (!sf->name || !sf->path || (sf->bounce_len && !sf->bounce) ||
+        (kind == VF_MAIN && !sf->dirty_blks)) {
+        free(sf->dirty_blks);
         free(sf->name);
         free(sf->path);
         free(sf->bounce);
@@ -875,6 +973,7 @@ static void shared_free(vf_shared *sf)
     free(sf->name);
     free(sf->path);
     free(sf->bounce);
+    free(sf->dirty_blks);
     free(sf);
 }
 
@@ -897,6 +996,10 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     /* Buffered WAL bytes stay pinned in the pool: bound them to a quarter of it. */
     vi->wal_flush_bytes = buffer_bytes / 4 < (1u << 20) ? buffer_bytes / 4 : (1u << 20);
     if (vi->wal_flush_bytes < unit) vi->wal_flush_bytes = unit;
+    /* Dirty database blocks stay pinned too: at most an eighth of the pool. */
+    uint64_t frames = buffer_bytes / unit;
+    vi->db_batch = frames / 8 < DB_BATCH ? (uint32_t)(frames / 8) : DB_BATCH;
+    if (vi->db_batch < 1) vi->db_batch = 1;
     pthread_mutex_init(&vi->engines_mu, NULL);
     vi->shm = calloc(1, sizeof *vi->shm);
     vi->pool = bp_new(buffer_bytes / unit, unit);

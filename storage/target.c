@@ -78,6 +78,10 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
         return fail(err, errlen, SIM_EXIT_USAGE, "cannot open target directory %s: %s", t->path,
                     strerror(errno));
     t->dev = st->st_dev;
+    if (t->allow_destroy)
+        sim_warn("--allow-destroy has no effect on a directory target (%s): appsim only "
+                 "writes the files it creates there",
+                 t->path);
     st_mount_of(t->path, t->dev, t->fstype, sizeof t->fstype, t->mount_point, sizeof t->mount_point,
                 t->mount_source, sizeof t->mount_source);
     if (st_sysfs_disk_of(t->dev, t->disk, sizeof t->disk, t->part, sizeof t->part) != 0 &&

@@ -7,7 +7,7 @@
  * million I/Os, latency percentiles. tests/bench/storage_randread.sh runs it next to
  * fio's io_uring engine on the same file. Not a test.
  *
- * usage: bench_storage_randread FILE QD SECONDS [io_uring|psync] [noreg]
+ * usage: bench_storage_randread FILE|DEVICE QD SECONDS [io_uring|psync] [noreg]
  */
 #include "storage/storage.h"
 
@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,11 +44,15 @@ int main(int argc, char **argv)
     bool reg = !(argc > 5 && !strcmp(argv[5], "noreg"));
     int fd = open(path, O_RDONLY | O_DIRECT);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < BLK) {
+    uint64_t size = 0;
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        size = S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) == 0 ? size
+                                                                          : (uint64_t)st.st_size;
+    if (size < BLK) {
         perror(path);
         return 1;
     }
-    uint64_t nblocks = (uint64_t)st.st_size / BLK;
+    uint64_t nblocks = size / BLK;
     char err[512];
     st_engine *e = st_engine_open(engine, qd, err, sizeof err);
     if (!e) {

@@ -275,6 +275,27 @@ static void test_read_only_target(void **state)
     st_target_close(t);
 }
 
+/* The shared option entries parse into st_target_opts and the engine name. */
+static void test_shared_option_entries(void **state)
+{
+    st_target_opts o = {0};
+    const char *engine = "io_uring";
+    sim_opt opts[] = {ST_TARGET_OPTIONS(o, engine), SIM_OPT_END};
+    char *argv[] = {"x",          "--target",   "/tmp", "--allow-destroy",
+                    "--buffered", "--ioengine", "psync"};
+    int np = 0;
+    assert_int_equal(sim_opts_parse("x", opts, 7, argv, NULL, 0, &np, NULL), 0);
+    assert_string_equal(o.path, "/tmp");
+    assert_true(o.allow_destroy);
+    assert_true(o.buffered);
+    assert_string_equal(engine, "psync");
+    char *bad[] = {"x", "--ioengine", "aio"};
+    assert_int_equal(sim_opts_parse("x", opts, 3, bad, NULL, 0, &np, NULL), SIM_EXIT_USAGE);
+    /* Every choice is a registered engine. */
+    assert_non_null(st_find_engine("io_uring"));
+    assert_non_null(st_find_engine("psync"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_symlink_never_written_through),
         cmocka_unit_test(test_direct_io_alignment),
         cmocka_unit_test(test_read_only_target),
+        cmocka_unit_test(test_shared_option_entries),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

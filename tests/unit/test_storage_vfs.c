@@ -51,12 +51,15 @@ static st_target *open_target(const char *sub, bool buffered)
     return t;
 }
 
+/* WAL bytes that trigger a background checkpoint in open_db_sync */
+static uint64_t ck_trigger = 1 << 20;
+
 static st_db *open_db_sync(st_target *t, uint64_t buffer, int conns, bool create, const char *sync)
 {
     char err[1024];
     st_db_opts o = {.buffer_bytes = buffer,
                     .max_connections = conns,
-                    .checkpoint_wal_bytes = 1 << 20,
+                    .checkpoint_wal_bytes = ck_trigger,
                     .sync = sync};
     st_db *db = NULL;
     int rc = st_db_open(t, "test.db", &o, create, &db, err, sizeof err);
@@ -303,6 +306,8 @@ static void sigkill_keeps_committed(const char *sync)
 {
     char sub[64];
     snprintf(sub, sizeof sub, "kill-%s", sync);
+    /* checkpoints all the time, so that the kill often lands inside one */
+    ck_trigger = 64 * 1024;
     st_target *t = open_target(sub, false);
     const uint64_t nrows = 5000;
     st_db *db = open_db_sync(t, 1 << 20, 2, true, sync);
@@ -373,6 +378,7 @@ static void sigkill_keeps_committed(const char *sync)
     fprintf(stderr, "sigkill (sync=%s): %zu reported commits, %lld in the database\n", sync, n,
             (long long)wl_query_i64(c, "SELECT count(*) FROM log"));
     free(ids);
+    ck_trigger = 1 << 20;
     sqlite3_close(c);
     st_db_close(db);
     st_target_close(t);
