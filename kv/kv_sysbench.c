@@ -165,6 +165,10 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         free(d);
         return lerr(err, errlen, "opening the environment", rc);
     }
+    /* Reader slots left by a process that was killed would pin old pages forever. */
+    int dead = 0;
+    mdb_reader_check(d->env, &dead);
+    if (dead) sim_warn("lmdb: cleared %d reader slot(s) of dead processes in %s", dead, d->path);
     rc = open_dbis(d, create, err, errlen);
     if (rc) {
         mdb_env_close(d->env);
