@@ -105,6 +105,7 @@ typedef struct sb_db_opts {
  * is used by one thread at a time. Statement functions return SB_OK, SB_RETRY or
  * SB_FAIL (then conn_error says why). Transactions: begin(write=false) opens a read
  * snapshot for selects, begin(write=true) a write transaction; commit ends either.
+ * After commit (even a failed one) or rollback returns, no transaction is open.
  */
 typedef struct sb_engine_ops {
     const char *name;
