@@ -27,7 +27,7 @@ for engine in sqlite lmdb; do
 
   # Little's law, closed loop, no think time: TPS = threads / mean latency
   "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 4 \
-    --time 3 --warmup 1 --sync off --workload oltp_read_write --quiet --json "$T.ll.json" >/dev/null
+    --time 4 --warmup 1 --sync off --workload oltp_read_write --quiet --json "$T.ll.json" >/dev/null
   jq -e '(.summary.tps) as $x | (8 / (.summary.latency_us.mean_us / 1e6)) as $y |
          (($x - $y) | fabs) / $x < 0.05' "$T.ll.json" >/dev/null \
     || fail "$engine Little's law: tps $(jq .summary.tps "$T.ll.json") vs 8/mean $(jq '8/(.summary.latency_us.mean_us/1e6)' "$T.ll.json")"
