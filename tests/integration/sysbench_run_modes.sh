@@ -40,6 +40,15 @@ for engine in sqlite lmdb; do
   jq -e '.summary.count > 0 and (.intervals | length) >= 2 and .config.rate == 100' "$T.open.json" >/dev/null \
     || fail "$engine open loop"
 
+  # --skip-trx and custom counts: no BEGIN/COMMIT, the counts as given, synced commits
+  "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 2 \
+    --time 1 --skip-trx --point-selects 3 --range-selects off --delete-inserts 2 --sync full \
+    --quiet --json "$T.skip.json" >/dev/null
+  jq -e '.sysbench.expected_per_transaction == {"reads":3,"writes":6,"other":0} and
+         .summary.errors == 0 and .summary.count > 0 and
+         ((.sysbench.per_transaction.writes - 6) | fabs) < 0.06' "$T.skip.json" >/dev/null \
+    || fail "$engine skip-trx: $(jq -c '.sysbench | [.per_transaction, .expected_per_transaction]' "$T.skip.json")"
+
   # rand types are accepted and recorded
   for rt in zipfian pareto gaussian special; do
     "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --time 1 \
