@@ -217,8 +217,17 @@ int sim_result_write(const json_t *doc, const char *path)
                   strerror(errno));
         return -1;
     }
-    if (json_dumpfd(doc, fd, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) || write(fd, "\n", 1) != 1 ||
-        fsync(fd)) {
+    /* One buffer, written whole: json_dumpfd would issue a write() per token. */
+    char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    size_t len = text ? strlen(text) : 0, done = 0;
+    while (text && done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    free(text);
+    if (!text || done < len || write(fd, "\n", 1) != 1 || fsync(fd)) {
         sim_error("cannot write the result file %s: %s", tmp, strerror(errno));
         close(fd);
         unlink(tmp);

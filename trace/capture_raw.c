@@ -238,8 +238,7 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
     memset(st, 0, sizeof *st);
     *out = NULL;
     *nout = 0;
-    if (nev > 1)
-        qsort(ev, nev, sizeof *ev, cmp_event);
+    if (nev > 1) qsort(ev, nev, sizeof *ev, cmp_event);
     size_t nissue = 0;
     for (size_t i = 0; i < nev; i++)
         nissue += ev[i].kind == CAP_ISSUE;

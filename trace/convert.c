@@ -31,12 +31,12 @@ int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_wr
     }
     if (got < 0) {
         sim_error("%s", tr_error(src));
-        tr_writer_close(w, NULL, 0);
+        tr_writer_abort(w); /* no partial output under the final name */
         return SIM_EXIT_USAGE;
     }
-    if (tr_writer_close(w, err, sizeof err) < 0) {
+    if ((rc = tr_writer_close(w, err, sizeof err)) != 0) {
         sim_error("%s", err);
-        return SIM_EXIT_FAIL;
+        return rc;
     }
     return 0;
 }

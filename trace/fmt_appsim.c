@@ -186,7 +186,8 @@ static int appsim_begin(tr_emit *e)
 static int appsim_record(tr_emit *e, const tr_record *r)
 {
     if (r->time_ns < e->prev_time) {
-        errno = EINVAL; /* the caller's records must be in time order */
+        snprintf(e->why, sizeof e->why, "records must be in time order");
+        errno = EINVAL;
         return -1;
     }
     unsigned tag = r->op & 3;

@@ -2,19 +2,21 @@
  * trace/fmt_blkparse.c: blkparse's default text output, e.g.
  *     8,0    3       17     0.000101360   697  D  WS 1234 + 8 [jbd2/sda1-8]
  * Only issue ('D') events become records: that is what the device was asked to do,
- * after the block layer merged and split the application's requests. Other events
- * (Q, G, I, M, C, P, U, ...) and the summary blkparse prints at the end are non-I/O
+ * after the block layer merged and split the application's requests. Completion ('C')
+ * events give each issue its captured response time (trace/pair.c). Other events
+ * (Q, G, I, M, P, U, ...) and the summary blkparse prints at the end are non-I/O
  * lines. The rwbs field gives the operation: D = discard, W = write, R = read, and a
  * flush without data (F with no sector) = flush. The volume is the device number
  * (major << 20 | minor, the kernel's dev_t).
  */
-#include "trace/trace_internal.h"
+#include "trace/pair_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct blkparse_state {
     int in_summary; /* blkparse's per-CPU and total statistics follow the events */
+    tr_pair *pair;  /* issues waiting for their completion (trace/pair.c) */
 } blkparse_state;
 
 static int parse_dev(const char *s, uint32_t *dev)
@@ -50,7 +52,17 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
         return tr_parse_fail(p, "bad time '%s' (seconds expected)", tok[3]);
     if (tr_field_u64(tok[4], &pid)) return tr_parse_fail(p, "bad pid '%s'", tok[4]);
     if (strlen(tok[5]) > 2) return tr_parse_fail(p, "bad action '%s'", tok[5]);
-    if (strcmp(tok[5], "D")) return 0; /* queue, merge, completion, plug... events */
+    if (!strcmp(tok[5], "C")) {
+        /* A completion: the response time of the issue of the same start sector. */
+        uint64_t csector = 0;
+        if (n >= 8 && tr_field_u64(tok[7], &csector) == 0 && st->pair &&
+            csector <= UINT64_MAX / 512)
+            tr_pair_complete(st->pair, dev, csector, t);
+        else if (st->pair && n >= 7)
+            tr_pair_complete(st->pair, dev, 0, t); /* a flush completes without a sector */
+        return 0;
+    }
+    if (strcmp(tok[5], "D")) return 0; /* queue, merge, plug... events */
     if (n < 7) return tr_parse_fail(p, "issue event without an rwbs field");
     const char *rwbs = tok[6];
     for (const char *c = rwbs; *c; c++)
@@ -77,7 +89,19 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     r->volume = dev;
     r->offset = sector * 512;
     r->length = (uint32_t)(nsect * 512);
-    return 1;
+    if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
+        return 1; /* no memory to pair: the record goes out without its response time */
+    return 3;
+}
+
+static int blkparse_held(tr_parse *p, tr_record *out, bool end)
+{
+    return tr_pair_next(((blkparse_state *)p->state)->pair, out, end);
+}
+
+static void blkparse_reset(tr_parse *p)
+{
+    tr_pair_free(&((blkparse_state *)p->state)->pair);
 }
 
 static const tr_format blkparse_format = {
@@ -85,5 +109,7 @@ static const tr_format blkparse_format = {
     .description = "blkparse default text output (issue 'D' events)",
     .text = true,
     .parse_line = blkparse_line,
+    .held = blkparse_held,
+    .reset = blkparse_reset,
 };
 TR_REGISTER_FORMAT(blkparse_format);

@@ -3,17 +3,19 @@
  * bytes, followed by pdu_len bytes of payload), in either byte order: the magic
  * 0x65617407 (magic 0x656174 plus version 7) tells which. As for blkparse text, only
  * issue events (__BLK_TA_ISSUE) become records, with the operation from the category
- * bits; notify events, other actions and their payloads are skipped.
+ * bits, and their completions (__BLK_TA_COMPLETE) give the captured response time
+ * (trace/pair.c); notify events, other actions and their payloads are skipped.
  * Layout: u32 magic, u32 sequence, u64 time (ns), u64 sector, u32 bytes, u32 action,
  * u32 pid, u32 device, u32 cpu, u16 error, u16 pdu_len.
  */
-#include "trace/trace_internal.h"
+#include "trace/pair_internal.h"
 
 #include <string.h>
 
 #define BLK_MAGIC 0x65617400u
 #define BLK_VERSION 0x07u
 #define TA_ISSUE 7u
+#define TA_COMPLETE 8u
 #define TC_READ (1u << 0)
 #define TC_WRITE (1u << 1)
 #define TC_FLUSH (1u << 2)
@@ -22,6 +24,7 @@
 
 typedef struct blktrace_state {
     int order; /* 0 = unknown, 1 = little endian, 2 = big endian */
+    tr_pair *pair;
 } blktrace_state;
 
 static uint32_t be32(const unsigned char *p)
@@ -80,7 +83,13 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     uint32_t dev = ld32(order, b + 36);
     tr_parse_skip(p, 48u + pdu);
     uint32_t act = action & 0xffff, cat = action >> 16;
-    if ((cat & TC_NOTIFY) || act != TA_ISSUE) return 0;
+    if (cat & TC_NOTIFY) return 0;
+    if (act == TA_COMPLETE) {
+        /* The response time of the issue it completes (trace/pair.c). */
+        if (st->pair) tr_pair_complete(st->pair, dev, sector, time);
+        return 0;
+    }
+    if (act != TA_ISSUE) return 0;
     if (cat & TC_DISCARD)
         r->op = TR_DISCARD;
     else if (cat & TC_WRITE)
@@ -97,7 +106,22 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     r->offset = sector * 512;
     r->length = r->op == TR_FLUSH ? 0 : bytes;
     r->volume = dev;
-    return 1;
+    if (r->offset > UINT64_MAX - r->length)
+        return tr_parse_fail(p, "I/O of %u bytes at sector %llu is out of range", bytes,
+                             (unsigned long long)sector);
+    if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
+        return 1; /* no memory to pair: the record goes out without its response time */
+    return 3;
+}
+
+static int blktrace_held(tr_parse *p, tr_record *out, bool end)
+{
+    return tr_pair_next(((blktrace_state *)p->state)->pair, out, end);
+}
+
+static void blktrace_reset(tr_parse *p)
+{
+    tr_pair_free(&((blktrace_state *)p->state)->pair);
 }
 
 static const tr_format blktrace_format = {
@@ -106,5 +130,7 @@ static const tr_format blktrace_format = {
     .text = false,
     .parse_bin = blktrace_parse,
     .probe = blktrace_probe,
+    .held = blktrace_held,
+    .reset = blktrace_reset,
 };
 TR_REGISTER_FORMAT(blktrace_format);

@@ -10,6 +10,7 @@
  */
 #include "trace/trace_internal.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct fio_state {
@@ -112,6 +113,17 @@ static int fio3_begin(tr_emit *e)
 static int fio3_record(tr_emit *e, const tr_record *r)
 {
     static const char *acts[] = {"read", "write", "sync", "trim"};
+    if (e->records == 0) {
+        e->prev_volume = r->volume;
+    } else if (r->volume != e->prev_volume) {
+        /* One file name for all: volumes would land on each other's offsets. */
+        snprintf(e->why, sizeof e->why,
+                 "the trace has several volumes (%u and %u) and a fio log names one file: "
+                 "choose one with --volume N, or merge volumes into one offset space first",
+                 e->prev_volume, r->volume);
+        errno = EINVAL;
+        return -1;
+    }
     e->prev_time = r->time_ns;
     return fprintf(e->f, "%llu %s %s %llu %u\n", (unsigned long long)(r->time_ns / 1000),
                    fio_name(e), acts[r->op & 3], (unsigned long long)r->offset, r->length) < 0

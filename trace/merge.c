@@ -102,9 +102,14 @@ static int merge_main(int argc, char **argv)
         }
         ins[best].live = g == 1;
     }
-    if (w && tr_writer_close(w, err, sizeof err) < 0 && rc == 0) {
+    int crc = 0;
+    if (w && rc)
+        tr_writer_abort(w); /* an input failed: no partial output */
+    else if (w)
+        crc = tr_writer_close(w, err, sizeof err);
+    if (crc && rc == 0) {
         sim_error("%s", err);
-        rc = SIM_EXIT_FAIL;
+        rc = crc;
     }
     if (rc == 0)
         sim_info("merged %llu records from %d traces into %s", (unsigned long long)n, npos, out);

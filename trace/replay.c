@@ -68,6 +68,7 @@ typedef struct replay {
     sim_rng rng;
     /* schedule */
     uint64_t t0, next_due, pass_offset, last_time;
+    uint64_t win_from, win_to, offered; /* I/Os due inside the measured phase */
     uint64_t passes, max_passes;
     bool looping, src_done, have_rec;
     tr_record rec;
@@ -253,6 +254,7 @@ static int run_loop(replay *rp, char *err, size_t errlen)
             if (!prepare(rp, io)) continue;
             rp->nfree--;
             io->intended_ns = rp->o->timing == TR_TIMING_AFAP ? now : due;
+            if (due >= rp->win_from && due < rp->win_to) rp->offered++;
             advance_rate(rp);
             batch[nb++] = io;
         }
@@ -406,7 +408,15 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     if (rc >= 0) {
         sim_run_start(run);
         rp.t0 = sim_now_ns();
+        const sim_run_config *cfg = sim_run_cfg(run);
+        rp.win_from = rp.t0 + cfg->warmup_ns;
+        rp.win_to = cfg->duration_ns ? rp.win_from + cfg->duration_ns : UINT64_MAX;
         rc = run_loop(&rp, err, errlen);
+        /* The offered load counts every arrival due in the measured phase, also those
+         * a stalled replayer had not issued when the phase ended. */
+        if (o->timing == TR_TIMING_RATE && rp.win_to != UINT64_MAX)
+            for (; rp.next_due < rp.win_to; advance_rate(&rp))
+                if (rp.next_due >= rp.win_from) rp.offered++;
     } else {
         rc = SIM_EXIT_FAIL;
         sim_run_start(run); /* finished below, so the run is in a defined state */
@@ -434,6 +444,8 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     json_object_set_new(j, "source", tr_source_stats_json(src));
     if (rp.first_errno)
         json_object_set_new(j, "first_error", json_string(strerror(rp.first_errno)));
+    if (o->timing != TR_TIMING_AFAP)
+        json_object_set_new(j, "offered_in_measure", json_integer((json_int_t)rp.offered));
     if (rc == 0)
         *stats = j;
     else

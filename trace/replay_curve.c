@@ -62,6 +62,9 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
                           dir_json(run, 0, 0, secs), "write", dir_json(run, 1, 1, secs));
     sim_hist_free(all);
     json_object_set(p, "lag_us", json_object_get(stats, "submission_lag_us"));
+    json_t *off = json_object_get(stats, "offered_in_measure");
+    if (off && secs > 0)
+        json_object_set_new(p, "offered_iops", json_real(json_integer_value(off) / secs));
     json_object_set_new(p, "replay", stats);
     sim_result_put_run(p, "run", run);
     json_object_set_new(p, "interrupted", json_boolean(sim_run_interrupted(run)));

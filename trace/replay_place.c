@@ -134,7 +134,7 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
     if (off + len > v->size) {
         if (pl->map != TR_MAP_SCALE) off %= v->size;
         if (off + len > v->size) off = v->size - len;
-        pl->wrapped++;
+        if (pl->map != TR_MAP_SCALE) pl->wrapped++; /* scaled I/Os are counted as such */
     }
     uint64_t b = pl->block;
     if (b > 1 && (off % b || len % b)) {
@@ -146,7 +146,8 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         }
         off = a_off;
         len = a_end - a_off;
-        pl->aligned++;
+        /* Counted when the trace's own I/O was unaligned, not when scaling made it so. */
+        if (r->offset % b || r->length % b) pl->aligned++;
     }
     *out_off = v->base + off;
     *out_len = (uint32_t)len;

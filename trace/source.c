@@ -129,12 +129,16 @@ static int pull(file_source *fs, tr_record *r)
         memset(r, 0, sizeof *r);
         r->latency_ns = TR_LATENCY_UNKNOWN;
         fs->p.why[0] = 0;
-        if (fs->fmt->text) {
+        bool end = false;
+        if (fs->fmt->held && fs->fmt->held(&fs->p, r, false) == 1) {
+            rc = 1; /* a record the format held back, now complete */
+        } else if (fs->fmt->text) {
             char *line = NULL;
             size_t len = 0;
             rc = next_line(&fs->p, &line, &len);
-            if (rc == 0) return 0;
-            if (rc > 0) {
+            if (rc == 0) {
+                end = true;
+            } else if (rc > 0) {
                 if (tr_blank_line(line)) continue;
                 rc = fs->fmt->parse_line(&fs->p, line, len, r);
             } else {
@@ -145,13 +149,21 @@ static int pull(file_source *fs, tr_record *r)
         } else {
             fs->p.rec_offset = fs->p.base + fs->p.start;
             rc = fs->fmt->parse_bin(&fs->p, r);
-            if (rc == 2) return 0;
+            if (rc == 2) end = true;
             if (rc < 0 && fs->p.why[0] == 0) tr_parse_fail(&fs->p, "malformed record");
             if (rc < 0 && fs->p.fatal) {
                 snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
                 return -1;
             }
         }
+        if (end) {
+            /* What the format still holds comes out before the end. */
+            if (fs->fmt->held && fs->fmt->held(&fs->p, r, true) == 1)
+                rc = 1;
+            else
+                return 0;
+        }
+        if (rc == 3) continue; /* held by the format */
         if (rc == 1) {
             if (r->op > TR_DISCARD)
                 rc = tr_parse_fail(&fs->p, "unknown operation %u", r->op);
@@ -258,6 +270,7 @@ static void reset_pass(file_source *fs)
     fs->p.line = 0;
     fs->p.rec_offset = 0;
     fs->p.fatal = 0;
+    if (fs->fmt && fs->fmt->reset) fs->fmt->reset(&fs->p);
     memset(fs->p.state, 0, sizeof fs->p.state);
     fs->nheap = 0;
     fs->seq = 0;
@@ -291,6 +304,7 @@ static const char *fs_error(const tr_source *s)
 static void fs_close(tr_source *s)
 {
     file_source *fs = s->ctx;
+    if (fs->fmt && fs->fmt->reset) fs->fmt->reset(&fs->p);
     tr_input_close(fs->in);
     for (uint32_t i = 0; i < fs->p.nnames; i++)
         free(fs->p.names[i]);
@@ -306,9 +320,17 @@ static const tr_source_ops file_ops = {fs_next, fs_rewind, fs_error, fs_close};
 /* Scores a text format on the first complete lines of the stream: lines that parse
  * count for it, lines it recognises as headers or other events a little, malformed
  * lines strongly against it. */
-static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof)
+typedef struct probe_note {
+    int ok;          /* lines that parsed as I/O */
+    char first[300]; /* the first malformed line's number and reason */
+} probe_note;
+
+static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, bool eof,
+                      probe_note *note)
 {
     tr_parse p = {0};
+    note->ok = 0;
+    note->first[0] = 0;
     char line[4096];
     int score = 0, lines = 0;
     size_t pos = 0;
@@ -330,8 +352,12 @@ static int probe_text(const tr_format *f, const unsigned char *buf, size_t len, 
         int rc = f->parse_line(&p, line, c, &r);
         /* A few malformed lines do not hide the format (they are reported when read);
          * a format that fails on many lines is not the one. */
-        score += rc == 1 ? 10 : rc == 0 ? 1 : -30;
+        score += rc == 1 || rc == 3 ? 10 : rc == 0 ? 1 : -30;
+        note->ok += rc == 1 || rc == 3;
+        if (rc < 0 && !note->first[0])
+            snprintf(note->first, sizeof note->first, "line %d: %s", lines, p.why);
     }
+    if (f->reset) f->reset(&p);
     for (uint32_t i = 0; i < p.nnames; i++)
         free(p.names[i]);
     free(p.names);
@@ -354,20 +380,34 @@ static int detect(file_source *fs, char *err, size_t errlen)
                  fs->name);
         return -1;
     }
-    const tr_format *best = NULL;
+    const tr_format *best = NULL, *closest = NULL;
     int best_score = 0;
+    probe_note note, closest_note = {0};
     for (const tr_format *const *f = tr_formats(); *f; f++) {
         int score;
         if ((*f)->probe)
             score = (*f)->probe(b, len);
-        else if ((*f)->text)
-            score = probe_text(*f, b, len, fs->p.eof);
-        else
+        else if ((*f)->text) {
+            score = probe_text(*f, b, len, fs->p.eof, &note);
+            if (note.ok > closest_note.ok) {
+                closest = *f;
+                closest_note = note;
+            }
+        } else
             continue;
         if (score > best_score) {
             best = *f;
             best_score = score;
         }
+    }
+    if (!best && closest) {
+        /* Say what it looked like and why it was not that, so a broken file of a known
+         * format is not reported as an unknown one. */
+        snprintf(err, errlen,
+                 "%s: not recognised as any trace format; closest is %s, but %s (give "
+                 "--format %s to read it and see every error)",
+                 fs->name, closest->name, closest_note.first, closest->name);
+        return -1;
     }
     if (!best) {
         snprintf(err, errlen,

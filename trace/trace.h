@@ -114,6 +114,14 @@ typedef struct tr_format {
     int (*write_begin)(tr_emit *e);
     int (*write_record)(tr_emit *e, const tr_record *r);
     int (*write_end)(tr_emit *e);
+    /* Optional, for formats that hold records back to pair them with later events
+     * (blktrace issue + completion = the captured response time): a parser returns
+     * 3 for an I/O it kept; held() hands kept records out, in order, before each new
+     * line or record is parsed and, with end = true, after the last one until it
+     * returns 0. 1 = a record in *out, 0 = none ready. reset() frees what the format
+     * allocated (rewind, close). */
+    int (*held)(tr_parse *p, tr_record *out, bool end);
+    void (*reset)(tr_parse *p);
 } tr_format;
 void tr_register_format(const tr_format *f);
 const tr_format *tr_find_format(const char *name);
@@ -139,8 +147,12 @@ typedef struct tr_writer_opts {
 int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o, tr_writer **out,
                    char *err, size_t errlen);
 int tr_writer_put(tr_writer *w, const tr_record *r);
-/* Flushes and closes; 0 or -1 with a message. Always frees w. */
+/* Flushes and closes; 0, or SIM_EXIT_USAGE when the format refused a record (the
+ * message says why and what to do), or SIM_EXIT_FAIL (I/O error). A failed output is
+ * removed. Always frees w. */
 int tr_writer_close(tr_writer *w, char *err, size_t errlen);
+/* Gives up: the output is removed (nothing is left under its name). Frees w. */
+void tr_writer_abort(tr_writer *w);
 
 /* ------------------------------------------------------------------ scan */
 
@@ -228,9 +240,12 @@ void tr_replay_run_config(sim_run_config *cfg);
  * Replays src on target t. The run must be created with tr_replay_run_config() and
  * not yet started: tr_replay prepares the data file (created and filled once, so
  * reads reach the drive), then starts the run, replays, and finishes the run.
- * *stats (caller frees) gets {"timing","records","issued","bytes_read","bytes_written",
- * "aligned","wrapped","scaled","zero_length_skipped","trims_skipped","errors",
- * "submission_lag_us":{p50,p99,max,...},"loops","placement":{...},"source":{...}}.
+ * *stats (caller frees, set on success) gets {"timing","speed","rate","qd","engine",
+ * "records","issued","completed","errors","zero_length_skipped","trims_skipped",
+ * "bytes_read","bytes_written","passes","data_bytes","submission_lag_us":{count,
+ * p50_us,p99_us,max_us,mean_us},"placement":{map,aligned,wrapped,scaled,clipped,
+ * layout...},"source":{reader counts},"offered_in_measure" (timed and rate modes),
+ * "first_error" (when some I/O failed)}. docs/trace.md describes every field.
  * Returns 0, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
  */
 int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
@@ -248,9 +263,11 @@ typedef struct tr_curve_opts {
  * Rate curve: first a run at maximum rate (afap, o->qd), then one run per fraction
  * at fraction x max IOPS with exponential arrivals (uniform when o->uniform); the
  * source is rewound for each point and looped within it. *curve (caller frees) =
- * {"max_iops", "points":[{"fraction","target_iops","iops","mbps",
- *  "read":{iops,mbps,mean_us,p99_us,max_us,count}, "write":{...},
- *  "lag_us":{...}, "run":{sim result of the point}}...]}; point 0 is the max run.
+ * {"max_iops","warmup_s","measure_s","exponential","points":[{"fraction",
+ *  "target_iops","offered_iops","iops","mbps","mean_us","p99_us","seconds",
+ *  "read":{count,iops,mbps,mean_us,p99_us,max_us,errors}, "write":{...},
+ *  "lag_us":{...}, "replay":{tr_replay stats}, "run":{sim result of the point}}...]};
+ * point 0 is the maximum-rate run (its fraction and target are 0).
  */
 int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
                     json_t **curve, char *err, size_t errlen);

@@ -100,6 +100,7 @@ struct tr_emit {
     uint32_t prev_volume;
     bool seekable;
     long header_pos;
+    char why[256]; /* a format's reason for refusing a record (errno EINVAL) */
 };
 
 /* ------------------------------------------------------------------ helpers */

@@ -160,7 +160,7 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
     if (!w->e.f) goto codec_fail;
     if (f->write_begin && f->write_begin(&w->e) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        tr_writer_close(w, NULL, 0);
+        tr_writer_abort(w);
         return SIM_EXIT_FAIL;
     }
     *out = w;
@@ -184,6 +184,18 @@ int tr_writer_put(tr_writer *w, const tr_record *r)
     return 0;
 }
 
+void tr_writer_abort(tr_writer *w)
+{
+    if (w->e.f != w->raw) fclose(w->e.f);
+    if (w->raw != stdout) {
+        fclose(w->raw);
+        unlink(w->tmp);
+    } else {
+        fflush(stdout);
+    }
+    free_writer(w);
+}
+
 int tr_writer_close(tr_writer *w, char *err, size_t errlen)
 {
     int rc = 0;
@@ -200,9 +212,9 @@ int tr_writer_close(tr_writer *w, char *err, size_t errlen)
     }
     if (e) {
         if (err)
-            snprintf(err, errlen, "writing %s failed: %s%s", w->path ? w->path : "stdout",
-                     strerror(e), e == EINVAL ? " (records must be in time order)" : "");
-        rc = -1;
+            snprintf(err, errlen, "writing %s failed: %s", w->path ? w->path : "stdout",
+                     w->e.why[0] ? w->e.why : strerror(e));
+        rc = w->e.why[0] ? SIM_EXIT_USAGE : SIM_EXIT_FAIL;
     }
     free_writer(w);
     return rc;

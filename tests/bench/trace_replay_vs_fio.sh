@@ -8,6 +8,9 @@
 #     submission lag p50/p99/max, on the drive (O_DIRECT) and on a buffered /dev/shm
 #     target (the replayer alone, the drive out of the picture).
 # Usage: tests/bench/trace_replay_vs_fio.sh [DIR] [RECORDS] [QD] [ROUNDS]
+#   DEVICE=/dev/zramN (or any scratch block device of >= 1 GiB, which is OVERWRITTEN):
+#   replay part 1 on that device instead of a file in DIR (a RAM-backed zram device
+#   takes the disk's noise out and compares the tools' own costs).
 # Needs: fio, python3 (to read the JSON), /usr/bin/time. Not run by ctest.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,12 +26,19 @@ awk -v n="$N" 'BEGIN { srand(42); print "fio version 3 iolog"; print "0 f add";
   for (i = 0; i < n; i++) printf "%d f %s %d 4096\n", i, (rand() < 0.7 ? "read" : "write"),
     int(rand() * 262144) * 4096; }' > "$DIR/t.log"
 "$APPSIM" trace convert "$DIR/t.log" -o "$DIR/t.apt" 2>/dev/null
-"$APPSIM" trace convert "$DIR/t.apt" -o "$DIR/fio.log" --to fio-v3 \
-  --fio-file "$DIR/tgt/replay.data" 2>/dev/null
+TARGET=("$DIR/tgt")
+DATA=$DIR/tgt/replay.data
+if [ -n "${DEVICE:-}" ]; then
+  echo "   on $DEVICE (overwritten), filled with random data first"
+  dd if=/dev/urandom of="$DEVICE" bs=1M count=1024 oflag=direct status=none
+  TARGET=("$DEVICE" --allow-destroy)
+  DATA=$DEVICE
+fi
+"$APPSIM" trace convert "$DIR/t.apt" -o "$DIR/fio.log" --to fio-v3 --fio-file "$DATA" 2>/dev/null
 # First run creates and fills the data file (1 GiB) and warms everything up.
-"$APPSIM" replay "$DIR/t.apt" --target "$DIR/tgt" --timing afap --qd "$QD" --quiet >/dev/null
+"$APPSIM" replay "$DIR/t.apt" --target "${TARGET[@]}" --timing afap --qd "$QD" --quiet >/dev/null
 appsim_round() {
-  /usr/bin/time -f "%e %U %S" -o "$DIR/time.a" "$APPSIM" replay "$DIR/t.apt" --target "$DIR/tgt" \
+  /usr/bin/time -f "%e %U %S" -o "$DIR/time.a" "$APPSIM" replay "$DIR/t.apt" --target "${TARGET[@]}" \
     --timing afap --qd "$QD" --quiet --json "$DIR/a.json" >/dev/null
   python3 - "$DIR/a.json" "$DIR/time.a" <<'PY'
 import json, sys

@@ -36,15 +36,16 @@ echo "$out" | grep -q "captured read latency" || fail "captured latency shown: $
 # convert round trips: appsim (plain and zstd) and fio v3
 "$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt" 2>/dev/null || fail "convert to appsim"
 "$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt.zst" 2>/dev/null || fail "convert to appsim.zst"
-"$APPSIM" trace convert "$T/msr.apt" -o "$T/msr.log" --to fio-v3 --fio-file "$T/fio.data" 2>/dev/null \
-  || fail "convert to fio"
+"$APPSIM" trace convert "$T/msr.apt" -o "$T/msr.log" --to fio-v3 --fio-file "$T/fio.data" \
+  --volume 0 2>/dev/null || fail "convert to fio"
 head -1 "$T/msr.log" | grep -q "fio version 3 iolog" || fail "fio header"
 "$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "an existing output must be refused"
 "$APPSIM" trace convert "$T/msr.csv" -o "$T/msr.apt" --force 2>/dev/null || fail "--force replaces"
-for f in msr.apt msr.apt.zst msr.log; do
+for f in msr.apt msr.apt.zst; do
   "$APPSIM" trace info "$T/$f" | grep -q "201 records" || fail "round trip through $f"
 done
+"$APPSIM" trace info "$T/msr.log" | grep -q "101 records" || fail "volume 0 through fio-v3"
 cmp <("$APPSIM" trace info "$T/msr.csv" --json - | grep -v '"file"\|"format"\|"compression"\|"lines"\|"bytes"\|"reordered"\|"non_io"\|"sort_window"\|latency\|p[0-9]*_us\|mean_us\|max_us\|min_us\|stddev_us\|"count"') \
     <("$APPSIM" trace info "$T/msr.apt" --json - | grep -v '"file"\|"format"\|"compression"\|"lines"\|"bytes"\|"reordered"\|"non_io"\|"sort_window"\|latency\|p[0-9]*_us\|mean_us\|max_us\|min_us\|stddev_us\|"count"') \
   >/dev/null || fail "appsim conversion changed the figures"
@@ -66,6 +67,11 @@ err=$("$APPSIM" trace info "$T/bad.csv" 2>&1 >/dev/null); rc=$?
 echo "$err" | grep -q "bad.csv:5:" || fail "error must name file:line: $err"
 echo "$err" | grep -q "skip-bad" || fail "error must say what to do: $err"
 "$APPSIM" trace info "$T/bad.csv" --skip-bad --json - | grep -q '"skipped_bad": 2' || fail "--skip-bad count"
+"$APPSIM" trace convert "$T/bad.csv" -o "$T/bad.apt" >/dev/null 2>&1; [ $? -eq 2 ] || fail "convert of bad input"
+[ ! -e "$T/bad.apt" ] || fail "a failed convert must leave no output"
+"$APPSIM" trace convert "$T/merged.apt" -o "$T/merged.log" --to fio-v3 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "several volumes into one fio file must be refused"
+[ ! -e "$T/merged.log" ] || fail "a refused convert must leave no output"
 echo "garbage here" > "$T/junk.txt"
 "$APPSIM" trace info "$T/junk.txt" >/dev/null 2>&1; [ $? -eq 2 ] || fail "undetectable input must exit 2"
 "$APPSIM" trace info "$T/missing.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing file must exit 2"

@@ -1,0 +1,91 @@
+/*
+ * oltp/tpcc_cmd_internal.h: what the `appsim tpcc` command's files share: the parsed
+ * options, the per-instance state, and the file names inside the target.
+ *
+ * Instance i (0-based) lives in "tpcc-<i+1>.db" (plus SQLite's "-wal"), and its pristine
+ * copy in "tpcc-<i+1>.pristine"; every one is created through st_target, so it is in
+ * the manifest and `appsim tpcc cleanup` removes exactly these.
+ */
+#ifndef APPSIM_TPCC_CMD_INTERNAL_H
+#define APPSIM_TPCC_CMD_INTERNAL_H
+
+#include "oltp/oltp.h"
+#include "oltp/tpcc_internal.h"
+
+#include <pthread.h>
+
+typedef struct tpcc_options {
+    uint64_t scale;
+    uint64_t vusers; /* per instance; 0 = 10 per warehouse */
+    uint64_t instances;
+    uint64_t connections; /* per instance; 0 = automatic */
+    uint64_t duration_ns;
+    uint64_t warmup_ns;
+    const char *pacing;
+    uint64_t cycle_ns; /* 0 = the pacing mode's own */
+    const char *mix;
+    uint64_t buffer; /* per instance; 0 = automatic */
+    uint64_t seed;
+    uint64_t report_interval_ns;
+    const char *json;
+    const char *sync;
+    const char *integrity;
+    bool keep_pristine;
+    bool quiet;
+    st_target_opts target;
+    const char *engine;
+    /* derived */
+    tpcc_mix mixv;
+    tpcc_pacing pacev;
+} tpcc_options;
+
+/* Per-instance state during a run. */
+typedef struct tpcc_user {
+    tpcc_deck deck;
+    int8_t next_type;
+    uint32_t w_id, d_id; /* home warehouse and district (Stock-Level's district) */
+} tpcc_user;
+
+typedef struct tpcc_dq_item {
+    uint32_t w_id, carrier;
+    uint64_t queued_ns;
+} tpcc_dq_item;
+
+typedef struct tpcc_instance {
+    int index;
+    st_db *db;
+    tpcc_writer_lock *lock;
+    tpcc_meta meta;
+    tpcc_consts c_run;
+    tpcc_user *users;
+    /* deferred Delivery queue and its worker */
+    pthread_mutex_t dq_mu;
+    pthread_cond_t dq_cv;
+    tpcc_dq_item *dq;
+    size_t dq_cap, dq_head, dq_len, dq_max;
+    bool dq_stop;
+    pthread_t dworker;
+    bool dworker_started;
+    sim_hist *deferred; /* measured deferred executions (queue to commit) */
+    uint64_t deferred_errors, deferred_skipped, deferred_done_total;
+    _Atomic uint64_t errors_reported;
+    char first_error[256];
+    json_t *pristine; /* what --keep-pristine did */
+} tpcc_instance;
+
+void tpcc_db_name(int instance, char *buf, size_t len);
+void tpcc_pristine_name(int instance, char *buf, size_t len);
+
+int tpcc_pristine_save(st_target *t, int instance, json_t *info, char *err, size_t errlen);
+int tpcc_pristine_restore(st_target *t, int instance, json_t *info, char *err, size_t errlen);
+
+/* Database options for instance databases from the command's options. */
+void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo);
+/* Estimated bytes of one loaded instance of `scale` warehouses. */
+uint64_t tpcc_estimate_bytes(uint64_t scale);
+
+/* The measured run over already prepared instances (databases open in inst[i].db).
+ * Fills doc; returns an exit status. */
+int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc);
+
+#endif

@@ -1,0 +1,495 @@
+/*
+ * oltp/tpcc_run.c: the measured TPC-C run: virtual users on sim/'s engine, deferred
+ * Delivery workers, pacing, and the tpcc section of the result.
+ *
+ * Each virtual user is a terminal with a home warehouse and district (users are spread
+ * evenly: user k of an instance has warehouse k % scale + 1 and district
+ * (k / scale) % 10 + 1), its own shuffled deck, and its own random stream (the one the
+ * engine passes). A user's next transaction type is drawn when its wait is computed,
+ * so that spec pacing can add that type's keying time.
+ *
+ * Delivery is deferred (clause 2.7.2): the user's transaction only queues the request
+ * (its response time is the queueing time), and one delivery worker per instance,
+ * with its own connection, executes the queue in order. The deferred execution time
+ * (queued -> committed) is kept in a separate histogram per instance, recorded when
+ * the execution ends inside the measured phase, like every other sample.
+ */
+#include "oltp/tpcc_cmd_internal.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPEC_TPMC_PER_WAREHOUSE 12.86
+
+typedef struct wl {
+    const tpcc_options *o;
+    tpcc_instance *inst;
+    sim_run *run;
+    uint64_t cycle_ns; /* review or --cycle; 0 with spec or off pacing */
+} wl;
+
+typedef struct wconn {
+    sqlite3 *db;
+    tpcc_conn *c;
+} wconn;
+
+static void report_error(tpcc_instance *I, const char *what, const char *err)
+{
+    if (atomic_fetch_add(&I->errors_reported, 1) == 0) {
+        snprintf(I->first_error, sizeof I->first_error, "%s: %s", what, err);
+        sim_warn("tpcc: instance %d: %s failed: %s (further errors are counted, not shown)",
+                 I->index + 1, what, err);
+    }
+}
+
+static void *worker_open(void *vwl, int instance, int worker)
+{
+    wl *w = vwl;
+    tpcc_instance *I = &w->inst[instance];
+    char err[512];
+    wconn *wc = calloc(1, sizeof *wc);
+    if (!wc) return NULL;
+    if (st_db_connect(I->db, &wc->db, err, sizeof err)) {
+        sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
+        free(wc);
+        return NULL;
+    }
+    wc->c = tpcc_conn_new(wc->db, I->meta.scale, I->lock, err, sizeof err);
+    if (!wc->c) {
+        sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
+        sqlite3_close(wc->db);
+        free(wc);
+        return NULL;
+    }
+    return wc;
+}
+
+static void worker_close(void *vwl, void *conn)
+{
+    (void)vwl;
+    wconn *wc = conn;
+    tpcc_conn_free(wc->c);
+    sqlite3_close(wc->db);
+    free(wc);
+}
+
+static void flush_counts(tpcc_conn *c, sim_meter *m)
+{
+    tpcc_counts k;
+    tpcc_conn_take_counts(c, &k);
+    for (int i = 0; i < TPCC_NCOUNTERS; i++)
+        if (k.v[i]) sim_meter_count(m, i, k.v[i]);
+}
+
+static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t now)
+{
+    pthread_mutex_lock(&I->dq_mu);
+    if (I->dq_len == I->dq_cap) {
+        size_t ncap = I->dq_cap ? I->dq_cap * 2 : 256;
+        tpcc_dq_item *n = malloc(ncap * sizeof *n);
+        if (!n) abort();
+        for (size_t k = 0; k < I->dq_len; k++)
+            n[k] = I->dq[(I->dq_head + k) % I->dq_cap];
+        free(I->dq);
+        I->dq = n;
+        I->dq_cap = ncap;
+        I->dq_head = 0;
+    }
+    I->dq[(I->dq_head + I->dq_len) % I->dq_cap] = (tpcc_dq_item){w_id, carrier, now};
+    I->dq_len++;
+    if (I->dq_len > I->dq_max) I->dq_max = I->dq_len;
+    pthread_cond_signal(&I->dq_cv);
+    pthread_mutex_unlock(&I->dq_mu);
+}
+
+static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
+{
+    wl *w = vwl;
+    wconn *wc = conn;
+    tpcc_instance *I = &w->inst[instance];
+    tpcc_user *u = &I->users[vu];
+    int type = u->next_type >= 0 ? u->next_type : tpcc_deck_draw(&u->deck, &w->o->mixv, rng);
+    u->next_type = -1;
+    int64_t scale = I->meta.scale;
+    char err[512];
+    int rc = 0;
+    switch (type) {
+    case TPCC_NEW_ORDER: {
+        tpcc_no_in in;
+        bool rb;
+        tpcc_gen_new_order(rng, &I->c_run, scale, u->w_id, &in);
+        rc = tpcc_new_order(wc->c, &in, &rb, err, sizeof err);
+        break;
+    }
+    case TPCC_PAYMENT: {
+        tpcc_pay_in in;
+        tpcc_gen_payment(rng, &I->c_run, scale, u->w_id, &in);
+        rc = tpcc_payment(wc->c, &in, err, sizeof err);
+        break;
+    }
+    case TPCC_ORDER_STATUS: {
+        tpcc_os_in in;
+        tpcc_gen_order_status(rng, &I->c_run, u->w_id, &in);
+        rc = tpcc_order_status(wc->c, &in, err, sizeof err);
+        break;
+    }
+    case TPCC_DELIVERY: {
+        /* Clause 2.7.2.1: the terminal's part ends when the request is queued. */
+        tpcc_del_in in;
+        tpcc_gen_delivery(rng, u->w_id, &in);
+        dq_push(I, in.w_id, in.o_carrier_id, sim_now_ns());
+        break;
+    }
+    default: {
+        tpcc_sl_in in;
+        int low;
+        tpcc_gen_stock_level(rng, u->w_id, u->d_id, &in);
+        rc = tpcc_stock_level(wc->c, &in, &low, err, sizeof err);
+        break;
+    }
+    }
+    flush_counts(wc->c, m);
+    if (rc) {
+        report_error(I, tpcc_type_names[type], err);
+        return -(type + 1);
+    }
+    return type;
+}
+
+static uint64_t next_delay(void *vwl, int instance, uint32_t vu, int last_type, sim_rng *rng)
+{
+    wl *w = vwl;
+    tpcc_user *u = &w->inst[instance].users[vu];
+    int next = tpcc_deck_draw(&u->deck, &w->o->mixv, rng);
+    u->next_type = (int8_t)next;
+    if (w->cycle_ns) return sim_rng_think_ns(rng, w->cycle_ns);
+    if (w->o->pacev == TPCC_PACE_OFF) return 0;
+    /* Spec: think time after the last transaction, keying time before the next. The
+     * first transaction of each user also gets a think time, which spreads the start. */
+    int think_of = last_type >= 0 ? last_type : next;
+    return sim_rng_think_ns(rng, (uint64_t)(tpcc_think_s[think_of] * 1e9)) +
+           (uint64_t)(tpcc_keying_s[next] * 1e9);
+}
+
+typedef struct dworker_args {
+    wl *w;
+    tpcc_instance *I;
+} dworker_args;
+
+static void *delivery_worker(void *arg)
+{
+    dworker_args *a = arg;
+    tpcc_instance *I = a->I;
+    sim_run *run = a->w->run;
+    char err[512];
+    sqlite3 *db = NULL;
+    tpcc_conn *c = NULL;
+    if (st_db_connect(I->db, &db, err, sizeof err) ||
+        !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err))) {
+        report_error(I, "deferred delivery worker", err);
+        if (db) sqlite3_close(db);
+        pthread_mutex_lock(&I->dq_mu);
+        I->deferred_errors += 1;
+        pthread_mutex_unlock(&I->dq_mu);
+        return NULL;
+    }
+    sim_meter *m = sim_run_meter(run, I->index);
+    for (;;) {
+        pthread_mutex_lock(&I->dq_mu);
+        while (!I->dq_len && !I->dq_stop)
+            pthread_cond_wait(&I->dq_cv, &I->dq_mu);
+        if (I->dq_stop) {
+            pthread_mutex_unlock(&I->dq_mu);
+            break;
+        }
+        tpcc_dq_item it = I->dq[I->dq_head];
+        I->dq_head = (I->dq_head + 1) % I->dq_cap;
+        I->dq_len--;
+        pthread_mutex_unlock(&I->dq_mu);
+
+        tpcc_del_in in = {.w_id = it.w_id, .o_carrier_id = it.carrier};
+        int skipped = 0;
+        int rc = tpcc_delivery(c, &in, &skipped, err, sizeof err);
+        uint64_t end = sim_now_ns();
+        flush_counts(c, m);
+        sim_phase ph = sim_run_phase(run);
+        if (rc) report_error(I, "deferred delivery", err);
+        I->deferred_done_total++;
+        if (ph == SIM_PHASE_MEASURE) {
+            if (rc)
+                I->deferred_errors++;
+            else {
+                sim_hist_record(I->deferred, end - it.queued_ns);
+                I->deferred_skipped += (uint64_t)skipped;
+            }
+        }
+    }
+    tpcc_conn_free(c);
+    sqlite3_close(db);
+    return NULL;
+}
+
+static json_t *p90_json(const sim_hist *h, double limit_s)
+{
+    double p90 = (double)sim_hist_percentile(h, 90) / 1e9;
+    bool have = sim_hist_count(h) > 0;
+    json_t *j = json_object();
+    json_object_set_new(j, "limit_s", json_real(limit_s));
+    json_object_set_new(j, "p90_s", have ? json_real(p90) : json_null());
+    json_object_set_new(j, "pass", have ? json_boolean(p90 <= limit_s) : json_null());
+    return j;
+}
+
+static json_t *deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "count", (json_int_t)sim_hist_count(h),
+                     "errors", (json_int_t)errors, "skipped_districts", (json_int_t)skipped,
+                     "pending_at_end", (json_int_t)pending, "latency_us", sim_hist_summary_json(h),
+                     "p90_limit", p90_json(h, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S), "histogram",
+                     sim_hist_to_json(h));
+}
+
+/* tpmC, NOPM and efficiency of instance i (or all when i < 0). */
+static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i)
+{
+    double minutes = sim_run_measured_seconds(run) / 60.0;
+    uint64_t no = sim_run_count(run, TPCC_NEW_ORDER, i);
+    uint64_t rb = sim_run_counter(run, TPCC_CNT_ROLLBACKS, i);
+    double wh = (double)o->scale * (i < 0 ? (double)o->instances : 1.0);
+    double tpmc = minutes > 0 ? (double)no / minutes : 0;
+    double nopm = minutes > 0 ? (double)(no >= rb ? no - rb : 0) / minutes : 0;
+    return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm, "efficiency_pct",
+                     100.0 * tpmc / (SPEC_TPMC_PER_WAREHOUSE * wh), "warehouses", wh, "new_orders",
+                     (json_int_t)no, "rolled_back", (json_int_t)rb);
+}
+
+static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
+{
+    sim_result_print(out, doc);
+    const json_t *t = json_object_get(doc, "tpcc");
+    const json_t *r = json_object_get(t, "rates");
+    fprintf(out,
+            "  tpmC %.1f  NOPM %.1f  efficiency %.1f %% of 12.86 tpmC per warehouse (%g "
+            "warehouses)\n",
+            json_number_value(json_object_get(r, "tpmC")),
+            json_number_value(json_object_get(r, "nopm")),
+            json_number_value(json_object_get(r, "efficiency_pct")),
+            json_number_value(json_object_get(r, "warehouses")));
+    const json_t *d = json_object_get(t, "delivery_deferred");
+    const json_t *dl = json_object_get(d, "latency_us");
+    fprintf(out,
+            "  deferred delivery: %lld done, mean %.3f ms, p90 %.3f ms, max %.3f ms; %lld "
+            "districts skipped, %lld pending at end\n",
+            (long long)json_integer_value(json_object_get(d, "count")),
+            json_number_value(json_object_get(dl, "mean_us")) / 1000,
+            json_number_value(json_object_get(dl, "p90_us")) / 1000,
+            json_number_value(json_object_get(dl, "max_us")) / 1000,
+            (long long)json_integer_value(json_object_get(d, "skipped_districts")),
+            (long long)json_integer_value(json_object_get(d, "pending_at_end")));
+    fprintf(out, "  90th percentile limits (clause 5.2.5.3):");
+    const json_t *lim = json_object_get(t, "p90_limits");
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)lim, k, v)
+    {
+        const json_t *pass = json_object_get(v, "pass");
+        fprintf(out, " %s %s", k,
+                json_is_null(pass)   ? "n/a"
+                : json_is_true(pass) ? "pass"
+                                     : "FAIL");
+    }
+    fputc('\n', out);
+    const json_t *per = json_object_get(t, "per_instance");
+    if (o->instances > 1) {
+        size_t i;
+        json_array_foreach((json_t *)per, i, v)
+        {
+            const json_t *rr = json_object_get(v, "rates");
+            fprintf(out, "  instance %zu: %.2f tps, tpmC %.1f, mean %.3f ms, p99 %.3f ms\n", i + 1,
+                    json_number_value(json_object_get(v, "tps")),
+                    json_number_value(json_object_get(rr, "tpmC")),
+                    json_number_value(json_object_get(v, "mean_us")) / 1000,
+                    json_number_value(json_object_get(v, "p99_us")) / 1000);
+        }
+    }
+}
+
+int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+{
+    int n = (int)o->instances;
+    wl w = {.o = o, .inst = inst};
+    if (o->cycle_ns)
+        w.cycle_ns = o->cycle_ns;
+    else if (o->pacev == TPCC_PACE_REVIEW)
+        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
+
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        I->lock = tpcc_writer_lock_new();
+        I->users = calloc(o->vusers, sizeof *I->users);
+        I->deferred = sim_hist_new();
+        if (!I->lock || !I->users || !I->deferred) {
+            sim_error("tpcc: out of memory for %llu users", (unsigned long long)o->vusers);
+            return SIM_EXIT_FAIL;
+        }
+        pthread_mutex_init(&I->dq_mu, NULL);
+        pthread_cond_init(&I->dq_cv, NULL);
+        sim_rng r;
+        sim_rng_seed(&r, o->seed, 0xc0c0c0c0ull + (uint64_t)i);
+        tpcc_consts_run(&I->c_run, &I->meta.c_load, &r);
+        for (uint64_t k = 0; k < o->vusers; k++) {
+            tpcc_user *u = &I->users[k];
+            u->w_id = (uint32_t)(k % o->scale) + 1;
+            u->d_id = (uint32_t)((k / o->scale) % TPCC_DIST_PER_WH) + 1;
+            u->next_type = -1;
+            tpcc_deck_init(&u->deck, &o->mixv, &r);
+        }
+    }
+
+    sim_run_config rc = {.type_names = tpcc_type_names,
+                         .ntypes = TPCC_NTYPES,
+                         .counter_names = tpcc_counter_names,
+                         .ncounters = TPCC_NCOUNTERS,
+                         .unit = "tps",
+                         .warmup_ns = o->warmup_ns,
+                         .duration_ns = o->duration_ns,
+                         .report_interval_ns = o->report_interval_ns,
+                         .instances = n,
+                         .quiet = o->quiet};
+    sim_run *run = sim_run_new(&rc);
+    w.run = run;
+    sim_run_add_probe(run, &st_device_io_probe, t);
+
+    dworker_args da[64];
+    sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
+             "(mean wait %.3f s), %.0f s warm-up + %.0f s measured",
+             n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
+             o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9,
+             (double)o->warmup_ns / 1e9, (double)o->duration_ns / 1e9);
+    sim_run_start(run);
+    for (int i = 0; i < n; i++) {
+        da[i] = (dworker_args){&w, &inst[i]};
+        inst[i].dworker_started =
+            pthread_create(&inst[i].dworker, NULL, delivery_worker, &da[i]) == 0;
+        if (!inst[i].dworker_started) {
+            sim_error("tpcc: cannot start the delivery worker of instance %d", i + 1);
+            sim_run_finish(run);
+        }
+    }
+    sim_vu_config vc = {.instances = n,
+                        .vusers = (uint32_t)o->vusers,
+                        .workers = (int)o->connections,
+                        .rate = 0,
+                        .seed = o->seed};
+    sim_vu_ops ops = {.worker_open = worker_open,
+                      .worker_close = worker_close,
+                      .run = run_unit,
+                      .next_delay_ns = next_delay};
+    sim_vu_stats vs = {0};
+    int status = sim_vu_run(run, &vc, &ops, &w, &vs);
+    sim_run_finish(run);
+    uint64_t pending_total = 0;
+    uint64_t pending[64] = {0};
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        pthread_mutex_lock(&I->dq_mu);
+        I->dq_stop = true;
+        pthread_cond_broadcast(&I->dq_cv);
+        pthread_mutex_unlock(&I->dq_mu);
+        if (I->dworker_started) pthread_join(I->dworker, NULL);
+        pending[i] = I->dq_len;
+        pending_total += I->dq_len;
+    }
+
+    sim_result_put_run(doc, NULL, run);
+    json_t *tj = json_object();
+    json_object_set_new(doc, "tpcc", tj);
+    st_db_opts dbo;
+    tpcc_db_opts(o, &dbo);
+    json_object_set_new(
+        tj, "setup",
+        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i}", "scale",
+                  (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
+                  (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
+                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)w.cycle_ns / 1e9,
+                  "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
+                  o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
+                  "delivery_workers_per_instance", 1));
+    json_object_set_new(tj, "rates", rates_json(run, o, -1));
+
+    json_t *lim = json_object();
+    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+        sim_hist *h = sim_run_merged_hist(run, ty, -1);
+        json_object_set_new(lim, tpcc_type_names[ty], p90_json(h, tpcc_p90_limit_s[ty]));
+        sim_hist_free(h);
+    }
+    sim_hist *dall = sim_hist_new();
+    uint64_t derr = 0, dskip = 0;
+    json_t *per = json_array();
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        sim_hist_merge(dall, I->deferred);
+        derr += I->deferred_errors;
+        dskip += I->deferred_skipped;
+        sim_hist *h = sim_run_merged_hist(run, -1, i);
+        double secs = sim_run_measured_seconds(run);
+        json_t *one = json_pack(
+            "{s:i, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:s?}", "instance", i + 1, "tps",
+            secs > 0 ? (double)sim_run_count(run, -1, i) / secs : 0.0, "mean_us",
+            sim_hist_mean(h) / 1000.0, "p99_us", (double)sim_hist_percentile(h, 99) / 1000.0,
+            "rates", rates_json(run, o, i), "delivery_deferred",
+            deferred_json(I->deferred, I->deferred_errors, I->deferred_skipped, pending[i]),
+            "database", I->db ? st_db_json(I->db) : json_null(), "pristine",
+            I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
+            I->first_error[0] ? I->first_error : NULL);
+        json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
+        /* What the database was loaded with, and the NURand constants of this run
+         * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
+        json_object_set_new(one, "data",
+                            json_pack("{s:I, s:I, s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}", "scale",
+                                      (json_int_t)I->meta.scale, "seed", (json_int_t)I->meta.seed,
+                                      "c_load", "c_last", (int)I->meta.c_load.c_last, "c_id",
+                                      (int)I->meta.c_load.c_id, "ol_i_id",
+                                      (int)I->meta.c_load.ol_i_id, "c_run", "c_last",
+                                      (int)I->c_run.c_last, "c_id", (int)I->c_run.c_id, "ol_i_id",
+                                      (int)I->c_run.ol_i_id));
+        json_array_append_new(per, one);
+        sim_hist_free(h);
+    }
+    json_object_set_new(lim, "delivery_deferred",
+                        p90_json(dall, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S));
+    json_object_set_new(tj, "p90_limits", lim);
+    json_object_set_new(tj, "delivery_deferred", deferred_json(dall, derr, dskip, pending_total));
+    json_object_set_new(tj, "per_instance", per);
+    json_object_set_new(tj, "vu_engine",
+                        json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs.units,
+                                  "max_queue", (json_int_t)vs.max_queue, "wake_late_p99_us",
+                                  (double)vs.wake_late_p99_ns / 1000.0, "wake_late_max_us",
+                                  (double)vs.wake_late_max_ns / 1000.0));
+    json_t *dbs = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(dbs, inst[i].db ? st_db_json(inst[i].db) : json_null());
+    json_object_set_new(doc, "database", dbs);
+    sim_hist_free(dall);
+
+    print_summary(stdout, doc, o);
+    fflush(stdout);
+
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        tpcc_writer_lock_free(I->lock);
+        free(I->users);
+        free(I->dq);
+        sim_hist_free(I->deferred);
+        pthread_mutex_destroy(&I->dq_mu);
+        pthread_cond_destroy(&I->dq_cv);
+        I->lock = NULL;
+        I->users = NULL;
+        I->dq = NULL;
+        I->deferred = NULL;
+    }
+    sim_run_free(run);
+    return status;
+}

@@ -1,0 +1,661 @@
+/*
+ * oltp/tpcc_txn.c: the five TPC-C transactions (clause 2.4 to 2.8) over one SQLite
+ * connection, with every statement prepared once per connection.
+ *
+ * Write transactions (New-Order, Payment, Delivery) take the database's in-process
+ * writer lock and then BEGIN IMMEDIATE, so SQLite never has to arbitrate between our
+ * own connections: the lock is handed over as soon as the previous writer commits,
+ * and the wait is part of the response time. Read-only transactions (Order-Status,
+ * Stock-Level) run in a deferred transaction beside the writer (WAL snapshots).
+ * SQLITE_BUSY / SQLITE_LOCKED from anything else (a checkpoint, another process) is
+ * met by a short busy-handler wait, then by restarting the whole transaction; both
+ * are counted, and a transaction is abandoned only after MAX_RETRIES restarts.
+ */
+#include "oltp/tpcc_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_RETRIES 1000
+#define BUSY_WAIT_US 100
+#define BUSY_WAITS_PER_TRY 2000 /* 0.2 s inside SQLite before restarting */
+
+const char *const tpcc_type_names[TPCC_NTYPES] = {"new_order", "payment", "order_status",
+                                                  "delivery", "stock_level"};
+const char *const tpcc_counter_names[TPCC_NCOUNTERS] = {
+    "rollbacks", "retries", "busy_waits", "remote_order_lines", "remote_payments", "by_last_name"};
+const double tpcc_p90_limit_s[TPCC_NTYPES] = {5, 5, 5, 5, 20};
+
+struct tpcc_writer_lock {
+    pthread_mutex_t mu;
+};
+
+tpcc_writer_lock *tpcc_writer_lock_new(void)
+{
+    tpcc_writer_lock *l = calloc(1, sizeof *l);
+    if (l) pthread_mutex_init(&l->mu, NULL);
+    return l;
+}
+
+void tpcc_writer_lock_free(tpcc_writer_lock *l)
+{
+    if (!l) return;
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+enum {
+    S_BEGIN_W,
+    S_BEGIN_R,
+    S_COMMIT,
+    S_ROLLBACK,
+    /* New-Order */
+    S_NO_WTAX,
+    S_NO_DIST,
+    S_NO_CUST,
+    S_NO_INS_ORDER,
+    S_NO_INS_NEWORDER,
+    S_NO_ITEM,
+    S_NO_STOCK_UPD,
+    S_NO_INS_OL,
+    /* Payment */
+    S_PAY_WH,
+    S_PAY_DIST,
+    S_CUST_BY_NAME,
+    S_PAY_CUST,
+    S_PAY_CUST_UPD,
+    S_PAY_CUST_UPD_BC,
+    S_PAY_HIST,
+    /* Order-Status */
+    S_OS_CUST,
+    S_OS_ORDER,
+    S_OS_LINES,
+    /* Delivery */
+    S_DL_FIRST,
+    S_DL_DELETE,
+    S_DL_ORDER,
+    S_DL_LINES,
+    S_DL_SUM,
+    S_DL_CUST,
+    /* Stock-Level */
+    S_SL_NEXT,
+    S_SL_COUNT,
+    S_N
+};
+
+static const char *const sql_text[S_N] = {
+    [S_BEGIN_W] = "BEGIN IMMEDIATE",
+    [S_BEGIN_R] = "BEGIN",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_NO_WTAX] = "SELECT w_tax FROM warehouse WHERE w_id = ?1",
+    [S_NO_DIST] = "UPDATE district SET d_next_o_id = d_next_o_id + 1"
+                  " WHERE d_w_id = ?1 AND d_id = ?2 RETURNING d_tax, d_next_o_id - 1",
+    [S_NO_CUST] = "SELECT c_discount, c_last, c_credit FROM customer"
+                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_NO_INS_ORDER] = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d,"
+                       " o_carrier_id, o_ol_cnt, o_all_local)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7)",
+    [S_NO_INS_NEWORDER] = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?1, ?2, ?3)",
+    [S_NO_ITEM] = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?1",
+    [S_NO_STOCK_UPD] =
+        "UPDATE stock SET s_quantity = CASE WHEN s_quantity - ?3 >= 10 THEN s_quantity - ?3"
+        " ELSE s_quantity - ?3 + 91 END, s_ytd = s_ytd + ?3, s_order_cnt = s_order_cnt + 1,"
+        " s_remote_cnt = s_remote_cnt + ?4 WHERE s_w_id = ?1 AND s_i_id = ?2"
+        " RETURNING s_quantity, s_data, CASE ?5 WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02"
+        " WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05"
+        " WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08"
+        " WHEN 9 THEN s_dist_09 ELSE s_dist_10 END",
+    [S_NO_INS_OL] = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id,"
+                    " ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9)",
+    [S_PAY_WH] = "UPDATE warehouse SET w_ytd = w_ytd + ?2 WHERE w_id = ?1"
+                 " RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
+    [S_PAY_DIST] = "UPDATE district SET d_ytd = d_ytd + ?3 WHERE d_w_id = ?1 AND d_id = ?2"
+                   " RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip",
+    [S_CUST_BY_NAME] = "SELECT c_id FROM customer WHERE c_w_id = ?1 AND c_d_id = ?2"
+                       " AND c_last = ?3 ORDER BY c_first",
+    [S_PAY_CUST] = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city,"
+                   " c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount,"
+                   " c_balance, c_data FROM customer"
+                   " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_PAY_CUST_UPD] = "UPDATE customer SET c_balance = c_balance - ?4,"
+                       " c_ytd_payment = c_ytd_payment + ?4, c_payment_cnt = c_payment_cnt + 1"
+                       " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_PAY_CUST_UPD_BC] = "UPDATE customer SET c_balance = c_balance - ?4,"
+                          " c_ytd_payment = c_ytd_payment + ?4,"
+                          " c_payment_cnt = c_payment_cnt + 1, c_data = ?5"
+                          " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_PAY_HIST] = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date,"
+                   " h_amount, h_data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_OS_CUST] = "SELECT c_balance, c_first, c_middle, c_last FROM customer"
+                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_OS_ORDER] = "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ?1"
+                   " AND o_d_id = ?2 AND o_c_id = ?3 ORDER BY o_id DESC LIMIT 1",
+    [S_OS_LINES] = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d"
+                   " FROM order_line WHERE ol_w_id = ?1 AND ol_d_id = ?2 AND ol_o_id = ?3",
+    [S_DL_FIRST] = "SELECT no_o_id FROM new_order WHERE no_w_id = ?1 AND no_d_id = ?2"
+                   " ORDER BY no_o_id LIMIT 1",
+    [S_DL_DELETE] = "DELETE FROM new_order WHERE no_w_id = ?1 AND no_d_id = ?2 AND no_o_id = ?3",
+    [S_DL_ORDER] = "UPDATE orders SET o_carrier_id = ?4 WHERE o_w_id = ?1 AND o_d_id = ?2"
+                   " AND o_id = ?3 RETURNING o_c_id",
+    [S_DL_LINES] = "UPDATE order_line SET ol_delivery_d = ?4 WHERE ol_w_id = ?1"
+                   " AND ol_d_id = ?2 AND ol_o_id = ?3",
+    [S_DL_SUM] = "SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = ?1 AND ol_d_id = ?2"
+                 " AND ol_o_id = ?3",
+    [S_DL_CUST] = "UPDATE customer SET c_balance = c_balance + ?4,"
+                  " c_delivery_cnt = c_delivery_cnt + 1"
+                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+    [S_SL_NEXT] = "SELECT d_next_o_id FROM district WHERE d_w_id = ?1 AND d_id = ?2",
+    [S_SL_COUNT] = "SELECT count(DISTINCT s_i_id) FROM order_line, stock"
+                   " WHERE ol_w_id = ?1 AND ol_d_id = ?2 AND ol_o_id < ?3 AND ol_o_id >= ?4"
+                   " AND s_w_id = ?1 AND s_i_id = ol_i_id AND s_quantity < ?5",
+};
+
+struct tpcc_conn {
+    sqlite3 *db;
+    int64_t scale;
+    tpcc_writer_lock *lock;
+    sqlite3_stmt *st[S_N];
+    tpcc_counts counts;
+    int busy_in_try; /* busy-handler calls in the current attempt */
+    char cdata[512]; /* Payment's new c_data for bad-credit customers */
+};
+
+/* Waits a little and lets SQLite retry, up to a bound per attempt; counted. */
+static int busy_handler(void *arg, int ncalls)
+{
+    tpcc_conn *c = arg;
+    (void)ncalls;
+    c->counts.v[TPCC_CNT_BUSY_WAITS]++;
+    if (++c->busy_in_try > BUSY_WAITS_PER_TRY) return 0;
+    struct timespec ts = {0, BUSY_WAIT_US * 1000L};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, char *err,
+                         size_t errlen)
+{
+    tpcc_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->db = db;
+    c->scale = scale;
+    c->lock = lock;
+    for (int i = 0; i < S_N; i++) {
+        if (sqlite3_prepare_v3(db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL) !=
+            SQLITE_OK) {
+            snprintf(err, errlen, "preparing \"%.60s...\": %s", sql_text[i], sqlite3_errmsg(db));
+            tpcc_conn_free(c);
+            return NULL;
+        }
+    }
+    sqlite3_busy_handler(db, busy_handler, c);
+    return c;
+}
+
+void tpcc_conn_free(tpcc_conn *c)
+{
+    if (!c) return;
+    for (int i = 0; i < S_N; i++)
+        sqlite3_finalize(c->st[i]);
+    sqlite3_busy_handler(c->db, NULL, NULL);
+    free(c);
+}
+
+sqlite3 *tpcc_conn_db(const tpcc_conn *c)
+{
+    return c->db;
+}
+
+void tpcc_conn_take_counts(tpcc_conn *c, tpcc_counts *out)
+{
+    *out = c->counts;
+    memset(&c->counts, 0, sizeof c->counts);
+}
+
+/* ---------------------------------------------------------------- statement helpers */
+
+static sqlite3_stmt *B(tpcc_conn *c, int s)
+{
+    sqlite3_stmt *st = c->st[s];
+    sqlite3_reset(st);
+    return st;
+}
+
+#define BI(st, i, v) sqlite3_bind_int64((st), (i), (sqlite3_int64)(v))
+
+/* Runs a statement expected to produce no row (or ignores rows). */
+static int run_done(sqlite3_stmt *st)
+{
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        ;
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Steps to the first row: SQLITE_ROW, SQLITE_DONE (no row) or an error. The caller
+ * reads columns and then resets (B() resets before the next use too). */
+static int run_row(sqlite3_stmt *st)
+{
+    return sqlite3_step(st);
+}
+
+static bool retryable(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
+static void reset_all(tpcc_conn *c)
+{
+    for (int i = S_NO_WTAX; i < S_N; i++)
+        sqlite3_reset(c->st[i]);
+}
+
+typedef int (*body_fn)(tpcc_conn *c, const void *in, void *out);
+
+/*
+ * Runs body inside a transaction until it commits (or rolls back by request: body
+ * returns SQLITE_ABORT after which ROLLBACK is issued and 1 is returned).
+ */
+static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void *out, char *err,
+                   size_t errlen)
+{
+    for (int attempt = 0;; attempt++) {
+        c->busy_in_try = 0;
+        if (write && c->lock) pthread_mutex_lock(&c->lock->mu);
+        int rc = run_done(B(c, write ? S_BEGIN_W : S_BEGIN_R));
+        bool requested_rollback = false;
+        if (rc == SQLITE_OK) {
+            rc = body(c, in, out);
+            /* A statement left on a row keeps its read snapshot open past COMMIT, and the
+             * next BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY_SNAPSHOT
+             * (no busy handler can help): reset them all before ending. */
+            reset_all(c);
+            if (rc == SQLITE_ABORT) {
+                requested_rollback = true;
+                rc = run_done(B(c, S_ROLLBACK));
+            } else if (rc == SQLITE_OK) {
+                rc = run_done(B(c, S_COMMIT));
+            }
+        }
+        if (rc != SQLITE_OK && sqlite3_get_autocommit(c->db) == 0) {
+            /* Keep the first error's message: ROLLBACK may replace it. */
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(c->db));
+            run_done(B(c, S_ROLLBACK));
+            snprintf(err, errlen, "%s", msg);
+        } else if (rc != SQLITE_OK) {
+            snprintf(err, errlen, "%s", sqlite3_errmsg(c->db));
+        }
+        if (rc == SQLITE_NOTFOUND)
+            snprintf(err, errlen,
+                     "a row the transaction reads is missing (is the database"
+                     " complete? `appsim tpcc check` tests it)");
+        if (write && c->lock) pthread_mutex_unlock(&c->lock->mu);
+        if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
+        if (!retryable(rc) || attempt >= MAX_RETRIES) {
+            if (attempt >= MAX_RETRIES)
+                snprintf(err + strlen(err), errlen - strlen(err), " (gave up after %d restarts)",
+                         attempt);
+            return -1;
+        }
+        c->counts.v[TPCC_CNT_RETRIES]++;
+    }
+}
+
+/* Clause 2.5.2.2 / 2.6.2.2: the customer in the middle of those with this last name,
+ * sorted by first name (position ceil(n / 2), 1-based). */
+static int customer_by_name(tpcc_conn *c, uint32_t w, uint32_t d, const char *last, uint32_t *c_id)
+{
+    sqlite3_stmt *st = B(c, S_CUST_BY_NAME);
+    BI(st, 1, w);
+    BI(st, 2, d);
+    sqlite3_bind_text(st, 3, last, -1, SQLITE_STATIC);
+    uint32_t ids[TPCC_CUST_PER_DIST];
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (n < TPCC_CUST_PER_DIST) ids[n++] = (uint32_t)sqlite3_column_int(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rc;
+    if (n == 0) return SQLITE_NOTFOUND;
+    *c_id = ids[(n - 1) / 2];
+    return SQLITE_OK;
+}
+
+/* ---------------------------------------------------------------- New-Order 2.4 */
+
+typedef struct no_out {
+    bool rolled_back;
+    char brand_generic[15];
+    double total;
+} no_out;
+
+static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_no_in *in = vin;
+    no_out *out = vout;
+    sqlite3_stmt *st;
+    int rc;
+    int64_t now = tpcc_now_unix();
+
+    st = B(c, S_NO_WTAX);
+    BI(st, 1, in->w_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    double w_tax = sqlite3_column_double(st, 0);
+
+    st = B(c, S_NO_DIST);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    double d_tax = sqlite3_column_double(st, 0);
+    int64_t o_id = sqlite3_column_int64(st, 1);
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+    st = B(c, S_NO_CUST);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, in->c_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    double c_discount = sqlite3_column_double(st, 0);
+
+    bool all_local = true;
+    for (uint32_t i = 0; i < in->ol_cnt; i++)
+        all_local &= in->supply_w_id[i] == in->w_id;
+
+    st = B(c, S_NO_INS_ORDER);
+    BI(st, 1, o_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, in->w_id);
+    BI(st, 4, in->c_id);
+    BI(st, 5, now);
+    BI(st, 6, in->ol_cnt);
+    BI(st, 7, all_local ? 1 : 0);
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+    st = B(c, S_NO_INS_NEWORDER);
+    BI(st, 1, o_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, in->w_id);
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+    int64_t total_cents = 0;
+    for (uint32_t i = 0; i < in->ol_cnt; i++) {
+        st = B(c, S_NO_ITEM);
+        BI(st, 1, in->i_id[i]);
+        rc = run_row(st);
+        if (rc == SQLITE_DONE) {
+            /* Clause 2.4.2.3: an unused item id rolls the whole order back. */
+            out->rolled_back = true;
+            return SQLITE_ABORT;
+        }
+        if (rc != SQLITE_ROW) return rc;
+        int64_t price = sqlite3_column_int64(st, 0);
+        /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
+         * ORIGINAL; it is only displayed, but the work is part of the transaction. */
+        bool item_original = strstr((const char *)sqlite3_column_text(st, 2), "ORIGINAL");
+
+        st = B(c, S_NO_STOCK_UPD);
+        BI(st, 1, in->supply_w_id[i]);
+        BI(st, 2, in->i_id[i]);
+        BI(st, 3, in->qty[i]);
+        BI(st, 4, in->supply_w_id[i] != in->w_id ? 1 : 0);
+        BI(st, 5, in->d_id);
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+        bool stock_original = strstr((const char *)sqlite3_column_text(st, 1), "ORIGINAL");
+        char dist_info[25];
+        snprintf(dist_info, sizeof dist_info, "%s", (const char *)sqlite3_column_text(st, 2));
+        out->brand_generic[i] = item_original && stock_original ? 'B' : 'G';
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+        int64_t amount = (int64_t)in->qty[i] * price;
+        total_cents += amount;
+        st = B(c, S_NO_INS_OL);
+        BI(st, 1, o_id);
+        BI(st, 2, in->d_id);
+        BI(st, 3, in->w_id);
+        BI(st, 4, i + 1);
+        BI(st, 5, in->i_id[i]);
+        BI(st, 6, in->supply_w_id[i]);
+        BI(st, 7, in->qty[i]);
+        BI(st, 8, amount);
+        sqlite3_bind_text(st, 9, dist_info, -1, SQLITE_TRANSIENT);
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+    }
+    out->total = (double)total_cents / 100.0 * (1 - c_discount) * (1 + w_tax + d_tax);
+    return SQLITE_OK;
+}
+
+int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err, size_t errlen)
+{
+    no_out out = {0};
+    int rc = run_txn(c, true, new_order_body, in, &out, err, errlen);
+    *rolled_back = rc == 1;
+    if (rc == 1) c->counts.v[TPCC_CNT_ROLLBACKS]++;
+    if (rc >= 0)
+        for (uint32_t i = 0; i < in->ol_cnt; i++)
+            c->counts.v[TPCC_CNT_REMOTE_LINES] += in->supply_w_id[i] != in->w_id;
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- Payment 2.5 */
+
+static int payment_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_pay_in *in = vin;
+    (void)vout;
+    sqlite3_stmt *st;
+    int rc;
+    char w_name[11], d_name[11];
+
+    st = B(c, S_PAY_WH);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->h_amount_cents);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    snprintf(w_name, sizeof w_name, "%s", (const char *)sqlite3_column_text(st, 0));
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+    st = B(c, S_PAY_DIST);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, in->h_amount_cents);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    snprintf(d_name, sizeof d_name, "%s", (const char *)sqlite3_column_text(st, 0));
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+    uint32_t c_id = in->c_id;
+    if (in->by_name && (rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id)))
+        return rc;
+
+    st = B(c, S_PAY_CUST);
+    BI(st, 1, in->c_w_id);
+    BI(st, 2, in->c_d_id);
+    BI(st, 3, c_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    bool bad_credit = !strcmp((const char *)sqlite3_column_text(st, 10), "BC");
+    if (bad_credit) {
+        /* Clause 2.5.2.2: the payment's ids and amount in front of the old c_data, the
+         * whole kept to 500 characters. */
+        int n = snprintf(c->cdata, sizeof c->cdata, "%u %u %u %u %u %.2f ", c_id, in->c_d_id,
+                         in->c_w_id, in->d_id, in->w_id, (double)in->h_amount_cents / 100.0);
+        snprintf(c->cdata + n, 501 - (size_t)n, "%s", (const char *)sqlite3_column_text(st, 14));
+    }
+    sqlite3_reset(st);
+
+    st = B(c, bad_credit ? S_PAY_CUST_UPD_BC : S_PAY_CUST_UPD);
+    BI(st, 1, in->c_w_id);
+    BI(st, 2, in->c_d_id);
+    BI(st, 3, c_id);
+    BI(st, 4, in->h_amount_cents);
+    if (bad_credit) sqlite3_bind_text(st, 5, c->cdata, -1, SQLITE_STATIC);
+    if ((rc = run_done(st)) != SQLITE_OK) return rc;
+
+    char h_data[32];
+    snprintf(h_data, sizeof h_data, "%s    %s", w_name, d_name);
+    st = B(c, S_PAY_HIST);
+    BI(st, 1, c_id);
+    BI(st, 2, in->c_d_id);
+    BI(st, 3, in->c_w_id);
+    BI(st, 4, in->d_id);
+    BI(st, 5, in->w_id);
+    BI(st, 6, tpcc_now_unix());
+    BI(st, 7, in->h_amount_cents);
+    sqlite3_bind_text(st, 8, h_data, -1, SQLITE_TRANSIENT);
+    return run_done(st);
+}
+
+int tpcc_payment(tpcc_conn *c, const tpcc_pay_in *in, char *err, size_t errlen)
+{
+    int rc = run_txn(c, true, payment_body, in, NULL, err, errlen);
+    if (rc >= 0) {
+        c->counts.v[TPCC_CNT_REMOTE_PAYMENTS] += in->c_w_id != in->w_id;
+        c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- Order-Status 2.6 */
+
+static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_os_in *in = vin;
+    (void)vout;
+    sqlite3_stmt *st;
+    int rc;
+    uint32_t c_id = in->c_id;
+    if (in->by_name && (rc = customer_by_name(c, in->w_id, in->d_id, in->c_last, &c_id))) return rc;
+    st = B(c, S_OS_CUST);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, c_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    sqlite3_reset(st);
+
+    st = B(c, S_OS_ORDER);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, c_id);
+    rc = run_row(st);
+    if (rc == SQLITE_DONE) /* every loaded customer has an order; keep it safe anyway */
+        return SQLITE_OK;
+    if (rc != SQLITE_ROW) return rc;
+    int64_t o_id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+
+    st = B(c, S_OS_LINES);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, o_id);
+    return run_done(st);
+}
+
+int tpcc_order_status(tpcc_conn *c, const tpcc_os_in *in, char *err, size_t errlen)
+{
+    int rc = run_txn(c, false, order_status_body, in, NULL, err, errlen);
+    if (rc >= 0) c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- Delivery 2.7 */
+
+static int delivery_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_del_in *in = vin;
+    int *skipped = vout;
+    sqlite3_stmt *st;
+    int rc;
+    int64_t now = tpcc_now_unix();
+    *skipped = 0;
+    for (uint32_t d = 1; d <= TPCC_DIST_PER_WH; d++) {
+        st = B(c, S_DL_FIRST);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        rc = run_row(st);
+        if (rc == SQLITE_DONE) {
+            (*skipped)++; /* clause 2.7.4.2: no outstanding order, skip the district */
+            continue;
+        }
+        if (rc != SQLITE_ROW) return rc;
+        int64_t o_id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+
+        st = B(c, S_DL_DELETE);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, o_id);
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+        st = B(c, S_DL_ORDER);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, o_id);
+        BI(st, 4, in->o_carrier_id);
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+        int64_t c_id = sqlite3_column_int64(st, 0);
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+        st = B(c, S_DL_LINES);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, o_id);
+        BI(st, 4, now);
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+        st = B(c, S_DL_SUM);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, o_id);
+        if ((rc = run_row(st)) != SQLITE_ROW) return rc;
+        int64_t sum = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        st = B(c, S_DL_CUST);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, c_id);
+        BI(st, 4, sum);
+        if ((rc = run_done(st)) != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+}
+
+int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err, size_t errlen)
+{
+    int rc = run_txn(c, true, delivery_body, in, skipped, err, errlen);
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- Stock-Level 2.8 */
+
+static int stock_level_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_sl_in *in = vin;
+    int *low = vout;
+    sqlite3_stmt *st;
+    int rc;
+    st = B(c, S_SL_NEXT);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    int64_t next = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    st = B(c, S_SL_COUNT);
+    BI(st, 1, in->w_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, next);
+    BI(st, 4, next - 20);
+    BI(st, 5, in->threshold);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc;
+    *low = sqlite3_column_int(st, 0);
+    sqlite3_reset(st);
+    return SQLITE_OK;
+}
+
+int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err, size_t errlen)
+{
+    int rc = run_txn(c, false, stock_level_body, in, low_stock, err, errlen);
+    return rc < 0 ? -1 : 0;
+}

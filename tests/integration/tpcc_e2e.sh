@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# tests/integration/tpcc_e2e.sh: `appsim tpcc` end to end at scale 1 through the real
+# binary and the direct-I/O VFS: prepare (with a pristine copy), check after load, runs
+# with each pacing mode and a short --cycle (TPS = N / (Z + R) within 10 %), the mix,
+# check after a run, two instances, bad input, space refusal, cleanup.
+set -euo pipefail
+: "${APPSIM:?}" "${APPSIM_TMP:?}"
+command -v jq >/dev/null || { echo "jq is not installed (scripts/deps.sh lists it)"; exit 77; }
+rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
+T="$APPSIM_TMP/target"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# --- prepare, then check on the fresh database (condition 11 applies)
+"$APPSIM" tpcc prepare --target "$T" --keep-pristine --quiet --json "$APPSIM_TMP/prep.json"
+jq -e '.prepare.loaded == true and .prepare.rows > 590000' "$APPSIM_TMP/prep.json" >/dev/null ||
+  fail "prepare result"
+"$APPSIM" tpcc check --target "$T" --integrity off > "$APPSIM_TMP/check0.txt" ||
+  { cat "$APPSIM_TMP/check0.txt"; fail "check after load"; }
+grep -q "as loaded" "$APPSIM_TMP/check0.txt" || fail "fresh database not recognised"
+grep -E "^ *11\." "$APPSIM_TMP/check0.txt" | grep -q pass || fail "condition 11 not run after load"
+# A second prepare reuses the complete database.
+"$APPSIM" tpcc prepare --target "$T" --quiet --json "$APPSIM_TMP/prep2.json"
+jq -e '.prepare.loaded == false' "$APPSIM_TMP/prep2.json" >/dev/null || fail "reload of a complete db"
+
+# --- pacing off: the drive and the engine set the rate; mix by the deck
+"$APPSIM" tpcc run --target "$T" --pacing off --duration 3 --warmup 1 --quiet \
+  --json "$APPSIM_TMP/off.json" > /dev/null
+jq -e '.summary.errors == 0 and .summary.count > 200' "$APPSIM_TMP/off.json" >/dev/null ||
+  fail "pacing off: no work or errors"
+# Shares of the mix (45/43/4/4/4) within a few points over hundreds of transactions.
+jq -e '.summary.count as $n | .per_type |
+  (.new_order.count / $n > 0.38) and (.new_order.count / $n < 0.52) and
+  (.payment.count / $n > 0.36) and (.payment.count / $n < 0.50) and
+  (.order_status.count / $n > 0.015) and (.order_status.count / $n < 0.07) and
+  (.delivery.count / $n > 0.015) and (.delivery.count / $n < 0.07) and
+  (.stock_level.count / $n > 0.015) and (.stock_level.count / $n < 0.07)' \
+  "$APPSIM_TMP/off.json" >/dev/null || { jq .per_type "$APPSIM_TMP/off.json"; fail "mix"; }
+jq -e '.tpcc.rates.tpmC > 0 and .tpcc.rates.nopm <= .tpcc.rates.tpmC and
+  .tpcc.delivery_deferred.count > 0 and .tpcc.p90_limits.new_order.pass == true and
+  (.device_io | type == "object") and (.database | length == 1) and
+  (.target | type == "object") and (.intervals | length >= 1) and
+  ((.tpcc.per_instance[0].data | (.c_run.c_last - .c_load.c_last) | fabs) as $d |
+   $d >= 65 and $d <= 119 and $d != 96 and $d != 112)' \
+  "$APPSIM_TMP/off.json" >/dev/null || fail "tpcc section"
+
+# --- closed loop with a short cycle: TPS = N / (Z + R) within 10 %
+N=10; Z=0.1
+"$APPSIM" tpcc run --target "$T" --vusers $N --cycle ${Z}s --duration 8 --warmup 1 --quiet \
+  --json "$APPSIM_TMP/cycle.json" > /dev/null
+jq -e --argjson n $N --argjson z $Z '
+  (.summary.latency_us.mean_us / 1e6) as $r | ($n / ($z + $r)) as $law |
+  (.summary.tps / $law) as $q | $q > 0.9 and $q < 1.1' "$APPSIM_TMP/cycle.json" >/dev/null ||
+  { jq '{tps: .summary.tps, mean_us: .summary.latency_us.mean_us}' "$APPSIM_TMP/cycle.json";
+    fail "TPS does not follow N / (Z + R)"; }
+
+# --- review pacing: 100 users offer at most 100 / 4.74 = 21 TPS
+"$APPSIM" tpcc run --target "$T" --vusers 100 --duration 3 --warmup 0 --quiet \
+  --json "$APPSIM_TMP/review.json" > /dev/null
+jq -e '.summary.count > 0 and .summary.tps < 30 and .tpcc.setup.mean_cycle_s == 4.74' \
+  "$APPSIM_TMP/review.json" >/dev/null || fail "review pacing"
+
+# --- spec pacing: keying + think times; each user's first transaction waits >= 2 s
+"$APPSIM" tpcc run --target "$T" --pacing spec --vusers 300 --duration 3 --warmup 0 --quiet \
+  --json "$APPSIM_TMP/spec.json" > /dev/null
+jq -e '.summary.count > 0 and .summary.tps < 150 and .tpcc.setup.pacing == "spec"' \
+  "$APPSIM_TMP/spec.json" >/dev/null || fail "spec pacing"
+
+# --- check after the runs (condition 11 skipped)
+"$APPSIM" tpcc check --target "$T" --integrity off > "$APPSIM_TMP/check1.txt" ||
+  { cat "$APPSIM_TMP/check1.txt"; fail "check after run"; }
+grep -E "^ *11\." "$APPSIM_TMP/check1.txt" | grep -q skipped || fail "condition 11 after a run"
+
+# --- keep-pristine: the run starts from the loaded state again
+"$APPSIM" tpcc run --target "$T" --keep-pristine --pacing off --duration 1 --warmup 0 --quiet \
+  --json "$APPSIM_TMP/pristine.json" > /dev/null
+jq -e '.tpcc.per_instance[0].pristine.restored.bytes > 1000000' "$APPSIM_TMP/pristine.json" \
+  >/dev/null || fail "pristine restore"
+
+# --- two instances (the second is loaded now): TPS summed, per-instance figures
+"$APPSIM" tpcc --target "$T" --instances 2 --pacing off --duration 2 --warmup 0 --quiet \
+  --json "$APPSIM_TMP/two.json" > /dev/null
+jq -e '(.tpcc.per_instance | length == 2) and (.instances | length == 2) and
+  ((.tpcc.per_instance[0].tps + .tpcc.per_instance[1].tps) - .summary.tps | fabs < 0.01) and
+  .check.pass == true' "$APPSIM_TMP/two.json" >/dev/null || fail "two instances"
+
+# --- bad input: usage errors with exit status 2
+set +e
+"$APPSIM" tpcc run --target "$T" --mix 50,40,4,4,2 2>/dev/null; [ $? -eq 2 ] || fail "bad --mix"
+"$APPSIM" tpcc run --target "$T" --scale 2 --duration 1 2>"$APPSIM_TMP/err.txt"
+[ $? -eq 2 ] && grep -q "scale" "$APPSIM_TMP/err.txt" || fail "scale mismatch"
+"$APPSIM" tpcc run --target "$APPSIM_TMP/empty" --duration 1 2>"$APPSIM_TMP/err.txt"
+[ $? -eq 2 ] && grep -q "prepare" "$APPSIM_TMP/err.txt" || fail "run without prepare"
+"$APPSIM" tpcc frobnicate --target "$T" 2>/dev/null; [ $? -eq 2 ] || fail "bad action"
+"$APPSIM" tpcc run --target /dev/null 2>"$APPSIM_TMP/err.txt"
+[ $? -eq 2 ] || fail "a non-directory target"
+"$APPSIM" tpcc run --target "$T" --vusers 4 --connections 5 2>/dev/null
+[ $? -eq 2 ] || fail "more connections than users"
+set -e
+
+# --- space refusal with the estimate, before anything is loaded
+if mkdir -p "$APPSIM_TMP/small" && mount -t tmpfs -o size=40m tmpfs "$APPSIM_TMP/small" 2>/dev/null; then
+  set +e
+  "$APPSIM" tpcc prepare --target "$APPSIM_TMP/small/d" 2>"$APPSIM_TMP/err.txt"; rc=$?
+  set -e
+  ls "$APPSIM_TMP/small/d" > "$APPSIM_TMP/small.ls" 2>/dev/null || true
+  umount "$APPSIM_TMP/small"
+  [ $rc -eq 2 ] && grep -q "not enough space" "$APPSIM_TMP/err.txt" || fail "space refusal"
+  ! grep -q "tpcc-1.db" "$APPSIM_TMP/small.ls" || fail "files created despite the refusal"
+fi
+
+# --- cleanup removes exactly our files
+"$APPSIM" tpcc cleanup --target "$T" > /dev/null
+[ -z "$(ls "$T" | grep tpcc || true)" ] || fail "cleanup left files"
+echo "tpcc e2e: ok"

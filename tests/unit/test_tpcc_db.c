@@ -1,0 +1,253 @@
+/*
+ * tests/unit/test_tpcc_db.c: the TPC-C loader, transactions and consistency checks on a
+ * plain SQLite file (no st_db): one warehouse is loaded once, checked (all twelve
+ * conditions), driven with every transaction type, and checked again.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "oltp/tpcc_internal.h"
+
+static char dbpath[256];
+static sqlite3 *db;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dbpath, sizeof dbpath, "/tmp/test_tpcc_db.%ld.db", (long)getpid());
+    unlink(dbpath);
+    if (sqlite3_open(dbpath, &db) != SQLITE_OK) return -1;
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
+                 NULL, NULL, NULL);
+    char err[256];
+    tpcc_load_opts o = {.scale = 1, .seed = 42, .quiet = true};
+    tpcc_load_stats st;
+    if (tpcc_load(db, &o, &st, err, sizeof err)) {
+        fprintf(stderr, "load: %s\n", err);
+        return -1;
+    }
+    fprintf(stderr, "loaded %llu rows in %.2f s\n", (unsigned long long)st.rows, st.seconds);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sqlite3_close(db);
+    char p[300];
+    unlink(dbpath);
+    snprintf(p, sizeof p, "%s-wal", dbpath);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", dbpath);
+    unlink(p);
+    return 0;
+}
+
+static int64_t count(const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_cardinalities(void **state)
+{
+    (void)state;
+    assert_int_equal(count("SELECT count(*) FROM item"), 100000);
+    assert_int_equal(count("SELECT count(*) FROM warehouse"), 1);
+    assert_int_equal(count("SELECT count(*) FROM district"), 10);
+    assert_int_equal(count("SELECT count(*) FROM customer"), 30000);
+    assert_int_equal(count("SELECT count(*) FROM history"), 30000);
+    assert_int_equal(count("SELECT count(*) FROM orders"), 30000);
+    assert_int_equal(count("SELECT count(*) FROM new_order"), 9000);
+    assert_int_equal(count("SELECT count(*) FROM stock"), 100000);
+    int64_t ol = count("SELECT count(*) FROM order_line");
+    assert_true(ol > 290000 && ol < 310000);
+    /* About 10 % of items and stock rows say ORIGINAL; 10 % of customers have bad credit. */
+    int64_t orig = count("SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'");
+    assert_true(orig > 9000 && orig < 11000);
+    int64_t bc = count("SELECT count(*) FROM customer WHERE c_credit = 'BC'");
+    assert_true(bc > 2600 && bc < 3400);
+    /* Customers 1..1000 of each district carry the 1000 syllable names. */
+    assert_int_equal(count("SELECT count(DISTINCT c_last) FROM customer WHERE c_id <= 1000"), 1000);
+    assert_int_equal(count("SELECT count(*) FROM customer WHERE c_id = 1 AND c_last = 'BARBARBAR'"),
+                     10);
+    tpcc_meta m;
+    char err[256];
+    assert_int_equal(tpcc_meta_read(db, &m, err, sizeof err), 0);
+    assert_true(m.complete);
+    assert_true(m.fresh);
+    assert_int_equal(m.scale, 1);
+    assert_int_equal(m.seed, 42);
+}
+
+static void check_all(bool fresh)
+{
+    tpcc_check_result res[12];
+    char err[256];
+    int n = tpcc_check_run(db, 1, 12, fresh, res, err, sizeof err);
+    assert_int_equal(n, 12);
+    for (int i = 0; i < n; i++) {
+        if (!res[i].pass)
+            fprintf(stderr, "condition %d failed: %lld violations\n", res[i].number,
+                    (long long)res[i].violations);
+        assert_true(res[i].pass);
+        assert_int_equal(res[i].skipped, i == 10 && !fresh);
+    }
+    assert_int_equal(tpcc_integrity(db, false, err, sizeof err), 0);
+    assert_int_equal(tpcc_integrity(db, true, err, sizeof err), 0);
+}
+
+static void test_checks_after_load(void **state)
+{
+    (void)state;
+    check_all(true);
+}
+
+static void test_checks_detect_damage(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_int_equal(tpcc_exec(db,
+                               "SAVEPOINT dmg; UPDATE warehouse SET w_ytd = w_ytd + 1;"
+                               " DELETE FROM new_order WHERE no_o_id = 2500 AND no_d_id = 3",
+                               err, sizeof err),
+                     0);
+    tpcc_check_result res[12];
+    /* Inside the savepoint the check's BEGIN fails: run the statements directly. */
+    assert_int_equal(tpcc_exec(db, "RELEASE dmg", err, sizeof err), 0);
+    int n = tpcc_check_run(db, 1, 12, true, res, err, sizeof err);
+    assert_int_equal(n, 12);
+    assert_false(res[0].pass);  /* W_YTD vs D_YTD */
+    assert_false(res[2].pass);  /* gap in NEW-ORDER */
+    assert_false(res[4].pass);  /* carrier null but no NEW-ORDER row */
+    assert_false(res[7].pass);  /* W_YTD vs history */
+    assert_false(res[10].pass); /* 2100 */
+    assert_true(res[1].pass);
+    assert_true(res[5].pass);
+    /* Undo. */
+    assert_int_equal(
+        tpcc_exec(db,
+                  "UPDATE warehouse SET w_ytd = w_ytd - 1;"
+                  " INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (2500, 3, 1)",
+                  err, sizeof err),
+        0);
+    check_all(true);
+}
+
+static void test_transactions(void **state)
+{
+    (void)state;
+    char err[256];
+    tpcc_meta m;
+    assert_int_equal(tpcc_meta_read(db, &m, err, sizeof err), 0);
+    assert_int_equal(tpcc_meta_set_fresh(db, false, err, sizeof err), 0);
+    tpcc_conn *c = tpcc_conn_new(db, 1, NULL, err, sizeof err);
+    assert_non_null(c);
+    sim_rng r;
+    sim_rng_seed(&r, 7, 1);
+    tpcc_consts run;
+    tpcc_consts_run(&run, &m.c_load, &r);
+    int64_t next0 = count("SELECT sum(d_next_o_id) FROM district");
+    int rolled = 0, ok_no = 0, skipped_total = 0;
+    for (int i = 0; i < 400; i++) {
+        tpcc_no_in no;
+        tpcc_gen_new_order(&r, &run, 1, 1, &no);
+        bool rb;
+        assert_int_equal(tpcc_new_order(c, &no, &rb, err, sizeof err), 0);
+        assert_int_equal(rb, no.rollback);
+        rolled += rb;
+        ok_no += !rb;
+        tpcc_pay_in p;
+        tpcc_gen_payment(&r, &run, 1, 1, &p);
+        assert_int_equal(tpcc_payment(c, &p, err, sizeof err), 0);
+        tpcc_os_in os;
+        tpcc_gen_order_status(&r, &run, 1, &os);
+        assert_int_equal(tpcc_order_status(c, &os, err, sizeof err), 0);
+        tpcc_sl_in sl;
+        tpcc_gen_stock_level(&r, 1, (uint32_t)(i % 10) + 1, &sl);
+        int low = -1;
+        assert_int_equal(tpcc_stock_level(c, &sl, &low, err, sizeof err), 0);
+        assert_true(low >= 0 && low <= 300);
+        if (i % 10 == 0) {
+            tpcc_del_in d;
+            tpcc_gen_delivery(&r, 1, &d);
+            int skipped = -1;
+            assert_int_equal(tpcc_delivery(c, &d, &skipped, err, sizeof err), 0);
+            skipped_total += skipped;
+        }
+    }
+    assert_int_equal(skipped_total, 0);
+    /* Committed New-Orders advanced d_next_o_id; rolled back ones left no trace. */
+    assert_int_equal(count("SELECT sum(d_next_o_id) FROM district") - next0, ok_no);
+    assert_true(rolled < 20);
+    tpcc_counts cnt;
+    tpcc_conn_take_counts(c, &cnt);
+    assert_int_equal(cnt.v[TPCC_CNT_ROLLBACKS], rolled);
+    assert_true(cnt.v[TPCC_CNT_BY_NAME] > 300 && cnt.v[TPCC_CNT_BY_NAME] < 660);
+    /* 40 deliveries of 10 districts each. */
+    assert_int_equal(count("SELECT count(*) FROM new_order"), 9000 + ok_no - 400);
+    tpcc_conn_free(c);
+    check_all(false);
+}
+
+/* Two connections writing in turn: a statement left open on one connection must not
+ * leave it on a stale snapshot (SQLITE_BUSY_SNAPSHOT on its next write). */
+static void test_two_connections(void **state)
+{
+    (void)state;
+    char err[256];
+    sqlite3 *db2;
+    assert_int_equal(sqlite3_open(dbpath, &db2), SQLITE_OK);
+    tpcc_writer_lock *lock = tpcc_writer_lock_new();
+    tpcc_conn *a = tpcc_conn_new(db, 1, lock, err, sizeof err);
+    tpcc_conn *b = tpcc_conn_new(db2, 1, lock, err, sizeof err);
+    assert_non_null(a);
+    assert_non_null(b);
+    tpcc_meta m;
+    assert_int_equal(tpcc_meta_read(db, &m, err, sizeof err), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 8, 1);
+    for (int i = 0; i < 50; i++) {
+        tpcc_conn *x = i % 2 ? a : b;
+        tpcc_no_in no;
+        bool rb;
+        tpcc_gen_new_order(&r, &m.c_load, 1, 1, &no);
+        assert_int_equal(tpcc_new_order(x, &no, &rb, err, sizeof err), 0);
+        tpcc_os_in os;
+        tpcc_gen_order_status(&r, &m.c_load, 1, &os);
+        assert_int_equal(tpcc_order_status(x, &os, err, sizeof err), 0);
+        tpcc_pay_in p;
+        tpcc_gen_payment(&r, &m.c_load, 1, 1, &p);
+        assert_int_equal(tpcc_payment(x == a ? b : a, &p, err, sizeof err), 0);
+    }
+    tpcc_counts k;
+    tpcc_conn_take_counts(a, &k);
+    assert_int_equal(k.v[TPCC_CNT_RETRIES], 0);
+    tpcc_conn_free(a);
+    tpcc_conn_free(b);
+    tpcc_writer_lock_free(lock);
+    sqlite3_close(db2);
+    check_all(false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cardinalities),        cmocka_unit_test(test_checks_after_load),
+        cmocka_unit_test(test_checks_detect_damage), cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_two_connections),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
