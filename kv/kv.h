@@ -7,5 +7,41 @@
 
 #include "sim/sim.h"
 #include "storage/storage.h"
+#include "oltp/oltp.h"
+
+/*
+ * kv/ registers the "lmdb" engine of `appsim sysbench` (oltp/oltp.h, sb_engine_ops)
+ * from kv/kv_sysbench.c; nothing needs to call it by name. The helpers below are the
+ * memory policy it applies and are public for tests and for other LMDB workloads.
+ */
+
+/* ---- memory cgroup: make the page cache beyond --buffer come from the drive ---- */
+
+typedef struct kv_memcg kv_memcg;
+
+/*
+ * Creates a memory cgroup limited to `limit_bytes` (cgroup v2 memory.max where the
+ * unified hierarchy has the memory controller, else the v1 memory controller, mounted
+ * on a private directory if it is not mounted yet) and moves the calling process into
+ * it. Returns NULL with a reason in err when it cannot (not root, no controller).
+ */
+kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen);
+/* {"applied":true, "version":"v1"|"v2", "path", "limit_bytes", "peak_bytes",
+ *  "failcnt"} of the cgroup while it exists. */
+json_t *kv_memcg_json(const kv_memcg *cg);
+/* The path of the cgroup directory (for tests). */
+const char *kv_memcg_path(const kv_memcg *cg);
+/* Moves the process back to where it was, removes the cgroup (and a private mount). */
+void kv_memcg_leave(kv_memcg *cg);
+
+/* Bytes of `path` resident in the page cache (as fincore reports); -1 on error. */
+int64_t kv_resident_bytes(const char *path, uint64_t *file_bytes);
+/* Drops the clean cached pages of `path` (after it was synced) so that later reads
+ * are charged to, and limited by, the current memory cgroup. */
+int kv_drop_cache(const char *path);
+
+/* Process page faults (getrusage) as a sim/ probe named "page_faults": major and
+ * minor over the phase and per transaction. ctx unused. */
+extern const sim_probe_ops kv_page_fault_probe;
 
 #endif

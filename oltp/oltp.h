@@ -38,6 +38,198 @@
 
 /* ===== sysbench tables (oltp/sysbench_*.c) ===== */
 
+/*
+ * `appsim sysbench` runs sysbench's oltp_* workloads (oltp_common.lua of sysbench 1.x)
+ * on a database engine chosen by name: "sqlite" (oltp/sysbench_sqlite.c, through st_db)
+ * and "lmdb" (kv/, which registers itself). The transaction mix, random ids and row
+ * contents are generated here once for every engine; an engine only executes the
+ * logical statements below. Tables are numbered 1..tables and ids 1..table_size, as
+ * sbtest1..N in sysbench.
+ */
 
+/* c is ten groups of eleven random digits joined by '-' (119 characters), pad five
+ * groups (59), stored as CHAR(120) / CHAR(60) by sysbench. */
+#define SB_C_LEN 119
+#define SB_PAD_LEN 59
+
+void sb_gen_c(sim_rng *rng, char out[SB_C_LEN]);
+void sb_gen_pad(sim_rng *rng, char out[SB_PAD_LEN]);
+
+/* --rand-type: how ids are drawn (sysbench's sb_rand_default). */
+typedef enum sb_rand_type {
+    SB_RAND_UNIFORM,
+    SB_RAND_GAUSSIAN,
+    SB_RAND_SPECIAL,
+    SB_RAND_PARETO,
+    SB_RAND_ZIPFIAN,
+} sb_rand_type;
+
+typedef struct sb_dist {
+    sb_rand_type type;
+    unsigned spec_iter;  /* --rand-spec-iter (gaussian and special) */
+    unsigned spec_pct;   /* --rand-spec-pct */
+    unsigned spec_res;   /* --rand-spec-res */
+    double pareto_h;     /* --rand-pareto-h */
+    double zipf_exp;     /* --rand-zipfian-exp */
+    double pareto_power; /* derived by sb_dist_init */
+    double zipf_s, zipf_hx1;
+} sb_dist;
+
+/* Validates the parameters and derives the constants; 0 or -1 with a message. */
+int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec_pct,
+                 unsigned spec_res, double pareto_h, double zipf_exp, char *err,
+                 size_t errlen);
+/* A value in [lo, hi] (lo <= hi). */
+uint64_t sb_dist_next(const sb_dist *d, sim_rng *rng, uint64_t lo, uint64_t hi);
+const char *sb_rand_type_name(sb_rand_type t);
+
+/* Statement results, for checks and tests: rows returned (SUM: one) or changed, and
+ * SUM(k). Engines set rows for every statement they run. */
+typedef struct sb_result {
+    uint64_t rows;
+    int64_t sum;
+} sb_result;
+
+typedef enum sb_range_kind {
+    SB_RANGE_SIMPLE,   /* SELECT c ... WHERE id BETWEEN ? AND ? */
+    SB_RANGE_SUM,      /* SELECT SUM(k) ... */
+    SB_RANGE_ORDER,    /* SELECT c ... ORDER BY c */
+    SB_RANGE_DISTINCT, /* SELECT DISTINCT c ... ORDER BY c */
+} sb_range_kind;
+
+/* Engine status codes: SB_RETRY = a transient conflict (busy, snapshot moved); the
+ * caller rolls back and runs the transaction again, counting a retry. */
+enum { SB_OK = 0, SB_RETRY = 1, SB_FAIL = -1 };
+
+/* What prepare left in one instance's database. */
+typedef struct sb_meta {
+    uint32_t tables;
+    uint64_t table_size;
+    uint64_t seed;
+    bool complete; /* false when prepare did not finish */
+} sb_meta;
+
+/* One instance's database set as an engine opens it. */
+typedef struct sb_db_opts {
+    int instance;           /* 0-based; the file names carry it */
+    uint32_t tables;        /* for sizing (LMDB map size, named databases) */
+    uint64_t table_size;
+    uint64_t buffer_bytes;  /* --buffer; 0 = the engine's default */
+    const char *sync;       /* "full" | "normal" | "off" */
+    int max_connections;    /* --threads (readers, pool sizing) */
+    const char *io_engine;  /* storage I/O engine for a VFS (NULL = default) */
+    bool loading;           /* opened for prepare: bulk-load settings */
+} sb_db_opts;
+
+/*
+ * A database engine for the sbtest tables. A db is one instance's database set; a conn
+ * is used by one thread at a time. Statement functions return SB_OK, SB_RETRY or
+ * SB_FAIL (then conn_error says why). Transactions: begin(write=false) opens a read
+ * snapshot for selects, begin(write=true) a write transaction; commit ends either.
+ * After commit (even a failed one) or rollback returns, no transaction is open.
+ */
+typedef struct sb_engine_ops {
+    const char *name;
+    const char *description;
+    /* Files instance `instance` keeps in the target, in names[0..n) (n returned). */
+    int (*files)(int instance, char names[][64], int max);
+    int (*open)(st_target *t, const sb_db_opts *o, bool create, void **db, char *err,
+                size_t errlen);
+    void (*close)(void *db);
+    int (*meta_get)(void *db, sb_meta *m, char *err, size_t errlen);
+    int (*meta_put)(void *db, const sb_meta *m, char *err, size_t errlen);
+    /* Creates table `table` with `rows` rows (ids 1..rows, k uniform in 1..rows, c and
+     * pad from sb_gen_*) and its secondary index on k; rng seeded by the caller. */
+    int (*load_table)(void *db, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
+                      size_t errlen);
+    void *(*connect)(void *db, char *err, size_t errlen);
+    void (*disconnect)(void *conn);
+    const char *(*conn_error)(void *conn);
+    int (*begin)(void *conn, bool write);
+    int (*commit)(void *conn);
+    void (*rollback)(void *conn);
+    int (*point_select)(void *conn, uint32_t table, uint64_t id, sb_result *r);
+    int (*range)(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,
+                 sb_result *r);
+    int (*update_index)(void *conn, uint32_t table, uint64_t id, sb_result *r);
+    int (*update_non_index)(void *conn, uint32_t table, uint64_t id, const char *c,
+                            sb_result *r);
+    int (*delete_row)(void *conn, uint32_t table, uint64_t id, sb_result *r);
+    /* id 0: the next id after the largest (sysbench's auto-increment insert). */
+    int (*insert_row)(void *conn, uint32_t table, uint64_t id, uint64_t k, const char *c,
+                      const char *pad, sb_result *r);
+    /* Consistency of tables 1..tables: {"rows":[...], "index_consistent":bool, ...} in
+     * *report; returns 0 when consistent, SIM_EXIT_FAIL otherwise (or on error). */
+    int (*check)(void *db, uint32_t tables, json_t **report, char *err, size_t errlen);
+    /* Around the measured run, for every instance at once: memory policy (LMDB's
+     * memory cgroup), probes. `section` is the engine's object in the result, which
+     * run_end completes. Optional (NULL). */
+    int (*run_begin)(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run,
+                     json_t *section, char *err, size_t errlen);
+    void (*run_end)(void *const *dbs, int ndbs, json_t *section);
+    /* Engine facts for the result (one object per instance). */
+    json_t *(*json)(void *db);
+} sb_engine_ops;
+
+void sb_register_engine(const sb_engine_ops *ops);
+const sb_engine_ops *sb_find_engine(const char *name);
+/* "lmdb|sqlite" (registered names, sorted, '|' separated). */
+const char *sb_engine_names(void);
+
+#define SB_REGISTER_ENGINE(var)                                                            \
+    __attribute__((constructor)) static void sb_register_##var(void)                       \
+    {                                                                                      \
+        sb_register_engine(&(var));                                                        \
+    }
+
+/* The eight workloads of sysbench's oltp_*.lua. */
+typedef enum sb_workload {
+    SB_WL_READ_WRITE,
+    SB_WL_READ_ONLY,
+    SB_WL_WRITE_ONLY,
+    SB_WL_POINT_SELECT,
+    SB_WL_UPDATE_INDEX,
+    SB_WL_UPDATE_NON_INDEX,
+    SB_WL_INSERT,
+    SB_WL_DELETE,
+    SB_WL_COUNT,
+} sb_workload;
+
+const char *sb_workload_name(sb_workload w);
+int sb_workload_parse(const char *name, sb_workload *w); /* 0 or -1 */
+
+/* The statement mix (sysbench's count options). */
+typedef struct sb_mix {
+    uint32_t point_selects, simple_ranges, sum_ranges, order_ranges, distinct_ranges;
+    uint32_t index_updates, non_index_updates, delete_inserts;
+    uint32_t range_size;
+    bool range_selects; /* false: no range selects at all */
+    bool skip_trx;      /* autocommit every statement, no BEGIN/COMMIT */
+} sb_mix;
+
+/* Statements run per event: reads (SELECT), writes (UPDATE/DELETE/INSERT) and other
+ * (BEGIN/COMMIT), counted the way sysbench counts queries. */
+typedef struct sb_counts {
+    uint64_t reads, writes, other, retries;
+} sb_counts;
+
+/* The statements one event of workload w issues with mix m (what sb_event counts on a
+ * successful first attempt). */
+sb_counts sb_expected_counts(sb_workload w, const sb_mix *m);
+
+typedef struct sb_event_cfg {
+    const sb_engine_ops *engine;
+    sb_workload workload;
+    sb_mix mix;
+    sb_dist dist;
+    uint32_t tables;
+    uint64_t table_size;
+    uint32_t max_retries; /* attempts after the first on SB_RETRY */
+} sb_event_cfg;
+
+/* Runs one event (sysbench's event(): one transaction of the workload) on conn,
+ * retrying on SB_RETRY; adds what ran to *c. Returns SB_OK or SB_FAIL with a message. */
+int sb_event(const sb_event_cfg *cfg, void *conn, sim_rng *rng, sb_counts *c, char *err,
+             size_t errlen);
 
 #endif

@@ -1,0 +1,836 @@
+/*
+ * kv/kv_sysbench.c: the "lmdb" engine of `appsim sysbench`: sysbench's sbtest tables
+ * in one LMDB environment per instance (one file plus its lock file in the target).
+ *
+ * Layout per table N: main database "sbtestN" keyed by id (native uint64,
+ * MDB_INTEGERKEY) holding the packed row (k, c[119], pad[59]); secondary database
+ * "k_N" (MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP) mapping k -> id. Invariant:
+ * every write transaction that changes a row's k, removes or adds a row changes both
+ * databases, so (k, id) is in k_N exactly when row id has that k.
+ *
+ * Statements run the way a storage engine executes sysbench's SQL: point select =
+ * one get; ranges = a cursor from id to id + range_size - 1 (SUM adds k, ORDER BY c
+ * sorts the fetched c values, DISTINCT also drops duplicates); updates and delete/
+ * insert maintain both trees. Reads use a read transaction per connection that is
+ * reset and renewed (no reader-slot churn); MDB_NOTLS ties slots to transactions.
+ * Environment: MDB_NORDAHEAD (random reads must not pull neighbours from the drive),
+ * map size from the data size with room to grow, reader table sized for --threads,
+ * commits synced per transaction unless --sync says otherwise. The bulk load appends
+ * ids in order and the secondary index from sorted (k, id) pairs, committing in
+ * batches far below LMDB's dirty-page limit (2^17 pages per transaction).
+ */
+#include "kv/kv.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Rows per bulk-load transaction: ~5,000 main pages and far fewer index pages. */
+#define LOAD_BATCH 100000
+#define INDEX_BATCH 1000000
+
+typedef struct __attribute__((packed)) kv_row {
+    uint64_t k;
+    char c[SB_C_LEN];
+    char pad[SB_PAD_LEN];
+} kv_row;
+
+typedef struct kv_db {
+    MDB_env *env;
+    MDB_dbi *main, *sec; /* [tables + 1], index 0 unused */
+    MDB_dbi meta;
+    uint32_t tables;
+    sb_db_opts o;
+    char path[4096];
+    uint64_t map_size;
+} kv_db;
+
+typedef struct kv_conn {
+    kv_db *d;
+    MDB_txn *rtxn; /* kept across events: reset and renewed */
+    MDB_txn *txn;  /* the open transaction (rtxn or a write txn) */
+    bool write;
+    const char **sortv; /* ORDER BY / DISTINCT scratch */
+    size_t sortcap;
+    char err[512];
+} kv_conn;
+
+static void file_names(int instance, char *data, char *lock)
+{
+    snprintf(data, 64, "sbtest-lmdb-i%d.mdb", instance);
+    snprintf(lock, 64, "sbtest-lmdb-i%d.mdb-lock", instance);
+}
+
+static int kv_files(int instance, char names[][64], int max)
+{
+    if (max < 2) return 0;
+    file_names(instance, names[0], names[1]);
+    return 2;
+}
+
+static int lerr(char *err, size_t errlen, const char *what, int rc)
+{
+    snprintf(err, errlen, "LMDB %s: %s", what, mdb_strerror(rc));
+    return SIM_EXIT_FAIL;
+}
+
+/* Bytes the tables take: row + key + node header in the main tree, a dup entry per
+ * row in the index, B-tree fill and page overhead. */
+static uint64_t estimate_bytes(uint32_t tables, uint64_t rows)
+{
+    return (uint64_t)tables * rows * ((sizeof(kv_row) + 8 + 8) * 3 / 2 + 24);
+}
+
+static int open_dbis(kv_db *d, bool create, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(d->env, NULL, 0, &txn);
+    if (rc) return lerr(err, errlen, "begin", rc);
+    unsigned cflag = create ? MDB_CREATE : 0;
+    rc = mdb_dbi_open(txn, "meta", cflag, &d->meta);
+    for (uint32_t t = 1; rc == 0 && t <= d->tables; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "sbtest%u", t);
+        rc = mdb_dbi_open(txn, name, cflag | MDB_INTEGERKEY, &d->main[t]);
+        if (rc) break;
+        snprintf(name, sizeof name, "k_%u", t);
+        rc = mdb_dbi_open(txn, name,
+                          cflag | MDB_INTEGERKEY | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP,
+                          &d->sec[t]);
+    }
+    if (rc) {
+        mdb_txn_abort(txn);
+        if (rc == MDB_NOTFOUND) {
+            snprintf(err, errlen,
+                     "the LMDB database has fewer tables than --tables %u; "
+                     "run prepare with these options (after cleanup)",
+                     d->tables);
+            return SIM_EXIT_USAGE;
+        }
+        return lerr(err, errlen, "opening the tables", rc);
+    }
+    rc = mdb_txn_commit(txn);
+    return rc ? lerr(err, errlen, "commit", rc) : 0;
+}
+
+static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, char *err,
+                   size_t errlen)
+{
+    char data[64], lock[64];
+    file_names(o->instance, data, lock);
+    if (create) {
+        for (int i = 0; i < 2; i++) {
+            int fd = -1;
+            int rc = st_target_create_file(t, i ? lock : data, 0, &fd, err, errlen);
+            if (rc) return rc;
+            close(fd);
+        }
+    }
+    kv_db *d = calloc(1, sizeof *d);
+    if (!d) return lerr(err, errlen, "open", ENOMEM);
+    d->o = *o;
+    d->tables = o->tables;
+    d->main = calloc(o->tables + 1, sizeof *d->main);
+    d->sec = calloc(o->tables + 1, sizeof *d->sec);
+    st_target_file_path(t, data, d->path, sizeof d->path);
+    int rc = d->main && d->sec ? mdb_env_create(&d->env) : ENOMEM;
+    if (rc) {
+        free(d->main);
+        free(d->sec);
+        free(d);
+        return lerr(err, errlen, "env", rc);
+    }
+    struct stat st;
+    uint64_t file = stat(d->path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t est = estimate_bytes(o->tables, o->table_size);
+    uint64_t base = est > file ? est : file;
+    /* Room to grow (inserts, page splits from updates): twice the data plus 1 GiB. The
+     * map is address space, not memory or disk. */
+    d->map_size = ((base * 2 + (1ull << 30)) + 0xfffff) & ~0xfffffull;
+    unsigned flags = MDB_NOSUBDIR | MDB_NORDAHEAD | MDB_NOTLS;
+    if (o->loading || !strcmp(o->sync, "off"))
+        flags |= MDB_NOSYNC;
+    else if (!strcmp(o->sync, "normal"))
+        flags |= MDB_NOMETASYNC;
+    if ((rc = mdb_env_set_mapsize(d->env, d->map_size)) ||
+        (rc = mdb_env_set_maxdbs(d->env, 2 * o->tables + 2)) ||
+        (rc = mdb_env_set_maxreaders(d->env, (unsigned)o->max_connections + 16)) ||
+        (rc = mdb_env_open(d->env, d->path, flags, 0644))) {
+        mdb_env_close(d->env);
+        free(d->main);
+        free(d->sec);
+        free(d);
+        return lerr(err, errlen, "opening the environment", rc);
+    }
+    /* Reader slots left by a process that was killed would pin old pages forever. */
+    int dead = 0;
+    mdb_reader_check(d->env, &dead);
+    if (dead) sim_warn("lmdb: cleared %d reader slot(s) of dead processes in %s", dead, d->path);
+    rc = open_dbis(d, create, err, errlen);
+    if (rc) {
+        mdb_env_close(d->env);
+        free(d->main);
+        free(d->sec);
+        free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+static void kv_close(void *db)
+{
+    kv_db *d = db;
+    if (!d) return;
+    if (d->o.loading) mdb_env_sync(d->env, 1); /* the load ran without syncs */
+    mdb_env_close(d->env);
+    free(d->main);
+    free(d->sec);
+    free(d);
+}
+
+typedef struct meta_rec {
+    uint64_t tables, table_size, seed, complete;
+} meta_rec;
+
+static int kv_meta_get(void *db, sb_meta *m, char *err, size_t errlen)
+{
+    kv_db *d = db;
+    memset(m, 0, sizeof *m);
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(d->env, NULL, MDB_RDONLY, &txn);
+    if (rc) return lerr(err, errlen, "begin", rc);
+    MDB_val key = {5, "shape"}, val;
+    rc = mdb_get(txn, d->meta, &key, &val);
+    if (rc == 0 && val.mv_size == sizeof(meta_rec)) {
+        meta_rec r;
+        memcpy(&r, val.mv_data, sizeof r);
+        m->tables = (uint32_t)r.tables;
+        m->table_size = r.table_size;
+        m->seed = r.seed;
+        m->complete = r.complete != 0;
+    }
+    mdb_txn_abort(txn);
+    return 0;
+}
+
+static int kv_meta_put(void *db, const sb_meta *m, char *err, size_t errlen)
+{
+    kv_db *d = db;
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(d->env, NULL, 0, &txn);
+    if (rc) return lerr(err, errlen, "begin", rc);
+    meta_rec r = {m->tables, m->table_size, m->seed, m->complete};
+    MDB_val key = {5, "shape"}, val = {sizeof r, &r};
+    rc = mdb_put(txn, d->meta, &key, &val, 0);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return lerr(err, errlen, "writing meta", rc);
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc) return lerr(err, errlen, "commit", rc);
+    rc = mdb_env_sync(d->env, 1);
+    return rc ? lerr(err, errlen, "sync", rc) : 0;
+}
+
+/* LSD radix sort of 64-bit values, 16 bits per pass; passes over bits that are zero
+ * in every value are skipped (k and id rarely need more than 32 bits). */
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
+{
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all |= a[i];
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!count) return;
+    for (int shift = 0; shift < 64; shift += 16) {
+        if (!((all >> shift) & 0xffff)) continue;
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(a[i] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 65536; b++) {
+            size_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(a[i] >> shift) & 0xffff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+    free(count);
+}
+
+static int drop_table(kv_db *d, uint32_t table, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(d->env, NULL, 0, &txn);
+    if (rc) return lerr(err, errlen, "begin", rc);
+    if ((rc = mdb_drop(txn, d->main[table], 0)) || (rc = mdb_drop(txn, d->sec[table], 0))) {
+        mdb_txn_abort(txn);
+        return lerr(err, errlen, "emptying a table", rc);
+    }
+    rc = mdb_txn_commit(txn);
+    return rc ? lerr(err, errlen, "commit", rc) : 0;
+}
+
+static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
+                         size_t errlen)
+{
+    kv_db *d = db;
+    if (table < 1 || table > d->tables) {
+        snprintf(err, errlen, "table %u out of range", table);
+        return SIM_EXIT_FAIL;
+    }
+    if (rows >= (1ull << 32)) {
+        snprintf(err, errlen, "--table-size must be below 2^32");
+        return SIM_EXIT_USAGE;
+    }
+    int rc = drop_table(d, table, err, errlen);
+    if (rc) return rc;
+    uint64_t *pairs = malloc(rows * sizeof *pairs);
+    if (!pairs && rows) return lerr(err, errlen, "load", ENOMEM);
+    kv_row row;
+    uint64_t id = 1;
+    while (id <= rows) {
+        if (sim_interrupted()) { /* Ctrl-C: stop between batches, table incomplete */
+            free(pairs);
+            snprintf(err, errlen, "interrupted while loading sbtest%u", table);
+            return SIM_EXIT_FAIL;
+        }
+        MDB_txn *txn;
+        MDB_cursor *cur;
+        if ((rc = mdb_txn_begin(d->env, NULL, 0, &txn))) break;
+        if ((rc = mdb_cursor_open(txn, d->main[table], &cur))) {
+            mdb_txn_abort(txn);
+            break;
+        }
+        for (uint64_t end = id + LOAD_BATCH; id <= rows && id < end; id++) {
+            row.k = sim_rng_range(rng, 1, rows);
+            sb_gen_c(rng, row.c);
+            sb_gen_pad(rng, row.pad);
+            pairs[id - 1] = row.k << 32 | id;
+            MDB_val key = {sizeof id, &id}, val = {sizeof row, &row};
+            if ((rc = mdb_cursor_put(cur, &key, &val, MDB_APPEND))) break;
+        }
+        mdb_cursor_close(cur);
+        if (rc) {
+            mdb_txn_abort(txn);
+            break;
+        }
+        if ((rc = mdb_txn_commit(txn))) break;
+    }
+    if (rc) {
+        free(pairs);
+        return lerr(err, errlen, "loading rows", rc);
+    }
+    /* The secondary index from the sorted (k, id) pairs: appends only. */
+    uint64_t *tmp = malloc(rows * sizeof *tmp);
+    if (!tmp && rows) {
+        free(pairs);
+        return lerr(err, errlen, "load", ENOMEM);
+    }
+    radix_sort(pairs, tmp, rows);
+    free(tmp);
+    size_t i = 0;
+    while (i < rows) {
+        MDB_txn *txn;
+        MDB_cursor *cur;
+        if ((rc = mdb_txn_begin(d->env, NULL, 0, &txn))) break;
+        if ((rc = mdb_cursor_open(txn, d->sec[table], &cur))) {
+            mdb_txn_abort(txn);
+            break;
+        }
+        for (size_t end = i + INDEX_BATCH; i < rows && i < end; i++) {
+            uint64_t k = pairs[i] >> 32, v = pairs[i] & 0xffffffffu;
+            MDB_val key = {sizeof k, &k}, val = {sizeof v, &v};
+            if ((rc = mdb_cursor_put(cur, &key, &val, MDB_APPENDDUP))) break;
+        }
+        mdb_cursor_close(cur);
+        if (rc) {
+            mdb_txn_abort(txn);
+            break;
+        }
+        if ((rc = mdb_txn_commit(txn))) break;
+    }
+    free(pairs);
+    if (rc) return lerr(err, errlen, "building the k index", rc);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static void *kv_connect(void *db, char *err, size_t errlen)
+{
+    kv_conn *k = calloc(1, sizeof *k);
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    k->d = db;
+    return k;
+}
+
+static void kv_disconnect(void *conn)
+{
+    kv_conn *k = conn;
+    if (!k) return;
+    if (k->txn && k->txn != k->rtxn) mdb_txn_abort(k->txn);
+    if (k->rtxn) mdb_txn_abort(k->rtxn);
+    free(k->sortv);
+    free(k);
+}
+
+static const char *kv_conn_error(void *conn)
+{
+    return ((kv_conn *)conn)->err;
+}
+
+static int fail(kv_conn *k, const char *what, int rc)
+{
+    snprintf(k->err, sizeof k->err, "LMDB %s: %s%s", what, mdb_strerror(rc),
+             rc == MDB_MAP_FULL       ? " (the data outgrew the map; run cleanup and prepare again)"
+             : rc == MDB_READERS_FULL ? " (reader table full)"
+                                      : "");
+    return SB_FAIL;
+}
+
+static int kv_begin(void *conn, bool write)
+{
+    kv_conn *k = conn;
+    int rc;
+    if (write) {
+        rc = mdb_txn_begin(k->d->env, NULL, 0, &k->txn);
+        if (rc) return fail(k, "begin", rc);
+    } else {
+        rc =
+            k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
+        if (rc) return fail(k, "begin read", rc);
+        k->txn = k->rtxn;
+    }
+    k->write = write;
+    return SB_OK;
+}
+
+static int kv_commit(void *conn)
+{
+    kv_conn *k = conn;
+    if (!k->txn) return SB_OK;
+    int rc = 0;
+    if (k->write)
+        rc = mdb_txn_commit(k->txn); /* frees the txn even when it fails */
+    else
+        mdb_txn_reset(k->rtxn);
+    k->txn = NULL;
+    return rc ? fail(k, "commit", rc) : SB_OK;
+}
+
+static void kv_rollback(void *conn)
+{
+    kv_conn *k = conn;
+    if (!k->txn) return;
+    if (k->write)
+        mdb_txn_abort(k->txn);
+    else
+        mdb_txn_reset(k->rtxn);
+    k->txn = NULL;
+}
+
+static bool table_ok(kv_conn *k, uint32_t table)
+{
+    if (table >= 1 && table <= k->d->tables && k->txn) return true;
+    snprintf(k->err, sizeof k->err,
+             k->txn ? "table sbtest%u does not exist" : "no transaction open", table);
+    return false;
+}
+
+static int kv_point_select(void *conn, uint32_t table, uint64_t id, sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!table_ok(k, table)) return SB_FAIL;
+    MDB_val key = {sizeof id, &id}, val;
+    int rc = mdb_get(k->txn, k->d->main[table], &key, &val);
+    if (rc == MDB_NOTFOUND) return SB_OK;
+    if (rc) return fail(k, "get", rc);
+    char c[SB_C_LEN];
+    memcpy(c, ((const kv_row *)val.mv_data)->c, sizeof c); /* the client fetches c */
+    r->rows = 1;
+    return SB_OK;
+}
+
+static int cmp_c(const void *a, const void *b)
+{
+    return memcmp(*(const char *const *)a, *(const char *const *)b, SB_C_LEN);
+}
+
+static int kv_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,
+                    sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!table_ok(k, table)) return SB_FAIL;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(k->txn, k->d->main[table], &cur);
+    if (rc) return fail(k, "cursor", rc);
+    uint64_t id = lo;
+    MDB_val key = {sizeof id, &id}, val;
+    uint64_t rows = 0;
+    int64_t sum = 0;
+    size_t n = 0;
+    char c[SB_C_LEN];
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        uint64_t kid;
+        memcpy(&kid, key.mv_data, sizeof kid);
+        if (kid > hi) break;
+        const kv_row *row = val.mv_data;
+        rows++;
+        if (kind == SB_RANGE_SUM) {
+            uint64_t kk;
+            memcpy(&kk, &row->k, sizeof kk);
+            sum += (int64_t)kk;
+        } else if (kind == SB_RANGE_SIMPLE) {
+            memcpy(c, row->c, sizeof c);
+        } else {
+            if (n == k->sortcap) {
+                size_t cap = k->sortcap ? 2 * k->sortcap : 128;
+                const char **v = realloc(k->sortv, cap * sizeof *v);
+                if (!v) {
+                    mdb_cursor_close(cur);
+                    return fail(k, "sort", ENOMEM);
+                }
+                k->sortv = v;
+                k->sortcap = cap;
+            }
+            k->sortv[n++] = row->c; /* stable for the life of the transaction */
+        }
+    }
+    mdb_cursor_close(cur);
+    if (rc && rc != MDB_NOTFOUND) return fail(k, "range", rc);
+    if (kind == SB_RANGE_ORDER || kind == SB_RANGE_DISTINCT) {
+        qsort(k->sortv, n, sizeof *k->sortv, cmp_c);
+        if (kind == SB_RANGE_DISTINCT) {
+            size_t u = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!u || memcmp(k->sortv[i], k->sortv[u - 1], SB_C_LEN))
+                    k->sortv[u++] = k->sortv[i];
+            rows = u;
+        }
+        for (size_t i = 0; i < (size_t)rows; i++)
+            memcpy(c, k->sortv[i], sizeof c);
+    }
+    r->rows = kind == SB_RANGE_SUM ? 1 : rows; /* SUM returns one row, as in SQL */
+    r->sum = sum;
+    return SB_OK;
+}
+
+/* Reads row id into *row; 1 when found, 0 when absent, SB_FAIL. */
+static int get_row(kv_conn *k, uint32_t table, uint64_t id, kv_row *row)
+{
+    MDB_val key = {sizeof id, &id}, val;
+    int rc = mdb_get(k->txn, k->d->main[table], &key, &val);
+    if (rc == MDB_NOTFOUND) return 0;
+    if (rc) return fail(k, "get", rc);
+    if (val.mv_size != sizeof *row) {
+        snprintf(k->err, sizeof k->err, "row %llu of sbtest%u has %zu bytes, not %zu",
+                 (unsigned long long)id, table, val.mv_size, sizeof *row);
+        return SB_FAIL;
+    }
+    memcpy(row, val.mv_data, sizeof *row);
+    return 1;
+}
+
+static int put_row(kv_conn *k, uint32_t table, uint64_t id, const kv_row *row, unsigned flags)
+{
+    MDB_val key = {sizeof id, &id}, val = {sizeof *row, (void *)row};
+    int rc = mdb_put(k->txn, k->d->main[table], &key, &val, flags);
+    if (rc == MDB_KEYEXIST) {
+        snprintf(k->err, sizeof k->err, "duplicate id %llu in sbtest%u", (unsigned long long)id,
+                 table);
+        return SB_FAIL;
+    }
+    return rc ? fail(k, "put", rc) : SB_OK;
+}
+
+static int index_put(kv_conn *k, uint32_t table, uint64_t kv, uint64_t id)
+{
+    MDB_val key = {sizeof kv, &kv}, val = {sizeof id, &id};
+    int rc = mdb_put(k->txn, k->d->sec[table], &key, &val, MDB_NODUPDATA);
+    return rc && rc != MDB_KEYEXIST ? fail(k, "index put", rc) : SB_OK;
+}
+
+static int index_del(kv_conn *k, uint32_t table, uint64_t kv, uint64_t id)
+{
+    MDB_val key = {sizeof kv, &kv}, val = {sizeof id, &id};
+    int rc = mdb_del(k->txn, k->d->sec[table], &key, &val);
+    if (rc == MDB_NOTFOUND) {
+        snprintf(k->err, sizeof k->err, "k index of sbtest%u lacks (k=%llu, id=%llu)", table,
+                 (unsigned long long)kv, (unsigned long long)id);
+        return SB_FAIL;
+    }
+    return rc ? fail(k, "index delete", rc) : SB_OK;
+}
+
+static bool write_ok(kv_conn *k, uint32_t table)
+{
+    if (!table_ok(k, table)) return false;
+    if (k->write) return true;
+    snprintf(k->err, sizeof k->err, "write statement outside a write transaction");
+    return false;
+}
+
+static int kv_update_index(void *conn, uint32_t table, uint64_t id, sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
+    kv_row row;
+    int rc = get_row(k, table, id, &row);
+    if (rc <= 0) return rc; /* absent: 0 rows changed */
+    uint64_t old;
+    memcpy(&old, &row.k, sizeof old);
+    uint64_t nk = old + 1;
+    memcpy(&row.k, &nk, sizeof nk);
+    if ((rc = index_del(k, table, old, id)) || (rc = index_put(k, table, nk, id)) ||
+        (rc = put_row(k, table, id, &row, 0)))
+        return rc;
+    r->rows = 1;
+    return SB_OK;
+}
+
+static int kv_update_non_index(void *conn, uint32_t table, uint64_t id, const char *c, sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
+    kv_row row;
+    int rc = get_row(k, table, id, &row);
+    if (rc <= 0) return rc;
+    memcpy(row.c, c, SB_C_LEN);
+    if ((rc = put_row(k, table, id, &row, 0))) return rc;
+    r->rows = 1;
+    return SB_OK;
+}
+
+static int kv_delete_row(void *conn, uint32_t table, uint64_t id, sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!write_ok(k, table)) return SB_FAIL;
+    r->rows = 0;
+    kv_row row;
+    int rc = get_row(k, table, id, &row);
+    if (rc <= 0) return rc;
+    uint64_t kv;
+    memcpy(&kv, &row.k, sizeof kv);
+    MDB_val key = {sizeof id, &id};
+    if ((rc = mdb_del(k->txn, k->d->main[table], &key, NULL))) return fail(k, "delete", rc);
+    if ((rc = index_del(k, table, kv, id))) return rc;
+    r->rows = 1;
+    return SB_OK;
+}
+
+static int kv_insert_row(void *conn, uint32_t table, uint64_t id, uint64_t kv, const char *c,
+                         const char *pad, sb_result *r)
+{
+    kv_conn *k = conn;
+    if (!write_ok(k, table)) return SB_FAIL;
+    int rc;
+    if (!id) {
+        /* Auto-increment: one past the largest id, under the write lock. */
+        MDB_cursor *cur;
+        if ((rc = mdb_cursor_open(k->txn, k->d->main[table], &cur))) return fail(k, "cursor", rc);
+        MDB_val key, val;
+        rc = mdb_cursor_get(cur, &key, &val, MDB_LAST);
+        id = 1;
+        if (rc == 0) {
+            memcpy(&id, key.mv_data, sizeof id);
+            id++;
+        }
+        mdb_cursor_close(cur);
+        if (rc && rc != MDB_NOTFOUND) return fail(k, "last id", rc);
+    }
+    kv_row row;
+    memcpy(&row.k, &kv, sizeof kv);
+    memcpy(row.c, c, SB_C_LEN);
+    memcpy(row.pad, pad, SB_PAD_LEN);
+    if ((rc = put_row(k, table, id, &row, MDB_NOOVERWRITE)) || (rc = index_put(k, table, kv, id)))
+        return rc;
+    r->rows = 1;
+    return SB_OK;
+}
+
+/* ------------------------------------------------------------------ check */
+
+/* Every row's (k, id) is in the index and the index has no other entries: same
+ * number of entries (dupsort entries are unique) and each row found. */
+static int kv_check(void *db, uint32_t tables, json_t **report, char *err, size_t errlen)
+{
+    kv_db *d = db;
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(d->env, NULL, MDB_RDONLY, &txn);
+    if (rc) return lerr(err, errlen, "begin", rc);
+    json_t *rows = json_array();
+    bool ok = true;
+    uint64_t missing = 0;
+    for (uint32_t t = 1; t <= tables && t <= d->tables && rc == 0; t++) {
+        MDB_stat ms, ss;
+        if ((rc = mdb_stat(txn, d->main[t], &ms)) || (rc = mdb_stat(txn, d->sec[t], &ss))) break;
+        json_array_append_new(rows, json_integer((json_int_t)ms.ms_entries));
+        if (ms.ms_entries != ss.ms_entries) ok = false;
+        MDB_cursor *mc, *sc;
+        if ((rc = mdb_cursor_open(txn, d->main[t], &mc))) break;
+        if ((rc = mdb_cursor_open(txn, d->sec[t], &sc))) {
+            mdb_cursor_close(mc);
+            break;
+        }
+        MDB_val key, val;
+        for (rc = mdb_cursor_get(mc, &key, &val, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(mc, &key, &val, MDB_NEXT)) {
+            uint64_t id, kv;
+            memcpy(&id, key.mv_data, sizeof id);
+            memcpy(&kv, val.mv_data, sizeof kv);
+            MDB_val sk = {sizeof kv, &kv}, sv = {sizeof id, &id};
+            if (mdb_cursor_get(sc, &sk, &sv, MDB_GET_BOTH)) {
+                ok = false;
+                missing++;
+            }
+        }
+        mdb_cursor_close(mc);
+        mdb_cursor_close(sc);
+        if (rc == MDB_NOTFOUND) rc = 0;
+    }
+    mdb_txn_abort(txn);
+    if (rc) {
+        json_decref(rows);
+        return lerr(err, errlen, "check", rc);
+    }
+    *report = json_pack("{s:o, s:b, s:I}", "rows", rows, "index_consistent", ok,
+                        "rows_missing_from_index", (json_int_t)missing);
+    return ok ? 0 : SIM_EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------------ run policy */
+
+static kv_memcg *run_cg; /* one run per process */
+
+static json_t *residency(void *const *dbs, int ndbs)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < ndbs; i++) {
+        const kv_db *d = dbs[i];
+        uint64_t fb = 0;
+        int64_t rb = kv_resident_bytes(d->path, &fb);
+        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:f}", "file", d->path, "file_bytes",
+                                           (json_int_t)fb, "resident_bytes", (json_int_t)rb,
+                                           "resident_share", fb ? (double)rb / (double)fb : 0.0));
+    }
+    return a;
+}
+
+static int kv_run_begin(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run,
+                        json_t *section, char *err, size_t errlen)
+{
+    sim_run_add_probe(run, &kv_page_fault_probe, NULL);
+    json_t *mem = json_object();
+    if (o->buffer_bytes) {
+        /* Each instance stands for a machine with --buffer of memory. */
+        uint64_t limit = o->buffer_bytes * (uint64_t)ndbs;
+        char why[512];
+        run_cg = kv_memcg_enter(limit, why, sizeof why);
+        if (run_cg) {
+            /* Cached pages from prepare or a previous run belong to another cgroup and
+             * would answer reads beyond the limit: flush and drop them. */
+            for (int i = 0; i < ndbs; i++) {
+                const kv_db *d = dbs[i];
+                mdb_env_sync(d->env, 1);
+                kv_drop_cache(d->path);
+            }
+            json_decref(mem);
+            mem = kv_memcg_json(run_cg);
+            json_object_set_new(mem, "page_cache_dropped_at_start", json_true());
+            sim_info("lmdb: memory cgroup %s limited to %llu bytes", kv_memcg_path(run_cg),
+                     (unsigned long long)limit);
+        } else {
+            sim_warn("lmdb: --buffer NOT applied: %s; the page cache may answer reads "
+                     "(the result reports the resident share of the data file)",
+                     why);
+            json_object_set_new(mem, "applied", json_false());
+            json_object_set_new(mem, "reason", json_string(why));
+        }
+    } else {
+        json_object_set_new(mem, "applied", json_false());
+        json_object_set_new(mem, "reason",
+                            json_string("no --buffer given: the page cache may hold all the data"));
+    }
+    json_object_set_new(mem, "resident_at_start", residency(dbs, ndbs));
+    json_object_set_new(section, "memory", mem);
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+static void kv_run_end(void *const *dbs, int ndbs, json_t *section)
+{
+    json_t *mem = json_object_get(section, "memory");
+    if (run_cg) {
+        json_t *now = kv_memcg_json(run_cg);
+        json_object_update(mem, now);
+        json_decref(now);
+        kv_memcg_leave(run_cg);
+        run_cg = NULL;
+    }
+    json_object_set_new(mem, "resident_at_end", residency(dbs, ndbs));
+}
+
+static json_t *kv_json(void *db)
+{
+    kv_db *d = db;
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(d->env, &info);
+    mdb_env_stat(d->env, &st);
+    struct stat fs;
+    uint64_t file = stat(d->path, &fs) == 0 ? (uint64_t)fs.st_size : 0;
+    unsigned flags = 0;
+    mdb_env_get_flags(d->env, &flags);
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:s, s:b, s:s, s:s}", "file", d->path,
+                     "file_bytes", (json_int_t)file, "map_size", (json_int_t)info.me_mapsize,
+                     "last_page", (json_int_t)info.me_last_pgno, "page_size",
+                     (json_int_t)st.ms_psize, "max_readers", (int)info.me_maxreaders, "sync",
+                     flags & MDB_NOSYNC       ? "off (MDB_NOSYNC)"
+                     : flags & MDB_NOMETASYNC ? "normal (MDB_NOMETASYNC)"
+                                              : "full (synced commit per transaction)",
+                     "nordahead", (flags & MDB_NORDAHEAD) != 0, "transactions",
+                     "reads in a reused read transaction (reset/renew), writes in one write "
+                     "transaction",
+                     "version", MDB_VERSION_STRING);
+}
+
+static const sb_engine_ops lmdb_engine = {
+    .name = "lmdb",
+    .description = "LMDB (mmap reads; --buffer is a memory cgroup limit)",
+    .files = kv_files,
+    .open = kv_open,
+    .close = kv_close,
+    .meta_get = kv_meta_get,
+    .meta_put = kv_meta_put,
+    .load_table = kv_load_table,
+    .connect = kv_connect,
+    .disconnect = kv_disconnect,
+    .conn_error = kv_conn_error,
+    .begin = kv_begin,
+    .commit = kv_commit,
+    .rollback = kv_rollback,
+    .point_select = kv_point_select,
+    .range = kv_range,
+    .update_index = kv_update_index,
+    .update_non_index = kv_update_non_index,
+    .delete_row = kv_delete_row,
+    .insert_row = kv_insert_row,
+    .check = kv_check,
+    .run_begin = kv_run_begin,
+    .run_end = kv_run_end,
+    .json = kv_json,
+};
+SB_REGISTER_ENGINE(lmdb_engine)

@@ -1,0 +1,509 @@
+/*
+ * oltp/sysbench_actions.c: what `appsim sysbench` does for prepare, run, check and
+ * cleanup, for any registered engine.
+ *
+ * Instance i keeps its own database files (the engine names them after i), so N
+ * instances are N independent sets of tables on one target, like N VMs on one drive;
+ * each has its own --threads connections, TPS is summed and histograms merged by sim/.
+ * Prepare loads instances in parallel (one loader thread each, at most one per CPU)
+ * and marks an instance complete only after all its tables are in, so an interrupted
+ * prepare is detected instead of being measured.
+ */
+#include "oltp/sysbench_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_FILES 8
+
+sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
+{
+    return (sb_db_opts){
+        .instance = instance,
+        .tables = (uint32_t)c->tables,
+        .table_size = c->table_size,
+        .buffer_bytes = c->buffer,
+        .sync = c->sync,
+        .max_connections = (int)c->threads,
+        .io_engine = c->io_engine,
+        .loading = loading,
+    };
+}
+
+bool sb_cmd_instance_exists(const sb_cmd *c, int instance)
+{
+    char names[MAX_FILES][64];
+    int n = c->engine->files(instance, names, MAX_FILES);
+    return n > 0 && st_target_owns(c->t, names[0]);
+}
+
+static uint64_t files_bytes(const sb_cmd *c, int instance)
+{
+    char names[MAX_FILES][64], path[4096];
+    int n = c->engine->files(instance, names, MAX_FILES);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(st_target_file_path(c->t, names[i], path, sizeof path), &st) == 0)
+            total += (uint64_t)st.st_size;
+    }
+    return total;
+}
+
+/* Compares an instance's meta with the options; 0, or a usage error with a message. */
+static int meta_matches(const sb_cmd *c, int instance, const sb_meta *m)
+{
+    if (!m->complete) {
+        sim_error("instance %d's tables are incomplete (prepare was interrupted or failed): run "
+                  "`appsim sysbench cleanup --engine %s --target %s` and prepare again",
+                  instance, c->engine->name, c->target);
+        return SIM_EXIT_USAGE;
+    }
+    if (m->tables != c->tables || m->table_size != c->table_size) {
+        sim_error("instance %d was prepared with --tables %u --table-size %llu, not --tables %llu "
+                  "--table-size %llu: pass those, or cleanup and prepare again",
+                  instance, m->tables, (unsigned long long)m->table_size,
+                  (unsigned long long)c->tables, (unsigned long long)c->table_size);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int sb_action_needs_prepare(sb_cmd *c, int *needs)
+{
+    int present = 0;
+    for (int i = 0; i < (int)c->instances; i++)
+        present += sb_cmd_instance_exists(c, i);
+    if (present == 0) {
+        *needs = 1;
+        return 0;
+    }
+    if (present != (int)c->instances) {
+        sim_error("only %d of %llu instances are prepared in %s: run cleanup, then prepare with "
+                  "--instances %llu",
+                  present, (unsigned long long)c->instances, c->target,
+                  (unsigned long long)c->instances);
+        return SIM_EXIT_USAGE;
+    }
+    *needs = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ prepare */
+
+typedef struct loader {
+    sb_cmd *c;
+    atomic_int next; /* next instance to load */
+    atomic_uint_fast64_t rows;
+    atomic_int rc;
+    pthread_mutex_t lock;
+    char err[1024];
+} loader;
+
+static void load_fail(loader *l, int rc, const char *msg)
+{
+    pthread_mutex_lock(&l->lock);
+    if (!atomic_load(&l->rc)) {
+        atomic_store(&l->rc, rc);
+        snprintf(l->err, sizeof l->err, "%s", msg);
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void load_instance(loader *l, int inst)
+{
+    sb_cmd *c = l->c;
+    char err[1024];
+    sb_db_opts o = sb_cmd_db_opts(c, inst, true);
+    void *db = NULL;
+    int rc = c->engine->open(c->t, &o, true, &db, err, sizeof err);
+    if (rc) {
+        load_fail(l, rc, err);
+        return;
+    }
+    sb_meta m = {.tables = (uint32_t)c->tables, .table_size = c->table_size, .seed = c->seed};
+    rc = c->engine->meta_put(db, &m, err, sizeof err);
+    for (uint32_t t = 1; rc == 0 && t <= c->tables; t++) {
+        if (sim_interrupted() || atomic_load(&l->rc)) {
+            rc = -1;
+            break;
+        }
+        sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst, t,
+                 (unsigned long long)c->table_size);
+        sim_rng rng;
+        sim_rng_seed(&rng, c->seed, (uint64_t)inst << 32 | t);
+        rc = c->engine->load_table(db, t, c->table_size, &rng, err, sizeof err);
+        if (rc == 0) atomic_fetch_add(&l->rows, c->table_size);
+    }
+    if (rc == 0) {
+        m.complete = true;
+        rc = c->engine->meta_put(db, &m, err, sizeof err);
+    }
+    c->engine->close(db);
+    if (rc > 0) load_fail(l, rc, err);
+    if (rc < 0) load_fail(l, SIM_EXIT_FAIL, "interrupted");
+}
+
+static void *loader_main(void *arg)
+{
+    loader *l = arg;
+    int inst;
+    while ((inst = atomic_fetch_add(&l->next, 1)) < (int)l->c->instances)
+        load_instance(l, inst);
+    return NULL;
+}
+
+int sb_action_prepare(sb_cmd *c, json_t *doc)
+{
+    for (int i = 0; i < (int)c->instances; i++) {
+        if (sb_cmd_instance_exists(c, i)) {
+            sim_error("instance %d is already prepared in %s: run `appsim sysbench cleanup "
+                      "--engine %s --target %s` first",
+                      i, c->target, c->engine->name, c->target);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    /* Room for the rows (c, pad, k, id, index entry) with B-tree overhead. */
+    uint64_t need = c->instances * c->tables * c->table_size * 400;
+    char err[1024];
+    int rc = st_target_check_space(c->t, need, err, sizeof err);
+    if (rc) {
+        sim_error("%s", err);
+        return rc;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads =
+        (int)(c->instances < (uint64_t)(cpus > 0 ? cpus : 1) ? c->instances : (uint64_t)cpus);
+    loader l = {.c = c};
+    pthread_mutex_init(&l.lock, NULL);
+    uint64_t t0 = sim_now_ns();
+    pthread_t th[256];
+    int started = 0;
+    for (int i = 0; i < nthreads; i++)
+        if (pthread_create(&th[started], NULL, loader_main, &l) == 0) started++;
+    if (!started) loader_main(&l);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    double secs = (double)(sim_now_ns() - t0) / 1e9;
+    pthread_mutex_destroy(&l.lock);
+    uint64_t rows = atomic_load(&l.rows), bytes = 0;
+    for (int i = 0; i < (int)c->instances; i++)
+        bytes += files_bytes(c, i);
+    json_object_set_new(doc, "prepare",
+                        json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:b}", "engine", c->engine->name,
+                                  "rows", (json_int_t)rows, "seconds", secs, "rows_per_s",
+                                  secs > 0 ? rows / secs : 0.0, "bytes", (json_int_t)bytes,
+                                  "loader_threads", started ? started : 1, "complete",
+                                  atomic_load(&l.rc) == 0));
+    if (atomic_load(&l.rc)) {
+        sim_error("prepare failed: %s", l.err);
+        return atomic_load(&l.rc);
+    }
+    printf("prepare (%s): %llu rows in %.2f s = %.0f rows/s, %.1f MiB on disk\n", c->engine->name,
+           (unsigned long long)rows, secs, secs > 0 ? rows / secs : 0.0, bytes / 1048576.0);
+    fflush(stdout);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct sb_wl {
+    sb_cmd *c;
+    void **dbs;
+    atomic_bool warned;
+    pthread_mutex_t lock;
+    char first_error[512];
+    atomic_int failed_connects;
+} sb_wl;
+
+enum { CNT_READS, CNT_WRITES, CNT_OTHER, CNT_RETRIES, CNT_COUNT };
+static const char *const counter_names[CNT_COUNT] = {"reads", "writes", "other", "retries"};
+
+static void *vu_open(void *wlp, int instance, int worker)
+{
+    sb_wl *wl = wlp;
+    char err[512];
+    void *conn = wl->c->engine->connect(wl->dbs[instance], err, sizeof err);
+    if (!conn) {
+        sim_error("instance %d connection %d: %s", instance, worker, err);
+        atomic_fetch_add(&wl->failed_connects, 1);
+    }
+    return conn;
+}
+
+static void vu_close(void *wlp, void *conn)
+{
+    sb_wl *wl = wlp;
+    wl->c->engine->disconnect(conn);
+}
+
+static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
+{
+    sb_wl *wl = wlp;
+    sb_counts n = {0};
+    char err[512];
+    int rc = sb_event(&wl->c->ev, conn, rng, &n, err, sizeof err);
+    sim_meter_count(m, CNT_READS, n.reads);
+    sim_meter_count(m, CNT_WRITES, n.writes);
+    sim_meter_count(m, CNT_OTHER, n.other);
+    sim_meter_count(m, CNT_RETRIES, n.retries);
+    if (rc == SB_OK) return 0;
+    if (!atomic_exchange(&wl->warned, true)) {
+        pthread_mutex_lock(&wl->lock);
+        snprintf(wl->first_error, sizeof wl->first_error, "%s", err);
+        pthread_mutex_unlock(&wl->lock);
+        sim_warn("instance %d: transaction failed: %s (further errors are counted only)", instance,
+                 err);
+    }
+    return -1;
+}
+
+static json_t *mix_json(const sb_mix *m)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b}", "point_selects",
+                     (json_int_t)m->point_selects, "simple_ranges", (json_int_t)m->simple_ranges,
+                     "sum_ranges", (json_int_t)m->sum_ranges, "order_ranges",
+                     (json_int_t)m->order_ranges, "distinct_ranges", (json_int_t)m->distinct_ranges,
+                     "index_updates", (json_int_t)m->index_updates, "non_index_updates",
+                     (json_int_t)m->non_index_updates, "delete_inserts",
+                     (json_int_t)m->delete_inserts, "range_size", (json_int_t)m->range_size,
+                     "range_selects", m->range_selects, "skip_trx", m->skip_trx);
+}
+
+static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
+{
+    const sb_event_cfg *ev = &c->ev;
+    double secs = sim_run_measured_seconds(run);
+    uint64_t r = sim_run_counter(run, CNT_READS, -1), w = sim_run_counter(run, CNT_WRITES, -1);
+    uint64_t o = sim_run_counter(run, CNT_OTHER, -1), rt = sim_run_counter(run, CNT_RETRIES, -1);
+    uint64_t txn = sim_run_count(run, -1, -1), errs = sim_run_errors(run, -1, -1);
+    sb_counts per = sb_expected_counts(ev->workload, &ev->mix);
+    double q = secs > 0 ? 1.0 / secs : 0;
+    uint64_t done = txn + errs;
+    return json_pack(
+        "{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I},"
+        " s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:I, s:I, s:s}",
+        "engine", c->engine->name, "workload", sb_workload_name(ev->workload), "tables",
+        (json_int_t)ev->tables, "table_size", (json_int_t)ev->table_size, "rand_type",
+        sb_rand_type_name(ev->dist.type), "rand_type_note",
+        "uniform is the default of sysbench 1.1; sysbench 1.0.x defaults to special", "mix",
+        mix_json(&ev->mix), "expected_per_transaction", "reads", (json_int_t)per.reads, "writes",
+        (json_int_t)per.writes, "other", (json_int_t)per.other, "queries", "reads", (json_int_t)r,
+        "writes", (json_int_t)w, "other", (json_int_t)o, "total", (json_int_t)(r + w + o), "qps",
+        "read", r * q, "write", w * q, "other", o * q, "total", (r + w + o) * q, "per_transaction",
+        "reads", done ? (double)r / done : 0.0, "writes", done ? (double)w / done : 0.0, "other",
+        done ? (double)o / done : 0.0, "retries", (json_int_t)rt, "errors", (json_int_t)errs,
+        "transactions",
+        c->skip_trx ? "autocommit per statement"
+                    : "reads in one snapshot, then writes in one write transaction");
+}
+
+int sb_action_run(sb_cmd *c, json_t *doc)
+{
+    char err[1024];
+    int n = (int)c->instances, rc = 0;
+    void **dbs = calloc((size_t)n, sizeof *dbs);
+    if (!dbs) return SIM_EXIT_FAIL;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!sb_cmd_instance_exists(c, i)) {
+            sim_error("instance %d is not prepared in %s: run `appsim sysbench prepare` with the "
+                      "same --engine, --tables, --table-size and --instances",
+                      i, c->target);
+            rc = SIM_EXIT_USAGE;
+            break;
+        }
+        sb_db_opts o = sb_cmd_db_opts(c, i, false);
+        rc = c->engine->open(c->t, &o, false, &dbs[i], err, sizeof err);
+        if (rc) {
+            sim_error("%s", err);
+            break;
+        }
+        sb_meta m;
+        rc = c->engine->meta_get(dbs[i], &m, err, sizeof err);
+        if (rc)
+            sim_error("%s", err);
+        else
+            rc = meta_matches(c, i, &m);
+    }
+    if (rc) goto out;
+
+    const char *type_names[1] = {sb_workload_name(c->ev.workload)};
+    sim_run_config rc_cfg = {
+        .type_names = type_names,
+        .ntypes = 1,
+        .counter_names = counter_names,
+        .ncounters = CNT_COUNT,
+        .unit = "tps",
+        .warmup_ns = c->warmup_ns,
+        .duration_ns = c->time_ns,
+        .report_interval_ns = c->report_ns,
+        .instances = n,
+        .quiet = c->quiet,
+    };
+    sim_run *run = sim_run_new(&rc_cfg);
+    sim_run_add_probe(run, &st_device_io_probe, c->t);
+    json_t *engine =
+        json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
+    sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
+    if (c->engine->run_begin) {
+        rc = c->engine->run_begin(dbs, n, &o0, run, engine, err, sizeof err);
+        if (rc) {
+            sim_error("%s", err);
+            json_decref(engine);
+            sim_run_free(run);
+            goto out;
+        }
+    }
+    sb_wl wl = {.c = c, .dbs = dbs};
+    pthread_mutex_init(&wl.lock, NULL);
+    sim_vu_ops ops = {.worker_open = vu_open, .worker_close = vu_close, .run = vu_unit};
+    sim_vu_config vc = {
+        .instances = n,
+        .vusers = (uint32_t)c->threads,
+        .workers = (int)c->threads,
+        .rate = c->rate,
+        .seed = c->seed,
+    };
+    sim_vu_stats stats = {0};
+    sim_info("%s: %s, %llu thread(s) x %d instance(s), %s", c->engine->name,
+             sb_workload_name(c->ev.workload), (unsigned long long)c->threads, n,
+             c->rate > 0 ? "open loop" : "closed loop");
+    sim_run_start(run);
+    int vrc = sim_vu_run(run, &vc, &ops, &wl, &stats);
+    sim_run_finish(run);
+    if (c->engine->run_end) c->engine->run_end(dbs, n, engine);
+    json_t *inst = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(inst, c->engine->json(dbs[i]));
+    json_object_set_new(engine, "instances", inst);
+
+    sim_result_put_run(doc, NULL, run);
+    json_t *sb = sysbench_section(c, run);
+    if (wl.first_error[0]) json_object_set_new(sb, "first_error", json_string(wl.first_error));
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats.max_queue,
+                                  "wake_late_p99_ns", (json_int_t)stats.wake_late_p99_ns,
+                                  "wake_late_max_ns", (json_int_t)stats.wake_late_max_ns));
+    json_object_set_new(doc, "sysbench", sb);
+    json_object_set_new(doc, "engine", engine);
+    sim_result_print(stdout, doc);
+    const json_t *qps = json_object_get(sb, "qps");
+    printf("  queries/s: read %.1f, write %.1f, other %.1f, total %.1f; retries %lld\n",
+           json_real_value(json_object_get(qps, "read")),
+           json_real_value(json_object_get(qps, "write")),
+           json_real_value(json_object_get(qps, "other")),
+           json_real_value(json_object_get(qps, "total")),
+           (long long)json_integer_value(json_object_get(sb, "retries")));
+    const json_t *pf = json_object_get(doc, "page_faults");
+    if (json_is_object(pf))
+        printf("  page faults: %lld major, %lld minor\n",
+               (long long)json_integer_value(json_object_get(pf, "major")),
+               (long long)json_integer_value(json_object_get(pf, "minor")));
+    const json_t *mem = json_object_get(engine, "memory");
+    if (json_is_object(mem)) {
+        if (json_is_true(json_object_get(mem, "applied")))
+            printf("  memory: cgroup %s limit %lld bytes (peak %lld)\n",
+                   json_string_value(json_object_get(mem, "version")),
+                   (long long)json_integer_value(json_object_get(mem, "limit_bytes")),
+                   (long long)json_integer_value(json_object_get(mem, "peak_bytes")));
+        else
+            printf("  memory: NOT limited (%s)\n",
+                   json_string_value(json_object_get(mem, "reason")));
+        const json_t *res = json_object_get(mem, "resident_at_end");
+        size_t i;
+        const json_t *v;
+        json_array_foreach(res, i, v)
+            printf("  resident in page cache at end: %.1f%% of %s\n",
+                   100.0 * json_real_value(json_object_get(v, "resident_share")),
+                   json_string_value(json_object_get(v, "file")));
+    }
+    fflush(stdout);
+    pthread_mutex_destroy(&wl.lock);
+    sim_run_free(run);
+    rc = vrc ? SIM_EXIT_FAIL : 0;
+out:
+    for (int i = 0; i < n; i++)
+        if (dbs[i]) c->engine->close(dbs[i]);
+    free(dbs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ check, cleanup */
+
+int sb_action_check(sb_cmd *c, json_t *doc)
+{
+    char err[1024];
+    json_t *arr = json_array();
+    int worst = 0;
+    for (int i = 0; i < (int)c->instances; i++) {
+        if (!sb_cmd_instance_exists(c, i)) {
+            sim_error("instance %d is not prepared in %s", i, c->target);
+            worst = SIM_EXIT_USAGE;
+            break;
+        }
+        sb_db_opts o = sb_cmd_db_opts(c, i, false);
+        void *db;
+        int rc = c->engine->open(c->t, &o, false, &db, err, sizeof err);
+        if (rc) {
+            sim_error("%s", err);
+            worst = rc;
+            break;
+        }
+        json_t *rep = NULL;
+        sb_meta m;
+        rc = c->engine->meta_get(db, &m, err, sizeof err);
+        if (rc == 0) rc = meta_matches(c, i, &m);
+        if (rc == 0) {
+            rc = c->engine->check(db, (uint32_t)c->tables, &rep, err, sizeof err);
+            if (!rep) sim_error("%s", err);
+        }
+        c->engine->close(db);
+        if (rep) {
+            json_object_set_new(rep, "instance", json_integer(i));
+            bool ok = json_is_true(json_object_get(rep, "index_consistent"));
+            printf("check (%s) instance %d: rows per table", c->engine->name, i);
+            size_t k;
+            json_t *v;
+            json_array_foreach(json_object_get(rep, "rows"), k, v)
+                printf(" %lld", (long long)json_integer_value(v));
+            printf("; secondary index %s\n", ok ? "consistent" : "INCONSISTENT");
+            json_array_append_new(arr, rep);
+        }
+        if (rc && !worst) worst = rc;
+    }
+    json_object_set_new(doc, "check", arr);
+    fflush(stdout);
+    return worst;
+}
+
+int sb_action_cleanup(sb_cmd *c, json_t *doc)
+{
+    char err[1024];
+    int removed = 0, rc = 0;
+    json_t *arr = json_array();
+    /* Every instance this engine may have left, whatever --instances says now. */
+    for (int i = 0; i < 4096; i++) {
+        char names[MAX_FILES][64];
+        int nf = c->engine->files(i, names, MAX_FILES);
+        int here = 0;
+        for (int f = 0; f < nf; f++) {
+            if (!st_target_owns(c->t, names[f])) continue;
+            here++;
+            if (st_target_remove_file(c->t, names[f], err, sizeof err)) {
+                sim_error("%s", err);
+                rc = SIM_EXIT_FAIL;
+                continue;
+            }
+            removed++;
+            json_array_append_new(arr, json_string(names[f]));
+        }
+        if (!here && i >= (int)c->instances) break;
+    }
+    json_object_set_new(doc, "cleanup", json_pack("{s:o}", "removed", arr));
+    printf("cleanup (%s): removed %d file(s) from %s\n", c->engine->name, removed, c->target);
+    return rc;
+}

@@ -1,0 +1,272 @@
+/*
+ * oltp/sysbench_cmd.c: `appsim sysbench [prepare|run|check|cleanup] [options]`: option
+ * table, validation and dispatch. The option names and defaults are sysbench's
+ * (oltp_common.lua and sysbench's own --threads/--time/--rate/--rand-*), except
+ * --rand-type, whose default is uniform as in sysbench 1.1 (sysbench 1.0.x, e.g. the
+ * Debian package 1.0.20, defaults to special), and --time, whose default is 60 s.
+ */
+#include "oltp/sysbench_internal.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "appsim sysbench [prepare|run|check|cleanup] --target DIR [--engine sqlite|lmdb] [options]\n"
+    "  no action: prepare if the tables are absent, then run";
+
+#define U64(n, field, lo, hi, h)                                                                   \
+    {                                                                                              \
+        .name = n, .kind = SIM_OPT_U64, .dst = &c->field, .help = h, .min = lo, .max = hi          \
+    }
+
+static int sysbench_main(int argc, char **argv)
+{
+    sb_cmd cmd = {
+        .engine_name = "sqlite",
+        .workload_name = "oltp_read_write",
+        .range_selects = "on",
+        .rand_type = "uniform",
+        .sync = "full",
+        .tables = 1,
+        .table_size = 10000,
+        .range_size = 100,
+        .point_selects = 10,
+        .simple_ranges = 1,
+        .sum_ranges = 1,
+        .order_ranges = 1,
+        .distinct_ranges = 1,
+        .index_updates = 1,
+        .non_index_updates = 1,
+        .delete_inserts = 1,
+        .rand_spec_iter = 12,
+        .rand_spec_pct = 1,
+        .rand_spec_res = 75,
+        .pareto_h = 0.2,
+        .zipf_exp = 0.8,
+        .threads = 1,
+        .instances = 1,
+        .time_ns = 60000000000ull,
+        .seed = 1,
+        .max_retries = 100,
+    };
+    sb_cmd *c = &cmd;
+    char engine_help[160];
+    snprintf(engine_help, sizeof engine_help, "database engine: %s", sb_engine_names());
+    sim_opt opts[] = {
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->target,
+         .help = "directory on the drive under test (created if missing)"},
+        {.name = "engine",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->engine_name,
+         .help = engine_help,
+         .choices = sb_engine_names()},
+        {.name = "workload",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->workload_name,
+         .help = "sysbench script",
+         .choices = "oltp_read_write|oltp_read_only|oltp_write_only|oltp_point_select|"
+                    "oltp_update_index|oltp_update_non_index|oltp_insert|oltp_delete"},
+        U64("tables", tables, 1, 100000, "number of tables (sbtest1..N)"),
+        U64("table-size", table_size, 1, 4294967295.0, "rows per table"),
+        U64("range-size", range_size, 1, 1000000, "rows per range SELECT"),
+        U64("point-selects", point_selects, 0, 1000000, "point SELECTs per transaction"),
+        U64("simple-ranges", simple_ranges, 0, 1000000, "simple range SELECTs per transaction"),
+        U64("sum-ranges", sum_ranges, 0, 1000000, "SELECT SUM() per transaction"),
+        U64("order-ranges", order_ranges, 0, 1000000, "SELECT ... ORDER BY per transaction"),
+        U64("distinct-ranges", distinct_ranges, 0, 1000000, "SELECT DISTINCT per transaction"),
+        U64("index-updates", index_updates, 0, 1000000, "UPDATE of k per transaction"),
+        U64("non-index-updates", non_index_updates, 0, 1000000, "UPDATE of c per transaction"),
+        U64("delete-inserts", delete_inserts, 0, 1000000,
+            "DELETE + INSERT of the same id per transaction"),
+        {.name = "range-selects",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->range_selects,
+         .help = "run the range SELECTs at all",
+         .choices = "on|off"},
+        {.name = "skip-trx",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->skip_trx,
+         .help = "no BEGIN/COMMIT: every statement commits on its own"},
+        {.name = "rand-type",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->rand_type,
+         .help = "id distribution (uniform = sysbench 1.1's default; 1.0.x used special)",
+         .choices = "uniform|zipfian|pareto|gaussian|special"},
+        U64("rand-spec-iter", rand_spec_iter, 1, 1000, "iterations for gaussian and special"),
+        U64("rand-spec-pct", rand_spec_pct, 0, 100, "percent of the range that is 'special'"),
+        U64("rand-spec-res", rand_spec_res, 0, 99, "percent of draws in the special range"),
+        {.name = "rand-pareto-h",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->pareto_h,
+         .help = "pareto shape h",
+         .min = 0.001,
+         .max = 0.999},
+        {.name = "rand-zipfian-exp",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->zipf_exp,
+         .help = "zipfian exponent",
+         .min = 0,
+         .max = 100},
+        U64("threads", threads, 1, 4096, "connections (closed loop: users) per instance"),
+        {.name = "rate",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->rate,
+         .help = "open loop: transactions per second per instance (0 = closed loop)",
+         .min = 0,
+         .max = 1e9},
+        {.name = "time",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->time_ns,
+         .help = "measured duration (0 = until interrupted)"},
+        {.name = "warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->warmup_ns,
+         .help = "warm-up before the measured phase, not in the summary"},
+        {.name = "report-interval",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->report_ns,
+         .help = "interval report period (0 = none)"},
+        U64("instances", instances, 1, 256,
+            "independent sets of tables and threads on the target (like VMs)"),
+        {.name = "buffer",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->buffer,
+         .help = "database memory per instance: SQLite buffer pool (0 = 128 MiB); LMDB "
+                 "memory cgroup limit (0 = none)"},
+        {.name = "sync",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->sync,
+         .help = "commit durability",
+         .choices = "full|normal|off"},
+        {.name = "io-engine",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->io_engine,
+         .help = "I/O engine of the SQLite VFS (io_uring, psync)"},
+        {.name = "buffered",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->buffered,
+         .help = "no O_DIRECT for SQLite: the page cache is in play (recorded)"},
+        U64("seed", seed, 0, 0, "random seed (data and transactions)"),
+        U64("max-retries", max_retries, 0, 1000000,
+            "retries of a transaction after a busy/conflict before it counts as an error"),
+        {.name = "json",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->json_path,
+         .help = "write the result document to this file"},
+        {.name = "quiet",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->quiet,
+         .help = "no progress or interval lines on stderr"},
+        SIM_OPT_END,
+    };
+    char *pos[2];
+    int npos = 0;
+    int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    sim_set_quiet(c->quiet);
+    c->argc = argc;
+    c->argv = argv;
+    c->opts = opts;
+
+    const char *action = npos ? pos[0] : NULL;
+    if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
+        strcmp(action, "cleanup")) {
+        sim_error("unknown action '%s': use prepare, run, check or cleanup (or none: prepare "
+                  "if needed, then run)",
+                  action);
+        return SIM_EXIT_USAGE;
+    }
+    if (!c->target) {
+        sim_error("sysbench needs --target DIR: a directory on the drive under test");
+        return SIM_EXIT_USAGE;
+    }
+    c->engine = sb_find_engine(c->engine_name);
+    if (!c->engine) {
+        sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
+        return SIM_EXIT_USAGE;
+    }
+    if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered)) {
+        sim_error("--io-engine and --buffered apply to the SQLite VFS; LMDB always reads through "
+                  "the page cache (mmap), limited by --buffer's memory cgroup");
+        return SIM_EXIT_USAGE;
+    }
+    char err[1024];
+    sb_event_cfg *ev = &c->ev;
+    ev->engine = c->engine;
+    if (sb_workload_parse(c->workload_name, &ev->workload)) {
+        sim_error("--workload %s is not a sysbench OLTP script", c->workload_name);
+        return SIM_EXIT_USAGE;
+    }
+    if (sb_dist_init(&ev->dist, c->rand_type, (unsigned)c->rand_spec_iter,
+                     (unsigned)c->rand_spec_pct, (unsigned)c->rand_spec_res, c->pareto_h,
+                     c->zipf_exp, err, sizeof err)) {
+        sim_error("%s", err);
+        return SIM_EXIT_USAGE;
+    }
+    ev->mix = (sb_mix){
+        .point_selects = (uint32_t)c->point_selects,
+        .simple_ranges = (uint32_t)c->simple_ranges,
+        .sum_ranges = (uint32_t)c->sum_ranges,
+        .order_ranges = (uint32_t)c->order_ranges,
+        .distinct_ranges = (uint32_t)c->distinct_ranges,
+        .index_updates = (uint32_t)c->index_updates,
+        .non_index_updates = (uint32_t)c->non_index_updates,
+        .delete_inserts = (uint32_t)c->delete_inserts,
+        .range_size = (uint32_t)c->range_size,
+        .range_selects = !strcmp(c->range_selects, "on"),
+        .skip_trx = c->skip_trx,
+    };
+    ev->tables = (uint32_t)c->tables;
+    ev->table_size = c->table_size;
+    ev->max_retries = (uint32_t)c->max_retries;
+    sb_counts per = sb_expected_counts(ev->workload, &ev->mix);
+    if (per.reads + per.writes == 0 && (!action || !strcmp(action, "run"))) {
+        sim_error("%s with these counts runs no statement: raise one of the count options",
+                  c->workload_name);
+        return SIM_EXIT_USAGE;
+    }
+
+    bool creates = !action || !strcmp(action, "prepare");
+    struct stat st;
+    if (stat(c->target, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        sim_error("--target %s is not a directory: sysbench keeps its database files in a "
+                  "directory on the drive's filesystem",
+                  c->target);
+        return SIM_EXIT_USAGE;
+    }
+    st_target_opts to = {.path = c->target, .buffered = c->buffered, .create_dir = creates};
+    rc = st_target_open(&to, &c->t, err, sizeof err);
+    if (rc) {
+        sim_error("%s", err);
+        return rc;
+    }
+    json_t *doc = sim_result_new("sysbench", argc, argv, opts);
+    json_object_set_new(doc, "target", st_target_json(c->t));
+    if (!action) {
+        int needs = 0;
+        rc = sb_action_needs_prepare(c, &needs);
+        if (rc == 0 && needs) rc = sb_action_prepare(c, doc);
+        if (rc == 0) rc = sb_action_run(c, doc);
+    } else if (!strcmp(action, "prepare")) {
+        rc = sb_action_prepare(c, doc);
+    } else if (!strcmp(action, "run")) {
+        rc = sb_action_run(c, doc);
+    } else if (!strcmp(action, "check")) {
+        rc = sb_action_check(c, doc);
+    } else {
+        rc = sb_action_cleanup(c, doc);
+    }
+    if (c->json_path && sim_result_write(doc, c->json_path) && rc == 0) rc = SIM_EXIT_FAIL;
+    json_decref(doc);
+    st_target_close(c->t);
+    return rc;
+}
+
+static const sim_command sysbench_command = {
+    .name = "sysbench",
+    .summary = "sysbench OLTP tables and workloads on SQLite or LMDB",
+    .main = sysbench_main,
+};
+SIM_REGISTER_COMMAND(sysbench_command)

@@ -1,0 +1,45 @@
+/*
+ * oltp/sysbench_internal.h: the pieces of `appsim sysbench` shared by its own files
+ * (options and main in sysbench_cmd.c, actions in sysbench_actions.c).
+ */
+#ifndef APPSIM_SYSBENCH_INTERNAL_H
+#define APPSIM_SYSBENCH_INTERNAL_H
+
+#include "oltp/oltp.h"
+
+typedef struct sb_cmd {
+    /* options, as parsed (defaults set by sysbench_cmd.c) */
+    const char *engine_name, *target, *workload_name, *range_selects, *rand_type, *sync;
+    const char *io_engine, *json_path;
+    uint64_t tables, table_size, range_size;
+    uint64_t point_selects, simple_ranges, sum_ranges, order_ranges, distinct_ranges;
+    uint64_t index_updates, non_index_updates, delete_inserts;
+    uint64_t rand_spec_iter, rand_spec_pct, rand_spec_res;
+    double pareto_h, zipf_exp, rate;
+    uint64_t threads, instances, time_ns, warmup_ns, report_ns, buffer, seed, max_retries;
+    bool skip_trx, buffered, quiet;
+
+    /* resolved */
+    const sb_engine_ops *engine;
+    sb_event_cfg ev;
+    st_target *t;
+    int argc;
+    char **argv;
+    const sim_opt *opts;
+} sb_cmd;
+
+/* Options for opening instance i (runtime or loading settings). */
+sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading);
+/* Whether instance i's database file is present in the target. */
+bool sb_cmd_instance_exists(const sb_cmd *c, int instance);
+
+/* Actions: each returns an exit status and fills its section of the result doc. */
+int sb_action_prepare(sb_cmd *c, json_t *doc);
+int sb_action_run(sb_cmd *c, json_t *doc);
+int sb_action_check(sb_cmd *c, json_t *doc);
+int sb_action_cleanup(sb_cmd *c, json_t *doc);
+/* For no action: 0 when every instance is prepared with these options (run only),
+ * 1 when none is (prepare first), or a usage error with a message. */
+int sb_action_needs_prepare(sb_cmd *c, int *needs);
+
+#endif

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Run modes of `appsim sysbench` on both engines: closed loop obeys Little's law
+# (TPS = threads / mean latency within 5 %, the issue's one timing assertion), open
+# loop with --rate runs and records latency from the arrival, --instances N keeps N
+# independent table sets whose counts add up to the summary, the default action
+# prepares when needed and then runs, and bad input is refused with exit status 2.
+# APPSIM_TEST_RUN_SERIAL: the Little's law check is a timing measurement.
+set -euo pipefail
+: "${APPSIM:?}" "${APPSIM_TMP:?}"
+command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
+rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+SHAPE=(--tables 2 --table-size 3000)
+
+for engine in sqlite lmdb; do
+  T="$APPSIM_TMP/$engine"
+  # no action: prepares (absent), then runs; instances 2
+  "$APPSIM" sysbench --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 2 \
+    --time 1 --sync off --workload oltp_read_only --quiet --json "$T.auto.json" >/dev/null
+  jq -e '.prepare.rows == 12000 and .summary.count > 0' "$T.auto.json" >/dev/null || fail "$engine auto prepare+run"
+  jq -e '(.instances | length) == 2 and ([.instances[].summary.count] | add) == .summary.count
+         and all(.instances[]; .summary.count > 0)' "$T.auto.json" >/dev/null || fail "$engine instances"
+  # second time: already prepared, runs only
+  "$APPSIM" sysbench --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 1 \
+    --time 1 --sync off --workload oltp_point_select --quiet --json "$T.auto2.json" >/dev/null
+  jq -e '.prepare == null and .summary.count > 0' "$T.auto2.json" >/dev/null || fail "$engine second auto run prepared again"
+
+  # Little's law, closed loop, no think time: TPS = threads / mean latency
+  "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 4 \
+    --time 4 --warmup 1 --sync off --workload oltp_read_write --quiet --json "$T.ll.json" >/dev/null
+  jq -e '(.summary.tps) as $x | (8 / (.summary.latency_us.mean_us / 1e6)) as $y |
+         (($x - $y) | fabs) / $x < 0.05' "$T.ll.json" >/dev/null \
+    || fail "$engine Little's law: tps $(jq .summary.tps "$T.ll.json") vs 8/mean $(jq '8/(.summary.latency_us.mean_us/1e6)' "$T.ll.json")"
+  jq -e '.warmup.count > 0 and .summary.errors == 0' "$T.ll.json" >/dev/null || fail "$engine warmup"
+
+  # open loop: arrivals at --rate, intervals reported
+  "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 2 \
+    --rate 100 --time 2 --report-interval 1 --sync off --workload oltp_point_select --quiet \
+    --json "$T.open.json" >/dev/null
+  jq -e '.summary.count > 0 and (.intervals | length) >= 2 and .config.rate == 100' "$T.open.json" >/dev/null \
+    || fail "$engine open loop"
+
+  # --skip-trx and custom counts: no BEGIN/COMMIT, the counts as given, synced commits.
+  # One thread per instance: without transactions two threads may delete and re-insert
+  # the same id in between each other's statements (a duplicate-key error, as in
+  # sysbench on MySQL).
+  "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --threads 1 \
+    --time 1 --skip-trx --point-selects 3 --range-selects off --delete-inserts 2 --sync full \
+    --quiet --json "$T.skip.json" >/dev/null
+  jq -e '.sysbench.expected_per_transaction == {"reads":3,"writes":6,"other":0} and
+         .summary.errors == 0 and .summary.count > 0 and
+         ((.sysbench.per_transaction.writes - 6) | fabs) < 0.06' "$T.skip.json" >/dev/null \
+    || fail "$engine skip-trx: $(jq -c '.sysbench | [.per_transaction, .expected_per_transaction]' "$T.skip.json")"
+
+  # rand types are accepted and recorded
+  for rt in zipfian pareto gaussian special; do
+    "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 2 --time 1 \
+      --rand-type $rt --sync off --workload oltp_point_select --quiet --json "$T.rt.json" >/dev/null
+    [ "$(jq -r .sysbench.rand_type "$T.rt.json")" = $rt ] || fail "$engine rand-type $rt not recorded"
+  done
+
+  # refusals: exit status 2 with a message
+  expect2() { set +e; "$@" >/dev/null 2>"$T.err"; rc=$?; set -e; [ $rc = 2 ] || fail "exit $rc for: $*"; [ -s "$T.err" ] || fail "no message for: $*"; }
+  expect2 "$APPSIM" sysbench run --engine "$engine" --target "$T" --tables 3 --table-size 3000 --instances 2 --time 1
+  expect2 "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --instances 3 --time 1
+  expect2 "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --rand-type normal
+  expect2 "$APPSIM" sysbench frobnicate --engine "$engine" --target "$T"
+  expect2 "$APPSIM" sysbench run --engine "$engine" "${SHAPE[@]}"
+  expect2 "$APPSIM" sysbench run --engine "$engine" --target "$APPSIM_TMP/none" "${SHAPE[@]}" --time 1
+  expect2 "$APPSIM" sysbench run --engine "$engine" --target "$T" "${SHAPE[@]}" --workload oltp_read_only \
+    --point-selects 0 --range-selects off --instances 2
+  if [ "$engine" = lmdb ]; then
+    expect2 "$APPSIM" sysbench run --engine lmdb --target "$T" "${SHAPE[@]}" --instances 2 --buffered
+  fi
+  "$APPSIM" sysbench cleanup --engine "$engine" --target "$T" --quiet >/dev/null
+done
+"$APPSIM" sysbench --help | grep -q -- "--rand-type" || fail "help"
+set +e; "$APPSIM" sysbench run --engine mysql --target "$APPSIM_TMP" >/dev/null 2>&1; rc=$?; set -e
+[ $rc = 2 ] || fail "unknown engine exit $rc"
+echo ok
