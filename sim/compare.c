@@ -41,6 +41,30 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
     return k;
 }
 
+int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
+                      const char *label)
+{
+    char **labels, *store;
+    int nlabels = cmp_split_labels(label, &labels, &store);
+    if (label && nlabels != nfiles) {
+        sim_error("%s: --label has %d labels for %d files; give one label per file, in the "
+                  "order of the files (repeat a label for runs of the same drive)",
+                  command, nlabels, nfiles);
+        free(labels);
+        free(store);
+        return SIM_EXIT_USAGE;
+    }
+    char err[1024];
+    int rc = cmp_build(set, files, nfiles, labels, nlabels, err, sizeof err);
+    free(labels);
+    free(store);
+    if (rc) {
+        sim_error("%s: %s", command, err);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int compare_main(int argc, char **argv)
 {
     const char *format = "text", *label = NULL, *output = NULL;
@@ -79,25 +103,9 @@ static int compare_main(int argc, char **argv)
         sim_error("compare: --format %s is not one of text|markdown|csv|json", format);
         return SIM_EXIT_USAGE;
     }
-    char **labels, *store;
-    int nlabels = cmp_split_labels(label, &labels, &store);
-    if (label && nlabels != nfiles) {
-        sim_error("compare: --label has %d labels for %d files; give one label per file, in "
-                  "the order of the files (repeat a label for runs of the same drive)",
-                  nlabels, nfiles);
-        free(labels);
-        free(store);
-        return SIM_EXIT_USAGE;
-    }
     cmp_set set;
-    char err[1024];
-    rc = cmp_build(&set, files, nfiles, labels, nlabels, err, sizeof err);
-    free(labels);
-    free(store);
-    if (rc) {
-        sim_error("compare: %s", err);
-        return SIM_EXIT_USAGE;
-    }
+    rc = cmp_build_labeled(&set, "compare", files, nfiles, label);
+    if (rc) return rc;
     FILE *out = stdout;
     if (output) {
         out = fopen(output, "w");

@@ -178,6 +178,11 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
 int cmp_split_labels(const char *list, char ***labels, char **store);
+/* The front of compare and report: splits --label (one per file, or none), loads and
+ * groups the files into *set. Prints what was wrong and returns SIM_EXIT_USAGE on bad
+ * input; 0 with *set to free by the caller. */
+int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
+                      const char *label);
 
 /* argv helper for commands that accept "-o FILE": rewrites "-o" to "--output" in a copy
  * of argv (the strings are shared). Caller frees the array. */

@@ -570,24 +570,9 @@ static int report_main(int argc, char **argv)
         sim_error("report: say where to write the report with -o FILE.html");
         return SIM_EXIT_USAGE;
     }
-    char **labels, *store;
-    int nlabels = cmp_split_labels(label, &labels, &store);
-    if (label && nlabels != nfiles) {
-        sim_error("report: --label has %d labels for %d files; give one per file, in order",
-                  nlabels, nfiles);
-        free(labels);
-        free(store);
-        return SIM_EXIT_USAGE;
-    }
     cmp_set set;
-    char err[1024];
-    rc = cmp_build(&set, files, nfiles, labels, nlabels, err, sizeof err);
-    free(labels);
-    free(store);
-    if (rc) {
-        sim_error("report: %s", err);
-        return SIM_EXIT_USAGE;
-    }
+    rc = cmp_build_labeled(&set, "report", files, nfiles, label);
+    if (rc) return rc;
     rc = report_write(&set, output, title);
     cmp_set_free(&set);
     if (rc) return SIM_EXIT_FAIL;
