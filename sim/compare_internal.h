@@ -122,6 +122,8 @@ const char *cmp_str(const json_t *obj, const char *key);
  * path of the object holding it, array elements named by their identifying fields
  * (e.g. "full/boot" for a VDI storm). Returns the count. */
 int cmp_find_curves(const json_t *doc, const json_t **curves, char **names, int max);
+/* The curve of that name in doc (as cmp_find_curves names them), or NULL. */
+const json_t *cmp_curve_named(const json_t *doc, const char *name);
 /* IOPS (or rate) of a curve point; false when absent. */
 bool cmp_point_rate(const json_t *pt, double *v);
 /* Latency summary of a curve point (object with mean_us, p99_us, ...), or NULL. */

@@ -337,7 +337,7 @@ static void device_latency_metrics(cmp_result **runs, int n, cmp_mlist *out)
     }
 }
 
-static const json_t *find_curve(const json_t *doc, const char *name)
+const json_t *cmp_curve_named(const json_t *doc, const char *name)
 {
     const json_t *cv[16];
     char *cn[16];
@@ -381,7 +381,7 @@ static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
         sim_hist *merged = NULL;
         bool hist_ok = true;
         for (int i = 0; i < n && ok; i++) {
-            const json_t *curve = i == 0 ? cv[c] : find_curve(runs[i]->doc, cn[c]);
+            const json_t *curve = i == 0 ? cv[c] : cmp_curve_named(runs[i]->doc, cn[c]);
             peaks[i] = curve ? peak_point(curve) : NULL;
             double v;
             if (!peaks[i] || !cmp_point_rate(peaks[i], &v)) {

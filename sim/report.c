@@ -239,18 +239,6 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
         free(bufs[i]);
 }
 
-static const json_t *curve_named(const json_t *doc, const char *name)
-{
-    const json_t *cv[16];
-    char *cn[16];
-    int nc = cmp_find_curves(doc, cv, cn, 16);
-    const json_t *found = NULL;
-    for (int i = 0; i < nc; i++) {
-        if (!strcmp(cn[i], name)) found = cv[i];
-        free(cn[i]);
-    }
-    return found;
-}
 
 /* Latency against IOPS for every curve: one line per drive (per run when repeated). */
 static void curves(cmp_buf *b, const cmp_group *g, int gi)
@@ -282,7 +270,7 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
         int ns = 0;
         for (int e = 0; e < g->nentries; e++)
             for (int r = 0; r < g->entries[e].nruns; r++) {
-                const json_t *curve = curve_named(g->entries[e].runs[r]->doc, names[c]);
+                const json_t *curve = cmp_curve_named(g->entries[e].runs[r]->doc, names[c]);
                 size_t n = curve ? json_array_size(curve) : 0;
                 if (!n) continue;
                 double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
