@@ -119,6 +119,7 @@ typedef struct sb_db_opts {
     int max_connections;    /* --threads (readers, pool sizing) */
     const char *io_engine;  /* storage I/O engine for a VFS (NULL = default) */
     bool loading;           /* opened for prepare: bulk-load settings */
+    const char *load_via;   /* SQLite prepare: "pages" (default) or "sql" */
 } sb_db_opts;
 
 /*

@@ -31,6 +31,7 @@ sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
         .max_connections = (int)c->threads,
         .io_engine = c->io_engine,
         .loading = loading,
+        .load_via = c->load_via,
     };
 }
 

@@ -27,6 +27,7 @@ static int sysbench_main(int argc, char **argv)
         .range_selects = "on",
         .rand_type = "uniform",
         .sync = "full",
+        .load_via = "pages",
         .tables = 1,
         .table_size = 10000,
         .range_size = 100,
@@ -144,6 +145,12 @@ static int sysbench_main(int argc, char **argv)
          .kind = SIM_OPT_STRING,
          .dst = &c->io_engine,
          .help = "I/O engine of the SQLite VFS (io_uring, psync)"},
+        {.name = "load-via",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->load_via,
+         .help = "SQLite prepare: pages (appsim writes the b-tree pages in SQLite's file "
+                 "format) or sql (INSERT, then CREATE INDEX)",
+         .choices = "pages|sql"},
         {.name = "buffered",
          .kind = SIM_OPT_FLAG,
          .dst = &c->buffered,
@@ -186,6 +193,17 @@ static int sysbench_main(int argc, char **argv)
     if (!c->engine) {
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
+    }
+    bool load_via_set = false;
+    for (const sim_opt *o = opts; o->name; o++)
+        if (!strcmp(o->name, "load-via")) load_via_set = o->set;
+    if (!strcmp(c->engine->name, "lmdb")) {
+        if (load_via_set) {
+            sim_error("--load-via applies to SQLite's prepare; LMDB loads with appending puts "
+                      "(MDB_APPEND) in batched transactions");
+            return SIM_EXIT_USAGE;
+        }
+        c->load_via = NULL; /* the result's config: not applicable */
     }
     if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered)) {
         sim_error("--io-engine and --buffered apply to the SQLite VFS; LMDB always reads through "

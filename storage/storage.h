@@ -233,6 +233,47 @@ uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);
  * On a buffered target it only says the page cache was in play. */
 extern const sim_probe_ops st_db_pool_probe;
 
+/* ------------------------------------------------------------------ SQLite bulk pages */
+
+/*
+ * Writes a rowid table's b-tree and an index b-tree directly in SQLite's file format,
+ * pages packed full, for bulk loads where SQLite's single writer is too slow.
+ * Contract: the caller created the table and index with SQL (so their roots are the
+ * empty leaves SQLite wrote), no connection has the file open, and the WAL is empty.
+ * Per tree: begin, then rows in strictly increasing rowid order (table) or records in
+ * the index's sort order (index; not checked: an unordered index is corrupt), then end.
+ * close() writes the roots and the header only if every tree ended; otherwise the file
+ * is truncated back and its trees stay empty. Records must fit on one page (no overflow
+ * pages): rows up to the usable size - 35 bytes, index records up to 64 bytes. Refuses
+ * files with auto-vacuum or a non-UTF-8 encoding (the caller then loads through SQL).
+ * Not thread-safe; one writer per file.
+ */
+typedef struct st_sqlite_bulk st_sqlite_bulk;
+
+typedef enum { ST_SQLITE_NULL, ST_SQLITE_INT, ST_SQLITE_TEXT } st_sqlite_type;
+typedef struct st_sqlite_value {
+    st_sqlite_type type;
+    int64_t i;        /* ST_SQLITE_INT */
+    const char *text; /* ST_SQLITE_TEXT, UTF-8, not terminated */
+    size_t len;
+} st_sqlite_value;
+
+int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_t errlen);
+/* Encodes a record as SQLite does (smallest integer serial types; 0 and 1 as constants
+ * in schema format 4). Returns its length, 0 if it does not fit in cap. An INTEGER
+ * PRIMARY KEY column is NULL in its table's record (the rowid holds it). */
+size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *vals, int n,
+                             uint8_t *out, size_t cap);
+int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
+int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len,
+                       char *err, size_t errlen);
+int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char *err,
+                         size_t errlen);
+int st_sqlite_bulk_end(st_sqlite_bulk *b, char *err, size_t errlen);
+/* Pages appended so far (all trees). */
+uint64_t st_sqlite_bulk_pages(const st_sqlite_bulk *b);
+int st_sqlite_bulk_close(st_sqlite_bulk *b, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prepare speed of `appsim sysbench` per engine (sbtest schema with the k index),
-# beside each engine's own bulk path on the same machine in the same run:
+# Prepare speed of `appsim sysbench` per engine (sbtest schema with the k index), SQLite
+# by both load paths (pages, the default, and sql), beside each engine's own bulk path
+# on the same machine in the same run:
 #   - SQLite: the sqlite3 CLI building the same table from generate_series (no row
 #     strings from a client, same page cache settings) and then the same index;
 #   - LMDB: mdb_load of appsim's own sbtest1 dump (mdb_dump) into a fresh environment.
@@ -17,14 +18,18 @@ now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
 
 echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-for e in sqlite lmdb; do
-  mkdir -p "$D/$e"
+run_prepare() { # label, engine, extra options...
+  local label=$1 e=$2; shift 2
+  rm -rf "$D/$e"; mkdir -p "$D/$e"
   "$APPSIM" sysbench prepare --engine $e --target "$D/$e" --tables "$TABLES" --table-size "$ROWS" \
-    --quiet --json "$D/$e.json" >/dev/null
-  printf "appsim %-6s prepare: %s rows/s (%s rows, %.2f s, %s bytes)\n" $e \
+    "$@" --quiet --json "$D/$e.json" >/dev/null
+  printf "appsim %-22s prepare: %s rows/s (%s rows, %.2f s, %s bytes)\n" "$label" \
     "$(jq -r '.prepare.rows_per_s | floor' "$D/$e.json")" "$(jq .prepare.rows "$D/$e.json")" \
     "$(jq .prepare.seconds "$D/$e.json")" "$(jq .prepare.bytes "$D/$e.json")"
-done
+}
+run_prepare "sqlite --load-via sql" sqlite --load-via sql
+run_prepare "sqlite (pages)" sqlite
+run_prepare "lmdb" lmdb
 
 # Peer 1: the sqlite3 CLI, SQLite's fastest bulk path without a client
 n=$((ROWS * TABLES))
