@@ -440,7 +440,8 @@ static int interior_finish(st_sqlite_bulk *b, uint32_t level, uint32_t child, co
         l->held_key = popped;
         if (release_held(b, level, err, errlen)) return -1;
         uint8_t cell[4 + 9 + MAX_KEY];
-        page_add(l, cell, interior_cell(b, cell, moved_child, &moved_key));
+        uint32_t size = interior_cell(b, cell, moved_child, &moved_key);
+        page_add(l, cell, size);
     }
     page_close(l->page, l->ncells, l->content, l->pending_child);
     l->pending = false;
