@@ -171,9 +171,11 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
     /* Room for the rows (c, pad, k, id, index entry) with B-tree overhead. */
     uint64_t need = c->instances * c->tables * c->table_size * 400;
     char err[1024];
-    int rc = st_target_check_space(c->t, need, err, sizeof err);
+    int rc = st_target_check_space(c->t, need + c->keep_free, err, sizeof err);
     if (rc) {
-        sim_error("%s", err);
+        char keep[32];
+        sim_error("%s (the need includes --keep-free %s left free)", err,
+                  sim_format_size(c->keep_free, keep, sizeof keep));
         return rc;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -307,6 +309,13 @@ int sb_action_run(sb_cmd *c, json_t *doc)
 {
     char err[1024];
     int n = (int)c->instances, rc = 0;
+    /* Inserts and the WAL grow the files as the run goes: the run refuses to start, or
+     * stops, with less than --keep-free left. */
+    st_space_guard space = {.t = c->t, .keep_free = c->keep_free};
+    if (st_space_guard_check(&space, err, sizeof err)) {
+        sim_error("refusing to run: %s; free some space or lower --keep-free", err);
+        return SIM_EXIT_USAGE;
+    }
     void **dbs = calloc((size_t)n, sizeof *dbs);
     if (!dbs) return SIM_EXIT_FAIL;
     for (int i = 0; i < n && rc == 0; i++) {
@@ -347,6 +356,7 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     };
     sim_run *run = sim_run_new(&rc_cfg);
     sim_run_add_probe(run, &st_device_io_probe, c->t);
+    sim_run_add_guard(run, st_space_guard_check, &space);
     json_t *engine =
         json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
@@ -424,8 +434,9 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     }
     fflush(stdout);
     pthread_mutex_destroy(&wl.lock);
+    /* A guard's stop leaves a complete result, but the run did not last its --time. */
+    rc = vrc || sim_run_stopped_by(run) ? SIM_EXIT_FAIL : 0;
     sim_run_free(run);
-    rc = vrc ? SIM_EXIT_FAIL : 0;
 out:
     for (int i = 0; i < n; i++)
         if (dbs[i]) c->engine->close(dbs[i]);

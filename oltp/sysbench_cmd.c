@@ -49,6 +49,7 @@ static int sysbench_main(int argc, char **argv)
         .time_ns = 60000000000ull,
         .seed = 1,
         .max_retries = 100,
+        .keep_free = 1ull << 30,
     };
     sb_cmd *c = &cmd;
     char engine_help[160];
@@ -158,6 +159,11 @@ static int sysbench_main(int argc, char **argv)
         U64("seed", seed, 0, 0, "random seed (data and transactions)"),
         U64("max-retries", max_retries, 0, 1000000,
             "retries of a transaction after a busy/conflict before it counts as an error"),
+        {.name = "keep-free",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->keep_free,
+         .help = "free space to leave on the target's filesystem: prepare needs its estimate "
+                 "plus this, and a run stops when less is left (0 = no limit)"},
         {.name = "json",
          .kind = SIM_OPT_STRING,
          .dst = &c->json_path,

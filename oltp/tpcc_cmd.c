@@ -53,6 +53,7 @@ static tpcc_options opt = {
     .json = NULL,
     .sync = "full",
     .integrity = "full",
+    .keep_free = 1ull << 30,
     .engine = "io_uring",
 };
 
@@ -131,6 +132,11 @@ static sim_opt opts[] = {
      .kind = SIM_OPT_FLAG,
      .dst = &opt.keep_pristine,
      .help = "keep a copy of the loaded database and restore it before each run"},
+    {.name = "keep-free",
+     .kind = SIM_OPT_SIZE,
+     .dst = &opt.keep_free,
+     .help = "free space to leave on the target's filesystem: the load needs its estimate "
+             "plus this, and a run stops when less is left (0 = no limit)"},
     {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &opt.quiet, .help = "no progress lines"},
     /* The shared target options without --allow-destroy: tpcc's databases are files,
      * so a block device target is refused whatever the flag says. */
@@ -236,12 +242,11 @@ typedef struct load_job {
  * format). An interrupted load leaves no completion marker, and an unreadable or
  * unmarked database is loaded again, so no journal is needed.
  */
-static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo,
-                     tpcc_load_stats *st, char *err, size_t errlen)
+static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo, tpcc_load_stats *st,
+                     char *err, size_t errlen)
 {
     sqlite3 *c = NULL;
-    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %.300s for the load: %s", path,
                  c ? sqlite3_errmsg(c) : "out of memory");
         sqlite3_close(c);
@@ -318,8 +323,9 @@ static void *load_instance(void *arg)
     uint64_t t0 = sim_now_ns();
     j->rc = st_db_open(j->t, name, &dbo, false, &db, j->err, sizeof j->err);
     if (!j->rc) j->rc = st_db_connect(db, &c, j->err, sizeof j->err);
-    if (!j->rc && tpcc_exec(c, "PRAGMA synchronous=FULL; UPDATE appsim_tpcc SET complete = 1 WHERE id = 1",
-                            j->err, sizeof j->err))
+    if (!j->rc &&
+        tpcc_exec(c, "PRAGMA synchronous=FULL; UPDATE appsim_tpcc SET complete = 1 WHERE id = 1",
+                  j->err, sizeof j->err))
         j->rc = SIM_EXIT_FAIL;
     if (!j->rc) j->rc = st_db_checkpoint(db, j->err, sizeof j->err);
     j->checkpoint_seconds = (double)(sim_now_ns() - t0) / 1e9;
@@ -415,10 +421,13 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
     }
     uint64_t est = tpcc_estimate_bytes(o->scale) * (uint64_t)nneed * (o->keep_pristine ? 2 : 1);
     char estbuf[32];
-    int rc = st_target_check_space(t, est, err, sizeof err);
+    int rc = st_target_check_space(t, est + o->keep_free, err, sizeof err);
     if (rc) {
-        sim_error("tpcc: %d instance(s) of scale %llu need an estimated %s: %s", nneed,
-                  (unsigned long long)o->scale, sim_format_size(est, estbuf, sizeof estbuf), err);
+        char keepbuf[32];
+        sim_error("tpcc: %d instance(s) of scale %llu need an estimated %s, plus --keep-free %s "
+                  "left free: %s",
+                  nneed, (unsigned long long)o->scale, sim_format_size(est, estbuf, sizeof estbuf),
+                  sim_format_size(o->keep_free, keepbuf, sizeof keepbuf), err);
         return rc;
     }
     sim_info("tpcc: loading %d instance(s) of %llu warehouse(s) into %s (estimated %s)", nneed,

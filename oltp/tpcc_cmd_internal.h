@@ -31,6 +31,7 @@ typedef struct tpcc_options {
     const char *sync;
     const char *integrity;
     bool keep_pristine;
+    uint64_t keep_free; /* bytes the run and the load leave free on the target */
     bool quiet;
     st_target_opts target;
     const char *engine;

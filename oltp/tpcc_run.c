@@ -319,6 +319,14 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
 int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
 {
     int n = (int)o->instances;
+    /* New orders, order lines, history and the WAL grow the database as the run goes:
+     * the run refuses to start, or stops, with less than --keep-free left. */
+    st_space_guard space = {.t = t, .keep_free = o->keep_free};
+    char why[512];
+    if (st_space_guard_check(&space, why, sizeof why)) {
+        sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
+        return SIM_EXIT_USAGE;
+    }
     wl w = {.o = o, .inst = inst};
     if (o->cycle_ns)
         w.cycle_ns = o->cycle_ns;
@@ -361,6 +369,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     sim_run *run = sim_run_new(&rc);
     w.run = run;
     sim_run_add_probe(run, &st_device_io_probe, t);
+    sim_run_add_guard(run, st_space_guard_check, &space);
 
     dworker_args da[64];
     sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
@@ -490,6 +499,8 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
         I->dq = NULL;
         I->deferred = NULL;
     }
+    /* The result is complete up to the stop, but the run did not last its --duration. */
+    if (!status && sim_run_stopped_by(run)) status = SIM_EXIT_FAIL;
     sim_run_free(run);
     return status;
 }

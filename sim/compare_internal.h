@@ -25,7 +25,7 @@ typedef struct cmp_result {
     char *drive_key;  /* runs with equal drive_key and config are combined */
     char *config_key; /* canonical JSON of the configuration that matters */
     json_t *config;   /* borrowed from doc; may be NULL */
-    bool interrupted;
+    bool interrupted; /* ended early: interrupted, or stopped by a guard */
 } cmp_result;
 
 typedef enum cmp_better { CMP_NONE, CMP_HIGHER, CMP_LOWER } cmp_better;

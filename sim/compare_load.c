@@ -240,6 +240,8 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
     r->config_key = config_key(config);
     r->label = cmp_identity_label(doc, path);
     r->drive_key = drive_key(doc, path);
-    r->interrupted = json_is_true(json_object_get(doc, "interrupted"));
+    /* Ended early: Ctrl-C, or a guard such as --keep-free stopped it. */
+    r->interrupted = json_is_true(json_object_get(doc, "interrupted")) ||
+                     json_is_string(json_object_get(doc, "stopped_by"));
     return 0;
 }

@@ -367,7 +367,7 @@ static void identities(cmp_buf *b, const cmp_set *set)
             cmp_buf_puts(b, "</td></tr>");
         }
         if (r->interrupted)
-            cmp_buf_puts(b, "<tr><th>interrupted</th><td class=\"warn\">yes</td></tr>");
+            cmp_buf_puts(b, "<tr><th>ended early</th><td class=\"warn\">yes (interrupted or stopped)</td></tr>");
         cmp_buf_puts(b, "</table>\n");
     }
     cmp_buf_puts(b, "</section>\n");

@@ -56,6 +56,13 @@ struct sim_run {
     _Atomic uint64_t t_end; /* UINT64_MAX while open-ended */
     atomic_bool finished;
     atomic_bool interrupted;
+    atomic_bool stopped; /* by a guard; stop_reason says why */
+    char stop_reason[512];
+    struct {
+        sim_guard_fn fn;
+        void *ctx;
+    } guards[4];
+    int nguards;
 
     pthread_t reporter;
     bool reporter_running;
@@ -175,11 +182,44 @@ void sim_run_add_probe(sim_run *r, const sim_probe_ops *ops, void *ctx)
     pthread_mutex_unlock(&r->lock);
 }
 
+void sim_run_add_guard(sim_run *r, sim_guard_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&r->lock);
+    if (r->nguards == (int)(sizeof r->guards / sizeof r->guards[0])) {
+        fprintf(stderr, "appsim: too many run guards\n");
+        abort();
+    }
+    r->guards[r->nguards].fn = fn;
+    r->guards[r->nguards++].ctx = ctx;
+    pthread_mutex_unlock(&r->lock);
+}
+
+const char *sim_run_stopped_by(const sim_run *r)
+{
+    return atomic_load(&r->stopped) ? r->stop_reason : NULL;
+}
+
+/* Reporter thread: true when a guard asks the run to stop. */
+static bool check_guards(sim_run *r)
+{
+    for (int i = 0; i < r->nguards; i++) {
+        char why[sizeof r->stop_reason] = "";
+        if (r->guards[i].fn(r->guards[i].ctx, why, sizeof why)) {
+            snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why[0] ? why : "a guard");
+            atomic_store(&r->stopped, true); /* after the reason: readers see it whole */
+            sim_warn("stopping the run: %s", r->stop_reason);
+            return true;
+        }
+    }
+    return false;
+}
+
 sim_phase sim_run_phase(const sim_run *r)
 {
     if (!r->t_start)
         return SIM_PHASE_IDLE;
-    if (atomic_load_explicit(&r->finished, memory_order_relaxed))
+    if (atomic_load_explicit(&r->finished, memory_order_relaxed) ||
+        atomic_load_explicit(&r->stopped, memory_order_relaxed))
         return SIM_PHASE_DONE;
     if (sim_interrupted()) {
         atomic_store((atomic_bool *)&r->interrupted, true);
@@ -351,6 +391,7 @@ static void *reporter_main(void *arg)
     uint64_t next_report = interval ? r->t_start + interval : UINT64_MAX;
     uint64_t next_progress = r->progress_tty && !interval ? r->t_start + 1000000000ull : UINT64_MAX;
     bool measure_snapped = r->t_measure == r->t_start;
+    uint64_t next_guard = r->t_start + 1000000000ull;
     while (!atomic_load(&r->finished)) {
         uint64_t end = atomic_load(&r->t_end);
         uint64_t due = next_report < next_progress ? next_report : next_progress;
@@ -377,6 +418,11 @@ static void *reporter_main(void *arg)
         if (now >= next_progress) {
             progress_line(r, now);
             next_progress += 1000000000ull;
+        }
+        if (now >= next_guard) {
+            if (check_guards(r))
+                break;
+            next_guard = now + 1000000000ull;
         }
         if (now >= end || atomic_load(&r->interrupted))
             break;

@@ -232,6 +232,14 @@ static inline bool sim_run_done(const sim_run *run)
  * the final probe snapshots and stops the reporter. */
 void sim_run_finish(sim_run *run);
 bool sim_run_interrupted(const sim_run *run);
+/* A guard is called by the run's reporter thread once a second while the run lasts
+ * (warm-up included). When it returns true, with the reason written to why, the run
+ * stops as on Ctrl-C: the measured phase closes then, the figures cover the time
+ * until that moment, and the result carries the reason ("stopped_by"). */
+typedef bool (*sim_guard_fn)(void *ctx, char *why, size_t whylen);
+void sim_run_add_guard(sim_run *run, sim_guard_fn fn, void *ctx);
+/* The reason a guard stopped the run, or NULL. */
+const char *sim_run_stopped_by(const sim_run *run);
 /* Measured seconds (warm-up excluded); valid after sim_run_finish. */
 double sim_run_measured_seconds(const sim_run *run);
 const sim_run_config *sim_run_cfg(const sim_run *run);

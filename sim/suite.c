@@ -85,7 +85,7 @@ static bool result_complete(const char *path, char *why, size_t len)
         return false;
     }
     bool ok = !r.interrupted;
-    if (!ok) snprintf(why, len, "%s: the run was interrupted", path);
+    if (!ok) snprintf(why, len, "%s: the run was interrupted or stopped early", path);
     free(r.path);
     free(r.label);
     free(r.drive_key);

@@ -184,6 +184,20 @@ const char *st_engine_choices(void);
         .choices = "io_uring|psync"                                                                \
     }
 
+/*
+ * A run guard (sim_run_add_guard) for directory targets: true, with the reason, when the
+ * free space on the target's filesystem (for unprivileged users, statvfs f_bavail) is
+ * below keep_free bytes. Workloads that grow their files as they run (TPC-C's orders
+ * and history, sysbench's inserts, SQLite's WAL) stop before they fill the user's
+ * filesystem. Never true for block devices (their size is fixed), when keep_free is 0,
+ * or when statvfs fails.
+ */
+typedef struct st_space_guard {
+    const st_target *t;
+    uint64_t keep_free;
+} st_space_guard;
+bool st_space_guard_check(void *ctx, char *why, size_t whylen);
+
 /* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). */
 void *st_alloc_aligned(size_t len);
 void st_free_aligned(void *p);

@@ -285,6 +285,24 @@ int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t 
                 need, (unsigned long long)bytes, have, (unsigned long long)cap, t->path);
 }
 
+bool st_space_guard_check(void *ctx, char *why, size_t whylen)
+{
+    const st_space_guard *g = ctx;
+    if (!g->keep_free || g->t->is_device) return false;
+    struct statvfs vfs;
+    if (fstatvfs(g->t->dirfd, &vfs) != 0) return false;
+    uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    if (avail >= g->keep_free) return false;
+    char have[32], keep[32];
+    sim_format_size(avail, have, sizeof have);
+    sim_format_size(g->keep_free, keep, sizeof keep);
+    snprintf(why, whylen,
+             "only %s (%llu bytes) is free on the filesystem of %s, below --keep-free %s "
+             "(%llu bytes)",
+             have, (unsigned long long)avail, g->t->path, keep, (unsigned long long)g->keep_free);
+    return true;
+}
+
 static int check_name(const st_target *t, const char *name, char *err, size_t errlen)
 {
     if (t->is_device) {

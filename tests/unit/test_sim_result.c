@@ -1,4 +1,5 @@
-/* Result documents: atomic writing, required sections, interrupted runs, probes. */
+/* Result documents: atomic writing, required sections, interrupted runs, probes, and
+ * runs stopped early by a guard. */
 #include "sim/sim.h"
 
 #include <setjmp.h>
@@ -112,6 +113,59 @@ static void test_write_atomic_and_sections(void **state)
     sim_run_free(run);
 }
 
+/* A guard that asks for the stop on its third call (about 3 s into the run). */
+static bool stop_on_third(void *ctx, char *why, size_t whylen)
+{
+    int *calls = ctx;
+    if (++*calls < 3)
+        return false;
+    snprintf(why, whylen, "the test's guard");
+    return true;
+}
+
+static void test_guard_stops_run(void **state)
+{
+    sim_run_config c = {.duration_ns = 60000000000ull, .quiet = true};
+    sim_run *run = sim_run_new(&c);
+    int calls = 0;
+    sim_run_add_guard(run, stop_on_third, &calls);
+    sim_meter *m = sim_run_meter(run, 0);
+    uint64_t t0 = sim_now_ns();
+    sim_run_start(run);
+    while (!sim_run_done(run)) {
+        uint64_t t = sim_now_ns();
+        sim_meter_record(m, 0, t - 100000, t);
+        sim_sleep_until_ns(t + 1000000);
+    }
+    sim_run_finish(run);
+    double waited = (double)(sim_now_ns() - t0) / 1e9;
+    assert_int_equal(calls, 3);
+    assert_true(waited > 2.5 && waited < 10);
+    assert_string_equal(sim_run_stopped_by(run), "the test's guard");
+    assert_false(sim_run_interrupted(run));
+    assert_true(sim_run_measured_seconds(run) < 10);
+    json_t *doc = sim_result_new("test", 0, NULL, NULL);
+    sim_result_put_run(doc, NULL, run);
+    assert_string_equal(json_string_value(json_object_get(doc, "stopped_by")), "the test's guard");
+    assert_true(json_integer_value(json_object_get(json_object_get(doc, "summary"), "count")) > 0);
+    json_decref(doc);
+    sim_run_free(run);
+
+    /* No guard: stopped_by is null. */
+    sim_run_config q = {.duration_ns = 10000000ull, .quiet = true};
+    run = sim_run_new(&q);
+    sim_run_start(run);
+    while (!sim_run_done(run))
+        sim_sleep_until_ns(sim_now_ns() + 1000000);
+    sim_run_finish(run);
+    assert_null(sim_run_stopped_by(run));
+    doc = sim_result_new("test", 0, NULL, NULL);
+    sim_result_put_run(doc, NULL, run);
+    assert_true(json_is_null(json_object_get(doc, "stopped_by")));
+    json_decref(doc);
+    sim_run_free(run);
+}
+
 static void test_unwritable_path(void **state)
 {
     json_t *doc = sim_result_new("x", 0, NULL, NULL);
@@ -123,6 +177,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_atomic_and_sections),
+        cmocka_unit_test(test_guard_stops_run),
         cmocka_unit_test(test_unwritable_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
