@@ -229,7 +229,7 @@ static void describe_superblock(const char *path, char *out, size_t len)
     blkid_free_probe(pr);
 }
 
-void st_device_describe(const char *devpath, char *buf, size_t len)
+bool st_device_describe(const char *devpath, char *buf, size_t len)
 {
     buf[0] = 0;
     char sb[512];
@@ -278,8 +278,9 @@ void st_device_describe(const char *devpath, char *buf, size_t len)
         }
         blkid_free_probe(pr);
     }
-    if (!buf[0])
-        snprintf(buf, len,
-                 "no filesystem signature or partition table that libblkid "
-                 "recognizes (it may still hold data)");
+    if (buf[0]) return true;
+    snprintf(buf, len,
+             "no filesystem signature or partition table that libblkid "
+             "recognizes (it may still hold data)");
+    return false;
 }

@@ -9,8 +9,10 @@
  *   - in a directory target appsim creates, writes and deletes only files listed in
  *     the target's manifest (".appsim-manifest" in the directory), which it writes
  *     before creating each file; cleanup removes exactly those;
- *   - a block device target is opened for writing only with allow_destroy, and never
- *     while it or one of its partitions is mounted or held (flag or not);
+ *   - a block device target is opened for writing only with allow_destroy, or when it
+ *     carries appsim's mark (left the first time appsim wrote it; capacity ends before
+ *     it) and libblkid finds no filesystem or partition table on it; never while it or
+ *     one of its partitions is mounted or held (flag or not);
  *   - space is checked before anything is filled.
  * Functions that can fail take (char *err, size_t errlen) and return 0 on success or
  * an exit status (SIM_EXIT_USAGE for a target the user must change, SIM_EXIT_FAIL
@@ -174,7 +176,8 @@ const char *st_engine_choices(void);
         {.name = "allow-destroy",                                                                  \
          .kind = SIM_OPT_FLAG,                                                                     \
          .dst = &(o).allow_destroy,                                                                \
-         .help = "allow overwriting a block device target (never a mounted one)"},                 \
+         .help = "allow overwriting a block device target (never a mounted one; not needed "      \
+                 "for a blank device appsim marked before)"},                                      \
         {.name = "buffered",                                                                       \
          .kind = SIM_OPT_FLAG,                                                                     \
          .dst = &(o).buffered,                                                                     \

@@ -145,14 +145,23 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
     /* Mounted or held is refused whatever the flags say. */
     int rc = st_device_check_unused(t->path, t->dev, &t->excl_fd, err, errlen);
     if (rc) return rc;
+    char what[2048], when[64];
+    bool holds = st_device_describe(t->path, what, sizeof what);
+    t->marked = st_device_mark_read(t->path, size, when, sizeof when) == 1;
     if (!t->allow_destroy) {
-        char what[2048];
-        st_device_describe(t->path, what, sizeof what);
+        /* A device appsim marked, with nothing put on it since, needs no flag. */
+        if (t->marked && !holds) {
+            sim_info("%s carries appsim's mark (written %s) and no filesystem or partition "
+                     "table: writing it without --allow-destroy",
+                     t->path, when);
+            return 0;
+        }
         return fail(err, errlen, SIM_EXIT_USAGE,
                     "refusing to write to block device %s without --allow-destroy: it holds "
-                    "%s. appsim overwrites the whole device; if nothing on it is needed, "
+                    "%s%s. appsim overwrites the whole device; if nothing on it is needed, "
                     "pass --allow-destroy, otherwise give a directory on it instead",
-                    t->path, what);
+                    t->path, what,
+                    t->marked ? " (it carries appsim's mark, but that was put on it since)" : "");
     }
     return 0;
 }
@@ -260,7 +269,10 @@ uint32_t st_target_block_size(const st_target *t)
 
 uint64_t st_target_capacity(const st_target *t)
 {
-    if (t->is_device) return t->device_bytes;
+    if (t->is_device) { /* up to appsim's mark, which no workload may overwrite */
+        uint64_t mark = st_device_mark_offset(t->device_bytes);
+        return mark ? mark : t->device_bytes;
+    }
     struct statvfs vfs;
     if (fstatvfs(t->dirfd, &vfs) != 0) return 0;
     return (uint64_t)vfs.f_bavail * vfs.f_frsize;
@@ -330,7 +342,19 @@ int st_target_create_file(st_target *t, const char *name, int extra_flags, int *
         if (*fd < 0)
             return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s for writing: %s", t->path,
                         strerror(errno));
-        return 0;
+        /* Marked when first opened for writing, not at st_target_open: a command that
+         * fails its own checks afterwards leaves the device untouched. */
+        pthread_mutex_lock(&t->lock);
+        if (!t->marked) {
+            rc = st_device_mark_write(t->path, t->device_bytes, err, errlen);
+            t->marked = rc == 0;
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (rc) {
+            close(*fd);
+            *fd = -1;
+        }
+        return rc;
     }
     pthread_mutex_lock(&t->lock);
     bool listed = st_manifest_contains(t, name);

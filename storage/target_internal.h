@@ -31,6 +31,7 @@ struct st_target {
     uint32_t block_size;
     uint32_t dio_mem_align;
     uint64_t device_bytes; /* device targets: size */
+    bool marked;           /* device targets: appsim's mark is on it (device_mark.c) */
     char disk[64];         /* whole disk under the target, "" when none */
     char part[64];         /* partition name when the target is on one */
     char fstype[64];       /* directory targets: filesystem type from mountinfo */
@@ -58,8 +59,20 @@ int st_manifest_delete(st_target *t);
  * O_EXCL descriptor of the device that the caller keeps while writing. */
 int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *err, size_t errlen);
 /* Describes what is on the device (filesystem signature, partition table, partitions)
- * via libblkid, e.g. "an ext4 filesystem (label \"data\")". */
-void st_device_describe(const char *devpath, char *buf, size_t len);
+ * via libblkid, e.g. "an ext4 filesystem (label \"data\")". Returns true when libblkid
+ * found any of them. */
+bool st_device_describe(const char *devpath, char *buf, size_t len);
+
+/* ---- device_mark.c */
+/* Where the mark goes: the start of the device's last whole MiB; 0 when the device is
+ * smaller than 2 MiB (no mark). Device targets' capacity ends here. */
+uint64_t st_device_mark_offset(uint64_t device_bytes);
+/* 1 when a valid mark for a device of this size is on devpath (written_at filled),
+ * else 0. */
+int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at,
+                        size_t len);
+/* Writes the mark (durably). 0 or SIM_EXIT_FAIL with a message. */
+int st_device_mark_write(const char *devpath, uint64_t device_bytes, char *err, size_t errlen);
 
 /* ---- sysfs helpers (identity.c) */
 /* Finds the whole disk (and partition) for a block dev_t via /sys/dev/block. Returns

@@ -12,10 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,15 +77,7 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     if (st_target_is_device(t)) {
         rc = st_target_create_file(t, NULL, 0, fd, err, errlen);
         if (rc) return rc;
-        uint64_t bytes = 0;
-        if (ioctl(*fd, BLKGETSIZE64, &bytes) != 0) {
-            snprintf(err, errlen, "cannot read the size of %s: %s", st_target_path(t),
-                     strerror(errno));
-            close(*fd);
-            *fd = -1;
-            return SIM_EXIT_FAIL;
-        }
-        *size = bytes;
+        *size = st_target_capacity(t); /* the device up to appsim's mark */
         return 0;
     }
     uint32_t bs = st_target_block_size(t);

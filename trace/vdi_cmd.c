@@ -15,12 +15,10 @@
 #include "trace/vdi_internal.h"
 
 #include <errno.h>
-#include <linux/fs.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -49,17 +47,17 @@ static void point_latency(const json_t *pt, double *iops, double *mean_us, doubl
 static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err, size_t errlen)
 {
     int fd = -1;
-    int rc = st_target_create_file(t, NULL, 0, &fd, err, errlen);
-    if (rc) return rc;
-    uint64_t size = 0;
-    if (ioctl(fd, BLKGETSIZE64, &size) != 0 || size < bytes) {
+    /* Checked before the device is opened for writing (which marks it). */
+    uint64_t size = st_target_capacity(t);
+    if (size < bytes) {
         char a[32], b[32];
         snprintf(err, errlen, "the storm's layout needs %s but %s holds %s: fewer --desktops",
                  sim_format_size(bytes, a, sizeof a), st_target_path(t),
                  sim_format_size(size, b, sizeof b));
-        close(fd);
         return SIM_EXIT_USAGE;
     }
+    int rc = st_target_create_file(t, NULL, 0, &fd, err, errlen);
+    if (rc) return rc;
     const size_t chunk = 4u << 20;
     uint64_t *buf = st_alloc_aligned(chunk);
     if (!buf) {

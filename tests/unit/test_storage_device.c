@@ -4,7 +4,10 @@
  * allow_destroy; an unmounted device is refused without allow_destroy and the message
  * names what is on it (filesystem signature, partition table); the device's logical
  * block size is the alignment; identity says "loop" and virtual; the device_io probe
- * counts at least the N 4 KiB O_DIRECT reads the test issued. Needs root (losetup,
+ * counts at least the N 4 KiB O_DIRECT reads the test issued. appsim marks a device the
+ * first time it writes it: the mark sits in the last MiB, which the target's capacity
+ * excludes, survives a full-capacity write, and lets later opens write without the flag
+ * until a signature (swap, filesystem) appears on the device. Needs root (losetup,
  * mkfs, mount): skipped with a reason otherwise.
  */
 #include "storage/storage.h"
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #define DEV_BYTES (64ull << 20)
+#define MARK_AT (DEV_BYTES - (1ull << 20)) /* the device's last MiB holds appsim's mark */
 
 static char dir[256], backing[300], backing2[300], mnt[300];
 static char loopdev[64], loopdev2[64];
@@ -121,10 +125,18 @@ static int open_dev(const char *dev, bool allow, bool ro, st_target **t, char *e
     return st_target_open(&o, t, err, len);
 }
 
+/* No signature and no appsim mark. */
+static void blank(const char *dev)
+{
+    sh("wipefs -q -a %s", dev);
+    sh("dd if=/dev/zero of=%s bs=1M seek=%llu count=1 oflag=direct status=none", dev,
+       MARK_AT >> 20);
+}
+
 static void test_unmarked_device_needs_flag(void **state)
 {
     NEED_ROOT();
-    sh("wipefs -q -a %s", loopdev);
+    blank(loopdev);
     char err[2048];
     st_target *t;
     assert_int_equal(open_dev(loopdev, false, false, &t, err, sizeof err), SIM_EXIT_USAGE);
@@ -138,13 +150,13 @@ static void test_unmarked_device_needs_flag(void **state)
     assert_int_equal(st_target_create_file(t, NULL, 0, &fd, err, sizeof err), SIM_EXIT_USAGE);
     st_target_close(t);
     assert_int_equal(open_dev(loopdev, true, false, &t, err, sizeof err), 0);
-    assert_int_equal(st_target_capacity(t), DEV_BYTES);
+    assert_int_equal(st_target_capacity(t), MARK_AT);
     assert_int_equal(st_target_block_size(t), 512);
     char e2[256];
-    assert_int_equal(st_target_check_space(t, DEV_BYTES, e2, sizeof e2), 0);
-    assert_int_equal(st_target_check_space(t, DEV_BYTES + 1, e2, sizeof e2), SIM_EXIT_USAGE);
-    assert_non_null(strstr(e2, "67108864 bytes"));
-    assert_non_null(strstr(e2, "67108865 bytes"));
+    assert_int_equal(st_target_check_space(t, MARK_AT, e2, sizeof e2), 0);
+    assert_int_equal(st_target_check_space(t, MARK_AT + 1, e2, sizeof e2), SIM_EXIT_USAGE);
+    assert_non_null(strstr(e2, "66060288 bytes"));
+    assert_non_null(strstr(e2, "66060289 bytes"));
     assert_int_equal(st_target_create_file(t, NULL, 0, &fd, err, sizeof err), 0);
     assert_true(fcntl(fd, F_GETFL) & O_DIRECT);
     close(fd);
@@ -283,6 +295,63 @@ static void test_identity_and_accounting(void **state)
     st_target_close(t);
 }
 
+static void expect_open_without_flag(int want, const char *in_err)
+{
+    char err[2048] = "";
+    st_target *t = NULL;
+    int rc = open_dev(loopdev, false, false, &t, err, sizeof err);
+    if (rc != want) fail_msg("open without --allow-destroy: %d, want %d (%s)", rc, want, err);
+    if (in_err && !strstr(err, in_err)) fail_msg("'%s' not in: %s", in_err, err);
+    st_target_close(t);
+}
+
+static void test_mark_allows_rewrite_until_a_signature(void **state)
+{
+    NEED_ROOT();
+    blank(loopdev);
+    expect_open_without_flag(SIM_EXIT_USAGE, "--allow-destroy");
+    char err[2048];
+    st_target *t;
+    /* Opening with the flag alone writes nothing: the mark comes with the first write. */
+    assert_int_equal(open_dev(loopdev, true, false, &t, err, sizeof err), 0);
+    st_target_close(t);
+    expect_open_without_flag(SIM_EXIT_USAGE, "--allow-destroy");
+    assert_int_equal(open_dev(loopdev, true, false, &t, err, sizeof err), 0);
+    int fd;
+    assert_int_equal(st_target_create_file(t, NULL, 0, &fd, err, sizeof err), 0);
+    close(fd);
+    st_target_close(t);
+
+    /* Marked and blank: no flag needed; a write of the whole capacity keeps the mark. */
+    assert_int_equal(open_dev(loopdev, false, false, &t, err, sizeof err), 0);
+    assert_int_equal(st_target_create_file(t, NULL, 0, &fd, err, sizeof err), 0);
+    size_t chunk = 1 << 20;
+    uint8_t *buf = st_alloc_aligned(chunk);
+    memset(buf, 0x5a, chunk);
+    for (uint64_t off = 0; off < st_target_capacity(t); off += chunk)
+        assert_int_equal(pwrite(fd, buf, chunk, (off_t)off), (ssize_t)chunk);
+    st_free_aligned(buf);
+    close(fd);
+    st_target_close(t);
+    expect_open_without_flag(0, NULL);
+
+    /* Something put on the device since takes the permission away. */
+    assert_int_equal(sh("mkswap %s >/dev/null 2>&1", loopdev), 0);
+    expect_open_without_flag(SIM_EXIT_USAGE, "appsim's mark");
+    expect_open_without_flag(SIM_EXIT_USAGE, "swap");
+    /* A damaged mark does not count. */
+    blank(loopdev);
+    assert_int_equal(open_dev(loopdev, true, false, &t, err, sizeof err), 0);
+    assert_int_equal(st_target_create_file(t, NULL, 0, &fd, err, sizeof err), 0);
+    close(fd);
+    st_target_close(t);
+    expect_open_without_flag(0, NULL);
+    sh("dd if=/dev/zero of=%s bs=1 seek=%llu count=1 conv=notrunc,fsync status=none", loopdev,
+       MARK_AT + 30); /* one byte of the mark's text: the checksum fails */
+    expect_open_without_flag(SIM_EXIT_USAGE, "--allow-destroy");
+    blank(loopdev);
+}
+
 /* ramfs has no direct I/O: the target must refuse and name --buffered, create nothing,
  * and work when --buffered is given. */
 static void test_no_direct_io_names_buffered(void **state)
@@ -328,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_filesystem_named_and_mounted_refused),
         cmocka_unit_test(test_partitions_named_and_partition_mount_refused),
         cmocka_unit_test(test_identity_and_accounting),
+        cmocka_unit_test(test_mark_allows_rewrite_until_a_signature),
         cmocka_unit_test(test_no_direct_io_names_buffered),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
