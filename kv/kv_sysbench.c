@@ -18,6 +18,14 @@
  * commits synced per transaction unless --sync says otherwise. The bulk load appends
  * ids in order and the secondary index from sorted (k, id) pairs, committing in
  * batches far below LMDB's dirty-page limit (2^17 pages per transaction).
+ *
+ * Writers queue in arrival order on an in-process FIFO lock (sim_fifo_lock) before
+ * mdb_txn_begin, as the SQLite engine's do. LMDB's writer lock is a plain pthread
+ * mutex: a thread that commits and at once begins its next write transaction usually
+ * takes it again ahead of threads already asleep on it, so at 32 threads on 2 cores
+ * some writers waited 5-7 s while p99 stayed at 72 us (the few winners did nearly all
+ * transactions). A lock manager grants in arrival order; the queue makes the wait
+ * what it would be there.
  */
 #include "kv/kv.h"
 
@@ -46,6 +54,7 @@ typedef struct kv_db {
     sb_db_opts o;
     char path[4096];
     uint64_t map_size;
+    sim_fifo_lock *writers; /* see the top of the file */
 } kv_db;
 
 typedef struct kv_conn {
@@ -177,6 +186,14 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         free(d);
         return rc;
     }
+    d->writers = sim_fifo_lock_new();
+    if (!d->writers) {
+        mdb_env_close(d->env);
+        free(d->main);
+        free(d->sec);
+        free(d);
+        return lerr(err, errlen, "open", ENOMEM);
+    }
     *out = d;
     return 0;
 }
@@ -187,6 +204,7 @@ static void kv_close(void *db)
     if (!d) return;
     if (d->o.loading) mdb_env_sync(d->env, 1); /* the load ran without syncs */
     mdb_env_close(d->env);
+    sim_fifo_lock_free(d->writers);
     free(d->main);
     free(d->sec);
     free(d);
@@ -377,7 +395,10 @@ static void kv_disconnect(void *conn)
 {
     kv_conn *k = conn;
     if (!k) return;
-    if (k->txn && k->txn != k->rtxn) mdb_txn_abort(k->txn);
+    if (k->txn && k->txn != k->rtxn) {
+        mdb_txn_abort(k->txn);
+        sim_fifo_lock_release(k->d->writers);
+    }
     if (k->rtxn) mdb_txn_abort(k->rtxn);
     free(k->sortv);
     free(k);
@@ -402,8 +423,12 @@ static int kv_begin(void *conn, bool write)
     kv_conn *k = conn;
     int rc;
     if (write) {
+        sim_fifo_lock_acquire(k->d->writers);
         rc = mdb_txn_begin(k->d->env, NULL, 0, &k->txn);
-        if (rc) return fail(k, "begin", rc);
+        if (rc) {
+            sim_fifo_lock_release(k->d->writers);
+            return fail(k, "begin", rc);
+        }
     } else {
         rc =
             k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
@@ -419,10 +444,12 @@ static int kv_commit(void *conn)
     kv_conn *k = conn;
     if (!k->txn) return SB_OK;
     int rc = 0;
-    if (k->write)
+    if (k->write) {
         rc = mdb_txn_commit(k->txn); /* frees the txn even when it fails */
-    else
+        sim_fifo_lock_release(k->d->writers);
+    } else {
         mdb_txn_reset(k->rtxn);
+    }
     k->txn = NULL;
     return rc ? fail(k, "commit", rc) : SB_OK;
 }
@@ -431,10 +458,12 @@ static void kv_rollback(void *conn)
 {
     kv_conn *k = conn;
     if (!k->txn) return;
-    if (k->write)
+    if (k->write) {
         mdb_txn_abort(k->txn);
-    else
+        sim_fifo_lock_release(k->d->writers);
+    } else {
         mdb_txn_reset(k->rtxn);
+    }
     k->txn = NULL;
 }
 

@@ -13,12 +13,12 @@
  * Invariant: after commit or rollback returns, no transaction is open on the
  * connection (a failed COMMIT is rolled back here).
  *
- * Writers queue in FIFO order on an in-process ticket lock before BEGIN IMMEDIATE.
- * SQLite admits one writer per database and makes the others poll with sleeps of up
- * to 100 ms (its busy handler), which leaves the lock idle while writers sleep and
- * gives second-long tails that are SQLite's polling, not the drive. Every connection
- * of an instance lives in this process, so a queue here is what a lock manager would
- * do; the busy timeout still covers the checkpointer and readers.
+ * Writers queue in arrival order on an in-process FIFO lock (sim_fifo_lock) before
+ * BEGIN IMMEDIATE. SQLite admits one writer per database and makes the others poll
+ * with sleeps of up to 100 ms (its busy handler), which leaves the lock idle while
+ * writers sleep and gives second-long tails that are SQLite's polling, not the drive.
+ * Every connection of an instance lives in this process, so a queue here is what a
+ * lock manager would do; the busy timeout still covers the checkpointer and readers.
  */
 #include "oltp/oltp.h"
 
@@ -36,32 +36,12 @@ typedef struct sq_db {
     st_db *db;
     st_target *target;
     sb_db_opts o;
-    /* FIFO writer queue: a writer takes a ticket and waits until it is served. */
-    pthread_mutex_t wq_lock;
-    pthread_cond_t wq_cond;
-    uint64_t wq_next, wq_serving;
+    sim_fifo_lock *writers; /* FIFO writer queue, see the top of the file */
     /* Bulk load only: one exclusive connection through SQLite's default VFS. */
     sqlite3 *load;
     uint32_t page_size;
     char path[4096];
 } sq_db;
-
-static void writer_enter(sq_db *d)
-{
-    pthread_mutex_lock(&d->wq_lock);
-    uint64_t me = d->wq_next++;
-    while (d->wq_serving != me)
-        pthread_cond_wait(&d->wq_cond, &d->wq_lock);
-    pthread_mutex_unlock(&d->wq_lock);
-}
-
-static void writer_leave(sq_db *d)
-{
-    pthread_mutex_lock(&d->wq_lock);
-    d->wq_serving++;
-    pthread_cond_broadcast(&d->wq_cond);
-    pthread_mutex_unlock(&d->wq_lock);
-}
 
 enum {
     S_POINT,
@@ -209,8 +189,12 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     }
     d->target = t;
     d->o = *o;
-    pthread_mutex_init(&d->wq_lock, NULL);
-    pthread_cond_init(&d->wq_cond, NULL);
+    d->writers = sim_fifo_lock_new();
+    if (!d->writers) {
+        free(d);
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
     char name[64];
     db_name(o->instance, name, sizeof name);
     st_db_opts so = {
@@ -226,8 +210,7 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     if (rc == 0 && o->loading) rc = open_loader(d, err, errlen);
     if (rc) {
         if (d->db) st_db_close(d->db);
-        pthread_mutex_destroy(&d->wq_lock);
-        pthread_cond_destroy(&d->wq_cond);
+        sim_fifo_lock_free(d->writers);
         free(d);
         return rc;
     }
@@ -241,8 +224,7 @@ static void sq_close(void *db)
     if (!d) return;
     if (d->load) close_loader(d);
     if (d->db) st_db_close(d->db);
-    pthread_mutex_destroy(&d->wq_lock);
-    pthread_cond_destroy(&d->wq_cond);
+    sim_fifo_lock_free(d->writers);
     free(d);
 }
 
@@ -597,7 +579,7 @@ static void release_writer(sq_conn *k)
 {
     if (k->writing) {
         k->writing = false;
-        writer_leave(k->db);
+        sim_fifo_lock_release(k->db->writers);
     }
 }
 
@@ -605,7 +587,7 @@ static int sq_begin(void *conn, bool write)
 {
     sq_conn *k = conn;
     if (!write) return step_simple(k, k->begin_r, "BEGIN");
-    writer_enter(k->db);
+    sim_fifo_lock_acquire(k->db->writers);
     k->writing = true;
     int rc = step_simple(k, k->begin_w, "BEGIN IMMEDIATE");
     if (rc != SB_OK) release_writer(k);

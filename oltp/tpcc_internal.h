@@ -131,9 +131,11 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
 
 typedef struct tpcc_conn tpcc_conn;
 
-/* Serializes write transactions of one database inside the process (SQLite allows one
- * writer; a blocking mutex hands over at once where SQLite's busy handler would sleep
- * in millisecond steps). May be NULL (single connection tests). */
+/* Serializes write transactions of one database inside the process, in arrival order
+ * (sim_fifo_lock): SQLite allows one writer, and its busy handler would sleep in
+ * millisecond steps where the lock hands over at once; a plain mutex would let a
+ * connection that just committed take it again ahead of waiting ones. May be NULL
+ * (single connection tests). */
 typedef struct tpcc_writer_lock tpcc_writer_lock;
 tpcc_writer_lock *tpcc_writer_lock_new(void);
 void tpcc_writer_lock_free(tpcc_writer_lock *l);

@@ -30,20 +30,23 @@ const char *const tpcc_counter_names[TPCC_NCOUNTERS] = {
 const double tpcc_p90_limit_s[TPCC_NTYPES] = {5, 5, 5, 5, 20};
 
 struct tpcc_writer_lock {
-    pthread_mutex_t mu;
+    sim_fifo_lock *fifo;
 };
 
 tpcc_writer_lock *tpcc_writer_lock_new(void)
 {
     tpcc_writer_lock *l = calloc(1, sizeof *l);
-    if (l) pthread_mutex_init(&l->mu, NULL);
+    if (l && !(l->fifo = sim_fifo_lock_new())) {
+        free(l);
+        l = NULL;
+    }
     return l;
 }
 
 void tpcc_writer_lock_free(tpcc_writer_lock *l)
 {
     if (!l) return;
-    pthread_mutex_destroy(&l->mu);
+    sim_fifo_lock_free(l->fifo);
     free(l);
 }
 
@@ -271,7 +274,7 @@ static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void 
 {
     for (int attempt = 0;; attempt++) {
         c->busy_in_try = 0;
-        if (write && c->lock) pthread_mutex_lock(&c->lock->mu);
+        if (write && c->lock) sim_fifo_lock_acquire(c->lock->fifo);
         int rc = run_done(B(c, write ? S_BEGIN_W : S_BEGIN_R));
         bool requested_rollback = false;
         if (rc == SQLITE_OK) {
@@ -300,7 +303,7 @@ static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void 
             snprintf(err, errlen,
                      "a row the transaction reads is missing (is the database"
                      " complete? `appsim tpcc check` tests it)");
-        if (write && c->lock) pthread_mutex_unlock(&c->lock->mu);
+        if (write && c->lock) sim_fifo_lock_release(c->lock->fifo);
         if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {
             if (attempt >= MAX_RETRIES)

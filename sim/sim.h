@@ -329,6 +329,20 @@ void sim_result_print(FILE *out, const json_t *doc);
 /* Host section: cpu model, cores, memory, kernel, hostname. */
 json_t *sim_host_json(void);
 
+/* ------------------------------------------------------------------ FIFO lock */
+
+/* A lock granted in arrival order, handed directly to the longest waiter (who alone is
+ * woken). For the one-writer-at-a-time engines the workloads drive: a pthread mutex
+ * lets a releasing thread take it straight back, which starves other waiters for
+ * seconds when workers outnumber cores. Not recursive. */
+typedef struct sim_fifo_lock sim_fifo_lock;
+sim_fifo_lock *sim_fifo_lock_new(void); /* NULL when out of memory */
+void sim_fifo_lock_free(sim_fifo_lock *l);
+void sim_fifo_lock_acquire(sim_fifo_lock *l);
+void sim_fifo_lock_release(sim_fifo_lock *l);
+/* Threads queued behind the owner (for tests and diagnostics). */
+unsigned sim_fifo_lock_waiting(sim_fifo_lock *l);
+
 /* ------------------------------------------------------------------ signals */
 
 /* SIGINT/SIGTERM set a flag (a second one exits at once with status 130). */
