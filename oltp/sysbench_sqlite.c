@@ -284,6 +284,15 @@ static int sq_meta_put(void *db, const sb_meta *m, char *err, size_t errlen)
     return rc ? SIM_EXIT_FAIL : 0;
 }
 
+/* One row's draws, in the order both load paths make them (so that they load equal
+ * tables from one seed): c, pad, then k. */
+static uint64_t draw_row(sim_rng *rng, uint64_t rows, char c[SB_C_LEN], char pad[SB_PAD_LEN])
+{
+    sb_gen_c(rng, c);
+    sb_gen_pad(rng, pad);
+    return sim_rng_range(rng, 1, rows);
+}
+
 /* The SQL path: sysbench's INSERTs in batched transactions, then CREATE INDEX. */
 static int load_sql(sq_db *d, uint32_t table, uint64_t rows, sim_rng *rng, char *err, size_t errlen)
 {
@@ -305,10 +314,9 @@ static int load_sql(sq_db *d, uint32_t table, uint64_t rows, sim_rng *rng, char 
         if (exec(c, "BEGIN", err, errlen)) goto out;
         uint64_t end = id + LOAD_BATCH_ROWS;
         for (; id <= rows && id < end; id++) {
-            sb_gen_c(rng, cbuf);
-            sb_gen_pad(rng, pbuf);
+            uint64_t k = draw_row(rng, rows, cbuf, pbuf);
             sqlite3_bind_int64(ins, 1, (sqlite3_int64)id);
-            sqlite3_bind_int64(ins, 2, (sqlite3_int64)sim_rng_range(rng, 1, rows));
+            sqlite3_bind_int64(ins, 2, (sqlite3_int64)k);
             sqlite3_bind_text(ins, 3, cbuf, SB_C_LEN, SQLITE_STATIC);
             sqlite3_bind_text(ins, 4, pbuf, SB_PAD_LEN, SQLITE_STATIC);
             if (sqlite3_step(ins) != SQLITE_DONE) {
@@ -348,10 +356,7 @@ static int write_table_pages(st_sqlite_bulk *b, uint32_t table, uint64_t rows, s
             snprintf(err, errlen, "interrupted while loading sbtest%u", table);
             return -1;
         }
-        /* The same draws, in the same order, as the SQL path: equal tables. */
-        sb_gen_c(rng, cbuf);
-        sb_gen_pad(rng, pbuf);
-        uint32_t k = (uint32_t)sim_rng_range(rng, 1, rows);
+        uint32_t k = (uint32_t)draw_row(rng, rows, cbuf, pbuf); /* as the SQL path */
         k_of[id - 1] = k;
         st_sqlite_value v[4] = {{.type = ST_SQLITE_NULL}, /* id: the rowid holds it */
                                 {.type = ST_SQLITE_INT, .i = k},

@@ -307,13 +307,22 @@ static bool page_fits(const bulk_level *l, uint32_t cell_size)
     return ptrs_end + cell_size <= l->content;
 }
 
-static void page_add(bulk_level *l, const uint8_t *cell, uint32_t size)
+/* Adds a cell made of two parts (a head of varints, then a payload, so that rows go
+ * onto the page without being copied into a cell first). */
+static void page_add_parts(bulk_level *l, const uint8_t *head, uint32_t hn, const uint8_t *body,
+                           uint32_t bn)
 {
-    l->content -= size;
-    memcpy(l->page + l->content, cell, size);
+    l->content -= hn + bn;
+    memcpy(l->page + l->content, head, hn);
+    if (bn) memcpy(l->page + l->content + hn, body, bn);
     put_be16(l->page + header_size(l->page) + 2 * l->ncells, l->content);
     l->ncells++;
-    l->last_cell_size = size;
+    l->last_cell_size = hn + bn;
+}
+
+static void page_add(bulk_level *l, const uint8_t *cell, uint32_t size)
+{
+    page_add_parts(l, cell, size, NULL, 0);
 }
 
 /* Fills in the page header; right = the right-most child (interior pages). */
@@ -584,12 +593,7 @@ int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, siz
         if (!pg || interior_add(b, 1, pg, &key, err, errlen)) return -1;
         page_start(b, l, LEAF_TABLE);
     }
-    l->content -= size;
-    memcpy(l->page + l->content, head, hn);
-    memcpy(l->page + l->content + hn, rec, len);
-    put_be16(l->page + 8 + 2 * l->ncells, l->content);
-    l->ncells++;
-    l->last_cell_size = size;
+    page_add_parts(l, head, hn, rec, (uint32_t)len);
     l->max_rowid = rowid;
     b->last_rowid = rowid;
     b->rows++;
