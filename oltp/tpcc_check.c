@@ -80,6 +80,42 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A check statement on a database of tens of GB runs for minutes: SQLite calls this
+ * every WATCH_OPS virtual-machine steps (a few ms), so a Ctrl-C stops the statement
+ * at once (SQLITE_INTERRUPT) and a progress line appears every WATCH_LINE_S. */
+#define WATCH_OPS 100000
+#define WATCH_LINE_S 10.0
+
+typedef struct watch {
+    const char *what;
+    double start, next_line;
+} watch;
+
+static int watch_step(void *arg)
+{
+    watch *w = arg;
+    if (sim_interrupted()) return 1;
+    double now = mono_s();
+    if (now >= w->next_line) {
+        sim_info("tpcc check: %s: %.0f s so far (Ctrl-C stops it)", w->what, now - w->start);
+        w->next_line = now + WATCH_LINE_S;
+    }
+    return 0;
+}
+
+static void watch_begin(sqlite3 *db, watch *w, const char *what)
+{
+    w->what = what;
+    w->start = mono_s();
+    w->next_line = w->start + WATCH_LINE_S;
+    sqlite3_progress_handler(db, WATCH_OPS, watch_step, w);
+}
+
+static void watch_end(sqlite3 *db)
+{
+    sqlite3_progress_handler(db, 0, NULL, NULL);
+}
+
 int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res, char *err,
                    size_t errlen)
 {
@@ -105,9 +141,17 @@ int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_resu
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
             return -1;
         }
+        char what[32];
+        snprintf(what, sizeof what, "condition %d of 12", k);
+        watch w;
+        watch_begin(db, &w, what);
         int rc = sqlite3_step(st);
+        watch_end(db);
         if (rc != SQLITE_ROW) {
-            snprintf(err, errlen, "condition %d: %s", k, sqlite3_errmsg(db));
+            if (sim_interrupted())
+                snprintf(err, errlen, "check interrupted (condition %d)", k);
+            else
+                snprintf(err, errlen, "condition %d: %s", k, sqlite3_errmsg(db));
             sqlite3_finalize(st);
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
             return -1;
@@ -134,9 +178,15 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         return -1;
     }
+    watch w;
+    watch_begin(db, &w, quick ? "quick_check" : "integrity_check");
     int rc = sqlite3_step(st), result;
+    watch_end(db);
     if (rc != SQLITE_ROW) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        if (sim_interrupted())
+            snprintf(err, errlen, "check interrupted");
+        else
+            snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         result = -1;
     } else {
         const char *line = (const char *)sqlite3_column_text(st, 0);

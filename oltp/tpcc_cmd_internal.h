@@ -35,6 +35,7 @@ typedef struct tpcc_options {
     bool quiet;
     st_target_opts target;
     const char *engine;
+    const char *prefetch; /* on|off: write transactions read outside the writer lock */
     /* derived */
     tpcc_mix mixv;
     tpcc_pacing pacev;
@@ -72,6 +73,10 @@ typedef struct tpcc_instance {
     _Atomic uint64_t errors_reported;
     char first_error[256];
     json_t *pristine; /* what --keep-pristine did */
+    /* Measured transactions' block reads by type, from st_db_thread_reads deltas of
+     * the thread that ran them (the delivery worker for Delivery). */
+    _Atomic uint64_t rd_txns[TPCC_NTYPES];
+    _Atomic uint64_t rd_blocks[TPCC_NTYPES][4]; /* db, db device, wal, wal device */
 } tpcc_instance;
 
 void tpcc_db_name(int instance, char *buf, size_t len);

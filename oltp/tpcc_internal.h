@@ -45,6 +45,7 @@ enum tpcc_counter {
     TPCC_CNT_REMOTE_LINES,    /* order lines supplied by a remote warehouse */
     TPCC_CNT_REMOTE_PAYMENTS, /* payments of a remote customer */
     TPCC_CNT_BY_NAME,         /* Payment / Order-Status selecting by last name */
+    TPCC_CNT_PREFETCH_FAILED, /* prefetch read transactions that ended in an error */
     TPCC_NCOUNTERS
 };
 extern const char *const tpcc_counter_names[TPCC_NCOUNTERS];
@@ -144,6 +145,10 @@ void tpcc_writer_lock_free(tpcc_writer_lock *l);
 tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, char *err,
                          size_t errlen);
 void tpcc_conn_free(tpcc_conn *c); /* does not close db */
+/* on: write transactions first read their pages in a read transaction outside the
+ * writer lock (the pool warms concurrently; the transaction then runs whole under
+ * the lock). Off by default. */
+void tpcc_conn_set_prefetch(tpcc_conn *c, bool on);
 sqlite3 *tpcc_conn_db(const tpcc_conn *c);
 
 /* Counts since the last tpcc_conn_take_counts (per connection, single thread). */

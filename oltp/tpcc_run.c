@@ -63,6 +63,7 @@ static void *worker_open(void *vwl, int instance, int worker)
         free(wc);
         return NULL;
     }
+    tpcc_conn_set_prefetch(wc->c, !strcmp(w->o->prefetch, "on"));
     return wc;
 }
 
@@ -104,6 +105,44 @@ static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t 
     pthread_mutex_unlock(&I->dq_mu);
 }
 
+/* Adds one transaction's block reads (since *before) when it ended in the measured
+ * phase. */
+static void note_reads(tpcc_instance *I, sim_run *run, int type, const st_db_thread_reads *before)
+{
+    if (sim_run_phase(run) != SIM_PHASE_MEASURE) return;
+    st_db_thread_reads now;
+    st_db_thread_reads_get(&now);
+    atomic_fetch_add(&I->rd_txns[type], 1);
+    atomic_fetch_add(&I->rd_blocks[type][0], now.db_reads - before->db_reads);
+    atomic_fetch_add(&I->rd_blocks[type][1], now.db_device_reads - before->db_device_reads);
+    atomic_fetch_add(&I->rd_blocks[type][2], now.wal_reads - before->wal_reads);
+    atomic_fetch_add(&I->rd_blocks[type][3], now.wal_device_reads - before->wal_device_reads);
+}
+
+/* Per transaction type, over all instances: block reads per measured transaction. */
+static json_t *reads_json(const tpcc_instance *inst, int n)
+{
+    static const char *const names[4] = {"db_reads", "db_device_reads", "wal_reads",
+                                         "wal_device_reads"};
+    json_t *j = json_object();
+    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+        uint64_t txns = 0, b[4] = {0};
+        for (int i = 0; i < n; i++) {
+            txns += atomic_load(&inst[i].rd_txns[ty]);
+            for (int k = 0; k < 4; k++)
+                b[k] += atomic_load(&inst[i].rd_blocks[ty][k]);
+        }
+        json_t *one = json_pack("{s:I}", "transactions", (json_int_t)txns);
+        for (int k = 0; k < 4; k++)
+            json_object_set_new(one, names[k],
+                                txns ? json_real((double)b[k] / (double)txns) : json_null());
+        json_object_set_new(one, "device_reads",
+                            txns ? json_real((double)(b[1] + b[3]) / (double)txns) : json_null());
+        json_object_set_new(j, tpcc_type_names[ty], one);
+    }
+    return j;
+}
+
 static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
 {
     wl *w = vwl;
@@ -115,6 +154,8 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     int64_t scale = I->meta.scale;
     char err[512];
     int rc = 0;
+    st_db_thread_reads before;
+    st_db_thread_reads_get(&before);
     switch (type) {
     case TPCC_NEW_ORDER: {
         tpcc_no_in in;
@@ -151,6 +192,7 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     }
     }
     flush_counts(wc->c, m);
+    if (!rc && type != TPCC_DELIVERY) note_reads(I, w->run, type, &before);
     if (rc) {
         report_error(I, tpcc_type_names[type], err);
         return -(type + 1);
@@ -195,6 +237,7 @@ static void *delivery_worker(void *arg)
         pthread_mutex_unlock(&I->dq_mu);
         return NULL;
     }
+    tpcc_conn_set_prefetch(c, !strcmp(a->w->o->prefetch, "on"));
     sim_meter *m = sim_run_meter(run, I->index);
     for (;;) {
         pthread_mutex_lock(&I->dq_mu);
@@ -211,7 +254,10 @@ static void *delivery_worker(void *arg)
 
         tpcc_del_in in = {.w_id = it.w_id, .o_carrier_id = it.carrier};
         int skipped = 0;
+        st_db_thread_reads before;
+        st_db_thread_reads_get(&before);
         int rc = tpcc_delivery(c, &in, &skipped, err, sizeof err);
+        if (!rc) note_reads(I, run, TPCC_DELIVERY, &before);
         uint64_t end = sim_now_ns();
         flush_counts(c, m);
         sim_phase ph = sim_run_phase(run);
@@ -299,6 +345,13 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
                 json_is_null(pass)   ? "n/a"
                 : json_is_true(pass) ? "pass"
                                      : "FAIL");
+    }
+    fputc('\n', out);
+    fprintf(out, "  device reads per transaction (pool misses, database + WAL):");
+    json_object_foreach((json_t *)json_object_get(t, "reads_per_txn"), k, v)
+    {
+        const json_t *dr = json_object_get(v, "device_reads");
+        if (json_is_number(dr)) fprintf(out, " %s %.1f", k, json_number_value(dr));
     }
     fputc('\n', out);
     const json_t *per = json_object_get(t, "per_instance");
@@ -419,13 +472,13 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     tpcc_db_opts(o, &dbo);
     json_object_set_new(
         tj, "setup",
-        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i}", "scale",
+        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
                   o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)w.cycle_ns / 1e9,
                   "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
                   o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", 1));
+                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch));
     json_object_set_new(tj, "rates", rates_json(run, o, -1));
 
     json_t *lim = json_object();
@@ -472,6 +525,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     json_object_set_new(tj, "p90_limits", lim);
     json_object_set_new(tj, "delivery_deferred", deferred_json(dall, derr, dskip, pending_total));
     json_object_set_new(tj, "per_instance", per);
+    json_object_set_new(tj, "reads_per_txn", reads_json(inst, n));
     json_object_set_new(tj, "vu_engine",
                         json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs.units,
                                   "max_queue", (json_int_t)vs.max_queue, "wake_late_p99_us",

@@ -26,7 +26,8 @@
 const char *const tpcc_type_names[TPCC_NTYPES] = {"new_order", "payment", "order_status",
                                                   "delivery", "stock_level"};
 const char *const tpcc_counter_names[TPCC_NCOUNTERS] = {
-    "rollbacks", "retries", "busy_waits", "remote_order_lines", "remote_payments", "by_last_name"};
+    "rollbacks",       "retries",      "busy_waits",     "remote_order_lines",
+    "remote_payments", "by_last_name", "prefetch_failed"};
 const double tpcc_p90_limit_s[TPCC_NTYPES] = {5, 5, 5, 5, 20};
 
 struct tpcc_writer_lock {
@@ -86,6 +87,13 @@ enum {
     /* Stock-Level */
     S_SL_NEXT,
     S_SL_COUNT,
+    /* Prefetch (reads of the write transactions' pages, outside the writer lock) */
+    S_PF_WH,
+    S_PF_STOCK,
+    S_PF_ORDER_END,
+    S_PF_NEWORDER_END,
+    S_PF_LINE_END,
+    S_PF_DL_ORDER,
     S_N
 };
 
@@ -156,6 +164,16 @@ static const char *const sql_text[S_N] = {
     [S_SL_COUNT] = "SELECT count(DISTINCT s_i_id) FROM order_line, stock"
                    " WHERE ol_w_id = ?1 AND ol_d_id = ?2 AND ol_o_id < ?3 AND ol_o_id >= ?4"
                    " AND s_w_id = ?1 AND s_i_id = ol_i_id AND s_quantity < ?5",
+    [S_PF_WH] = "SELECT w_name FROM warehouse WHERE w_id = ?1",
+    [S_PF_STOCK] = "SELECT s_quantity FROM stock WHERE s_w_id = ?1 AND s_i_id = ?2",
+    /* the b-tree leaves where New-Order appends its order, new_order and lines */
+    [S_PF_ORDER_END] = "SELECT o_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2"
+                       " ORDER BY o_id DESC LIMIT 1",
+    [S_PF_NEWORDER_END] = "SELECT no_o_id FROM new_order WHERE no_w_id = ?1 AND no_d_id = ?2"
+                          " ORDER BY no_o_id DESC LIMIT 1",
+    [S_PF_LINE_END] = "SELECT ol_o_id FROM order_line WHERE ol_w_id = ?1 AND ol_d_id = ?2"
+                      " ORDER BY ol_o_id DESC LIMIT 1",
+    [S_PF_DL_ORDER] = "SELECT o_c_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3",
 };
 
 struct tpcc_conn {
@@ -164,6 +182,7 @@ struct tpcc_conn {
     tpcc_writer_lock *lock;
     sqlite3_stmt *st[S_N];
     tpcc_counts counts;
+    bool prefetch;   /* write transactions read their pages before taking the lock */
     int busy_in_try; /* busy-handler calls in the current attempt */
     char cdata[512]; /* Payment's new c_data for bad-credit customers */
 };
@@ -201,6 +220,11 @@ tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, cha
     }
     sqlite3_busy_handler(db, busy_handler, c);
     return c;
+}
+
+void tpcc_conn_set_prefetch(tpcc_conn *c, bool on)
+{
+    c->prefetch = on;
 }
 
 void tpcc_conn_free(tpcc_conn *c)
@@ -266,12 +290,54 @@ static void reset_all(tpcc_conn *c)
 typedef int (*body_fn)(tpcc_conn *c, const void *in, void *out);
 
 /*
- * Runs body inside a transaction until it commits (or rolls back by request: body
+ * Reads outside the writer lock (docs/tpcc.md, "Concurrency"). SQLite has one writer
+ * per database, so a write transaction that missed the buffer pool under the lock
+ * would read its pages one at a time while every other writer waits: the drive would
+ * see queue depth 1 whatever the number of connections. So before it queues for the
+ * lock, a write transaction reads the rows it is going to read and the b-tree leaves
+ * where it is going to insert, in a read transaction on a WAL snapshot; the pages come
+ * into the shared pool concurrently with the other connections and with the writer.
+ * This only warms the pool: the transaction then runs whole under the lock, reads
+ * everything again and writes, so nothing is skipped and isolation is SQLite's. A
+ * prefetch that fails (a busy snapshot) is counted and the transaction runs anyway.
+ */
+static int touch(tpcc_conn *c, int s, const int64_t *v, int n)
+{
+    sqlite3_stmt *st = B(c, s);
+    for (int i = 0; i < n; i++)
+        BI(st, i + 1, v[i]);
+    return run_done(st);
+}
+#define TOUCH(c, s, ...)                                                                           \
+    touch((c), (s), (const int64_t[]){__VA_ARGS__},                                                \
+          (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+
+static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
+{
+    c->busy_in_try = 0;
+    int rc = run_done(B(c, S_BEGIN_R));
+    if (rc == SQLITE_OK) {
+        rc = reads(c, in, NULL);
+        reset_all(c);
+    }
+    if (sqlite3_get_autocommit(c->db) == 0) {
+        int end = run_done(B(c, rc == SQLITE_OK ? S_COMMIT : S_ROLLBACK));
+        if (rc == SQLITE_OK) rc = end;
+        if (sqlite3_get_autocommit(c->db) == 0) run_done(B(c, S_ROLLBACK));
+    }
+    if (rc != SQLITE_OK) c->counts.v[TPCC_CNT_PREFETCH_FAILED]++;
+}
+
+/*
+ * Runs body inside a transaction (a write transaction when `reads` is given, which
+ * prefetches its pages first) until it commits (or rolls back by request: body
  * returns SQLITE_ABORT after which ROLLBACK is issued and 1 is returned).
  */
-static int run_txn(tpcc_conn *c, bool write, body_fn body, const void *in, void *out, char *err,
+static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, void *out, char *err,
                    size_t errlen)
 {
+    bool write = reads != NULL;
+    if (write && c->prefetch) prefetch(c, reads, in);
     for (int attempt = 0;; attempt++) {
         c->busy_in_try = 0;
         if (write && c->lock) sim_fifo_lock_acquire(c->lock->fifo);
@@ -436,10 +502,31 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
     return SQLITE_OK;
 }
 
+/* New-Order's pages: warehouse, district, customer, each item and stock row, and the
+ * ends of the district's orders, new_order and order_line ranges and of the customer's
+ * orders in orders_customer, where the inserts go. */
+static int new_order_reads(tpcc_conn *c, const void *vin, void *unused)
+{
+    const tpcc_no_in *in = vin;
+    (void)unused;
+    int rc = TOUCH(c, S_NO_WTAX, in->w_id);
+    if (!rc) rc = TOUCH(c, S_SL_NEXT, in->w_id, in->d_id);
+    if (!rc) rc = TOUCH(c, S_NO_CUST, in->w_id, in->d_id, in->c_id);
+    if (!rc) rc = TOUCH(c, S_PF_ORDER_END, in->w_id, in->d_id);
+    if (!rc) rc = TOUCH(c, S_OS_ORDER, in->w_id, in->d_id, in->c_id);
+    if (!rc) rc = TOUCH(c, S_PF_NEWORDER_END, in->w_id, in->d_id);
+    if (!rc) rc = TOUCH(c, S_PF_LINE_END, in->w_id, in->d_id);
+    for (uint32_t i = 0; i < in->ol_cnt && !rc; i++) {
+        rc = TOUCH(c, S_NO_ITEM, in->i_id[i]);
+        if (!rc) rc = TOUCH(c, S_PF_STOCK, in->supply_w_id[i], in->i_id[i]);
+    }
+    return rc;
+}
+
 int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *err, size_t errlen)
 {
     no_out out = {0};
-    int rc = run_txn(c, true, new_order_body, in, &out, err, errlen);
+    int rc = run_txn(c, new_order_reads, new_order_body, in, &out, err, errlen);
     *rolled_back = rc == 1;
     if (rc == 1) c->counts.v[TPCC_CNT_ROLLBACKS]++;
     if (rc >= 0)
@@ -514,9 +601,23 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
     return run_done(st);
 }
 
+/* Payment's pages: warehouse, district, the customer (through the last-name index when
+ * by name). The history insert appends to the table's last leaf, which stays hot. */
+static int payment_reads(tpcc_conn *c, const void *vin, void *unused)
+{
+    const tpcc_pay_in *in = vin;
+    (void)unused;
+    int rc = TOUCH(c, S_PF_WH, in->w_id);
+    if (!rc) rc = TOUCH(c, S_SL_NEXT, in->w_id, in->d_id);
+    uint32_t c_id = in->c_id;
+    if (!rc && in->by_name) rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id);
+    if (!rc) rc = TOUCH(c, S_PAY_CUST, in->c_w_id, in->c_d_id, c_id);
+    return rc;
+}
+
 int tpcc_payment(tpcc_conn *c, const tpcc_pay_in *in, char *err, size_t errlen)
 {
-    int rc = run_txn(c, true, payment_body, in, NULL, err, errlen);
+    int rc = run_txn(c, payment_reads, payment_body, in, NULL, err, errlen);
     if (rc >= 0) {
         c->counts.v[TPCC_CNT_REMOTE_PAYMENTS] += in->c_w_id != in->w_id;
         c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
@@ -561,7 +662,7 @@ static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
 
 int tpcc_order_status(tpcc_conn *c, const tpcc_os_in *in, char *err, size_t errlen)
 {
-    int rc = run_txn(c, false, order_status_body, in, NULL, err, errlen);
+    int rc = run_txn(c, NULL, order_status_body, in, NULL, err, errlen);
     if (rc >= 0) c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
     return rc < 0 ? -1 : 0;
 }
@@ -625,9 +726,41 @@ static int delivery_body(tpcc_conn *c, const void *vin, void *vout)
     return SQLITE_OK;
 }
 
+/* Delivery's pages: per district the oldest new order, its order, lines and customer. */
+static int delivery_reads(tpcc_conn *c, const void *vin, void *unused)
+{
+    const tpcc_del_in *in = vin;
+    (void)unused;
+    int rc = SQLITE_OK;
+    for (uint32_t d = 1; d <= TPCC_DIST_PER_WH && !rc; d++) {
+        sqlite3_stmt *st = B(c, S_DL_FIRST);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        if ((rc = run_row(st)) != SQLITE_ROW) {
+            rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+            continue;
+        }
+        int64_t o_id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        st = B(c, S_PF_DL_ORDER);
+        BI(st, 1, in->w_id);
+        BI(st, 2, d);
+        BI(st, 3, o_id);
+        if ((rc = run_row(st)) != SQLITE_ROW) {
+            rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+            continue;
+        }
+        int64_t c_id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        rc = TOUCH(c, S_DL_SUM, in->w_id, d, o_id);
+        if (!rc) rc = TOUCH(c, S_OS_CUST, in->w_id, d, c_id);
+    }
+    return rc;
+}
+
 int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err, size_t errlen)
 {
-    int rc = run_txn(c, true, delivery_body, in, skipped, err, errlen);
+    int rc = run_txn(c, delivery_reads, delivery_body, in, skipped, err, errlen);
     return rc < 0 ? -1 : 0;
 }
 
@@ -659,6 +792,6 @@ static int stock_level_body(tpcc_conn *c, const void *vin, void *vout)
 
 int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err, size_t errlen)
 {
-    int rc = run_txn(c, false, stock_level_body, in, low_stock, err, errlen);
+    int rc = run_txn(c, NULL, stock_level_body, in, low_stock, err, errlen);
     return rc < 0 ? -1 : 0;
 }

@@ -1,14 +1,23 @@
 /*
  * storage/bufpool.c: the buffer pool of one database instance, shared by all its
  * connections: a fixed number of aligned frames, a chained hash from (file, block) to
- * frame, and CLOCK replacement (a reference bit per frame, cleared as the hand passes;
- * the first unreferenced, unpinned, clean frame is the victim).
+ * frame, and generalized CLOCK replacement: each frame has a usage count, raised by
+ * every hit up to USAGE_MAX and lowered by one as the hand passes; the first unpinned,
+ * clean frame at zero is the victim. With a single reference bit a page touched by
+ * every transaction (the root and inner pages of the b-trees, a district's row) is
+ * worth no more than a leaf read once, so at a buffer of a few percent of the data a
+ * burst of leaf misses pushes inner pages out and each lookup then costs extra device
+ * reads; counting uses keeps them resident, as PostgreSQL's clock sweep does (its
+ * usage count also stops at 5).
  *
- * One mutex guards the metadata and every copy into or out of frame memory, so a
- * reader never sees half of a write. Device I/O happens outside the mutex: a frame
- * being loaded is marked LOADING (others wait on the condition variable), a frame
- * being written to the device from its memory is pinned (not evictable, so a later
- * miss cannot read the block back from the device before the write is there).
+ * The frames are split into shards (up to 16, by a hash of the block), each with its
+ * own mutex, hash table and clock hand, so connections on different blocks do not
+ * queue on one lock. A shard's mutex guards its metadata and every copy into or out
+ * of its frames' memory, so a reader never sees half of a write. Device I/O happens
+ * outside the mutex: a frame being loaded is marked LOADING (others wait on the
+ * condition variable), a frame being written to the device from its memory is pinned
+ * (not evictable, so a later miss cannot read the block back from the device before
+ * the write is there).
  */
 #include "storage/sqlite_internal.h"
 
@@ -19,6 +28,7 @@
 enum { F_EMPTY, F_LOADING, F_VALID };
 
 #define NIL UINT32_MAX
+#define USAGE_MAX 5
 
 typedef struct bp_frame {
     uint64_t key;
@@ -29,18 +39,31 @@ typedef struct bp_frame {
     uint32_t pins;
 } bp_frame;
 
-struct bp_pool {
+/* One shard: a slice of the frames with its own lock, hash table and clock hand. A
+ * block always lives in the shard its key hashes to, so shards share nothing. */
+typedef struct bp_shard {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t unit;
-    uint32_t nframes;
+    uint32_t base;    /* index of the shard's first frame in the pool */
+    uint32_t nframes; /* the shard's frames */
     uint32_t hand;
     uint32_t mask; /* buckets - 1 */
     uint32_t *buckets;
+    bp_frame *frames; /* the pool's frames from base, indexed from 0 */
+    uint8_t *mem;
+    uint64_t hits, misses, evictions, write_allocs, waits, dirty;
+} __attribute__((aligned(64))) bp_shard;
+
+struct bp_pool {
+    uint32_t unit;
+    uint32_t nframes;
+    uint32_t nshards;   /* a power of two */
+    uint32_t per_shard; /* frames per shard (the last one takes the remainder) */
+    bp_shard *shards;
     bp_frame *frames;
     uint8_t *mem;
     size_t mem_len;
-    uint64_t hits, misses, evictions, write_allocs, waits, dirty;
 };
 
 static inline uint64_t make_key(uint32_t file, uint64_t blk)
@@ -48,15 +71,57 @@ static inline uint64_t make_key(uint32_t file, uint64_t blk)
     return ((uint64_t)file << 48) | (blk & ((1ULL << 48) - 1));
 }
 
-static inline uint32_t hash_key(const bp_pool *p, uint64_t key)
+static inline uint32_t hash_key(const bp_shard *p, uint64_t key)
 {
-    uint64_t h = key * 0x9E3779B97F4A7C15ULL;
-    return (uint32_t)(h >> 32) & p->mask;
+    return (uint32_t)(key * 0x9E3779B97F4A7C15ULL >> 32) & p->mask;
 }
 
-static inline uint8_t *frame_mem(const bp_pool *p, uint32_t f)
+static inline uint8_t *frame_mem(const bp_shard *p, uint32_t f)
 {
     return p->mem + (size_t)f * p->unit;
+}
+
+/* Shards of at least this many frames: the dirty WAL and database blocks waiting for
+ * their flush (about 512 at most) must never fill one shard. */
+#define SHARD_MIN_FRAMES 1024
+#define SHARDS_MAX 16
+
+static inline uint64_t mix_key(uint64_t key)
+{
+    return key * 0x9E3779B97F4A7C15ULL;
+}
+
+static bp_shard *shard_of(const bp_pool *p, uint64_t key)
+{
+    return &p->shards[(uint32_t)(mix_key(key) >> 20) & (p->nshards - 1)];
+}
+
+/* The shard that owns pool-wide frame index f. */
+static bp_shard *shard_of_frame(const bp_pool *p, uint32_t f)
+{
+    uint32_t i = f / p->per_shard;
+    return &p->shards[i < p->nshards ? i : p->nshards - 1];
+}
+
+static int shard_init(bp_shard *s, bp_pool *p, uint32_t base, uint32_t n)
+{
+    s->unit = p->unit;
+    s->base = base;
+    s->nframes = n;
+    s->frames = p->frames + base;
+    s->mem = p->mem + (size_t)base * p->unit;
+    uint32_t nb = 1;
+    while (nb < n * 2u && nb < (1u << 31))
+        nb <<= 1;
+    s->mask = nb - 1;
+    s->buckets = malloc(sizeof(uint32_t) * nb);
+    if (!s->buckets) return -1;
+    memset(s->buckets, 0xff, sizeof(uint32_t) * nb);
+    for (uint32_t i = 0; i < n; i++)
+        s->frames[i].next = NIL;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    return 0;
 }
 
 bp_pool *bp_new(uint64_t nframes, uint32_t unit)
@@ -66,36 +131,47 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
     if (!p) return NULL;
     p->unit = unit;
     p->nframes = (uint32_t)nframes;
-    uint32_t nb = 1;
-    while (nb < p->nframes * 2u && nb < (1u << 31))
-        nb <<= 1;
-    p->mask = nb - 1;
-    p->buckets = malloc(sizeof(uint32_t) * nb);
+    p->nshards = 1;
+    while (p->nshards < SHARDS_MAX && nframes / (p->nshards * 2u) >= SHARD_MIN_FRAMES)
+        p->nshards *= 2;
+    p->per_shard = p->nframes / p->nshards;
     p->frames = calloc(p->nframes, sizeof(bp_frame));
     p->mem_len = (size_t)nframes * unit;
     void *mem = NULL;
     if (posix_memalign(&mem, unit > 4096 ? unit : 4096, p->mem_len)) mem = NULL;
     p->mem = mem;
-    if (!p->buckets || !p->frames || !p->mem) {
-        bp_free(p);
+    void *sh = NULL;
+    if (posix_memalign(&sh, 64, sizeof(bp_shard) * p->nshards)) sh = NULL;
+    p->shards = sh;
+    if (!p->frames || !p->mem || !p->shards) {
+        free(p->frames);
+        free(p->mem);
+        free(p->shards);
+        free(p);
         return NULL;
     }
-    memset(p->buckets, 0xff, sizeof(uint32_t) * nb);
-    for (uint32_t i = 0; i < p->nframes; i++)
-        p->frames[i].next = NIL;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    memset(p->shards, 0, sizeof(bp_shard) * p->nshards);
+    for (uint32_t i = 0; i < p->nshards; i++) {
+        uint32_t base = i * p->per_shard;
+        uint32_t n = i + 1 == p->nshards ? p->nframes - base : p->per_shard;
+        if (shard_init(&p->shards[i], p, base, n)) {
+            p->nshards = i; /* bp_free releases the shards made so far */
+            bp_free(p);
+            return NULL;
+        }
+    }
     return p;
 }
 
 void bp_free(bp_pool *p)
 {
     if (!p) return;
-    if (p->frames) {
-        pthread_mutex_destroy(&p->mu);
-        pthread_cond_destroy(&p->cv);
+    for (uint32_t i = 0; i < p->nshards; i++) {
+        pthread_mutex_destroy(&p->shards[i].mu);
+        pthread_cond_destroy(&p->shards[i].cv);
+        free(p->shards[i].buckets);
     }
-    free(p->buckets);
+    free(p->shards);
     free(p->frames);
     free(p->mem);
     free(p);
@@ -108,26 +184,30 @@ uint32_t bp_unit(const bp_pool *p)
 
 void bp_get_stats(bp_pool *p, bp_stats *out)
 {
-    pthread_mutex_lock(&p->mu);
-    out->hits = p->hits;
-    out->misses = p->misses;
-    out->evictions = p->evictions;
-    out->write_allocs = p->write_allocs;
-    out->waits = p->waits;
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < p->nshards; i++) {
+        bp_shard *s = &p->shards[i];
+        pthread_mutex_lock(&s->mu);
+        out->hits += s->hits;
+        out->misses += s->misses;
+        out->evictions += s->evictions;
+        out->write_allocs += s->write_allocs;
+        out->waits += s->waits;
+        out->dirty += s->dirty;
+        pthread_mutex_unlock(&s->mu);
+    }
     out->frames = p->nframes;
     out->unit = p->unit;
-    out->dirty = p->dirty;
-    pthread_mutex_unlock(&p->mu);
 }
 
-static uint32_t lookup(const bp_pool *p, uint64_t key)
+static uint32_t lookup(const bp_shard *p, uint64_t key)
 {
     for (uint32_t f = p->buckets[hash_key(p, key)]; f != NIL; f = p->frames[f].next)
         if (p->frames[f].key == key && p->frames[f].state != F_EMPTY) return f;
     return NIL;
 }
 
-static void unlink_frame(bp_pool *p, uint32_t f)
+static void unlink_frame(bp_shard *p, uint32_t f)
 {
     uint32_t *pp = &p->buckets[hash_key(p, p->frames[f].key)];
     while (*pp != f)
@@ -136,7 +216,7 @@ static void unlink_frame(bp_pool *p, uint32_t f)
     p->frames[f].next = NIL;
 }
 
-static void link_frame(bp_pool *p, uint32_t f, uint64_t key)
+static void link_frame(bp_shard *p, uint32_t f, uint64_t key)
 {
     uint32_t b = hash_key(p, key);
     p->frames[f].key = key;
@@ -144,19 +224,26 @@ static void link_frame(bp_pool *p, uint32_t f, uint64_t key)
     p->buckets[b] = f;
 }
 
-/* CLOCK: two full sweeps clear every reference bit, so a third finds a victim unless
- * every frame is pinned, loading or dirty; then NIL, and the caller waits for a release
- * and looks the block up again (someone else may have loaded it meanwhile). */
-static uint32_t take_victim(bp_pool *p)
+/* A hit: one more use, up to USAGE_MAX. */
+static inline void touch_frame(bp_frame *fr)
 {
-    for (uint64_t step = 0; step < 3ull * p->nframes; step++) {
+    if (fr->ref < USAGE_MAX) fr->ref++;
+}
+
+/* CLOCK: USAGE_MAX + 1 full sweeps bring every usage count to zero, so the next one
+ * finds a victim unless every frame is pinned, loading or dirty; then NIL, and the
+ * caller waits for a release and looks the block up again (someone else may have
+ * loaded it meanwhile). */
+static uint32_t take_victim(bp_shard *p)
+{
+    for (uint64_t step = 0; step < (USAGE_MAX + 2ull) * p->nframes; step++) {
         uint32_t f = p->hand;
         p->hand = (p->hand + 1 == p->nframes) ? 0 : p->hand + 1;
         bp_frame *fr = &p->frames[f];
         if (fr->state == F_EMPTY) return f;
         if (fr->state != F_VALID || fr->pins || fr->dirty) continue;
         if (fr->ref) {
-            fr->ref = 0;
+            fr->ref--;
             continue;
         }
         unlink_frame(p, f);
@@ -167,7 +254,7 @@ static uint32_t take_victim(bp_pool *p)
     return NIL;
 }
 
-static void wait_release(bp_pool *p)
+static void wait_release(bp_shard *p)
 {
     p->waits++;
     pthread_cond_wait(&p->cv, &p->mu);
@@ -175,7 +262,7 @@ static void wait_release(bp_pool *p)
 
 /* Loads block key into a fresh frame; called and returns with the mutex held, drops it
  * during the I/O. On success the frame is VALID and pinned once. */
-static int load_frame(bp_pool *p, uint32_t f, uint64_t key, uint64_t blk, bp_load_fn load,
+static int load_frame(bp_shard *p, uint32_t f, uint64_t key, uint64_t blk, bp_load_fn load,
                       void *ctx, uint32_t *out)
 {
     bp_frame *fr = &p->frames[f];
@@ -202,7 +289,7 @@ static int load_frame(bp_pool *p, uint32_t f, uint64_t key, uint64_t blk, bp_loa
 }
 
 /* Finds a VALID frame for key, waiting out a load in progress. NIL when absent. */
-static uint32_t find_valid(bp_pool *p, uint64_t key)
+static uint32_t find_valid(bp_shard *p, uint64_t key)
 {
     for (;;) {
         uint32_t f = lookup(p, key);
@@ -212,10 +299,11 @@ static uint32_t find_valid(bp_pool *p, uint64_t key)
     }
 }
 
-int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, uint32_t len,
+int bp_read(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, void *dst, uint32_t len,
             bp_load_fn load, void *ctx, bool *hit)
 {
     uint64_t key = make_key(file, blk);
+    bp_shard *p = shard_of(pool, key);
     pthread_mutex_lock(&p->mu);
     uint32_t f, v;
     for (;;) {
@@ -227,7 +315,7 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
     }
     if (f != NIL) {
         p->hits++;
-        p->frames[f].ref = 1;
+        touch_frame(&p->frames[f]);
         memcpy(dst, frame_mem(p, f) + off, len);
         pthread_mutex_unlock(&p->mu);
         *hit = true;
@@ -245,10 +333,12 @@ int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, ui
     return rc;
 }
 
-int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src, uint32_t len,
-             bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame, void **data)
+int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const void *src,
+             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame,
+             void **data)
 {
     uint64_t key = make_key(file, blk);
+    bp_shard *p = shard_of(pool, key);
     pthread_mutex_lock(&p->mu);
     uint32_t f, v = NIL;
     for (;;) {
@@ -278,7 +368,9 @@ int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *
         p->write_allocs++;
     }
     bp_frame *fr = &p->frames[f];
-    fr->ref = 1;
+    /* a write is not a reuse: WAL blocks written once and checkpoint copies would
+     * otherwise look as hot as the inner pages */
+    if (!fr->ref) fr->ref = 1;
     memcpy(frame_mem(p, f) + off, src, len);
     if (dirty) {
         if (!fr->dirty) p->dirty++;
@@ -286,23 +378,25 @@ int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *
         fr->pins--;
         if (!fr->pins) pthread_cond_broadcast(&p->cv);
     } else {
-        *frame = f;
+        *frame = p->base + f;
         *data = frame_mem(p, f);
     }
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
 
-void bp_unpin(bp_pool *p, uint32_t frame)
+void bp_unpin(bp_pool *pool, uint32_t frame)
 {
+    bp_shard *p = shard_of_frame(pool, frame);
     pthread_mutex_lock(&p->mu);
-    if (--p->frames[frame].pins == 0) pthread_cond_broadcast(&p->cv);
+    if (--p->frames[frame - p->base].pins == 0) pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
 
-bool bp_take_dirty(bp_pool *p, uint32_t file, uint64_t blk, void *dst, uint32_t *frame)
+bool bp_take_dirty(bp_pool *pool, uint32_t file, uint64_t blk, void *dst, uint32_t *frame)
 {
     uint64_t key = make_key(file, blk);
+    bp_shard *p = shard_of(pool, key);
     pthread_mutex_lock(&p->mu);
     uint32_t f = lookup(p, key);
     bool took = false;
@@ -311,14 +405,14 @@ bool bp_take_dirty(bp_pool *p, uint32_t file, uint64_t blk, void *dst, uint32_t 
         p->frames[f].dirty = 0;
         p->dirty--;
         p->frames[f].pins++;
-        *frame = f;
+        *frame = p->base + f;
         took = true;
     }
     pthread_mutex_unlock(&p->mu);
     return took;
 }
 
-void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk)
+static void invalidate_shard(bp_shard *p, uint32_t file, uint64_t from_blk)
 {
     pthread_mutex_lock(&p->mu);
     for (uint32_t f = 0; f < p->nframes; f++) {
@@ -341,4 +435,10 @@ void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk)
     }
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+void bp_invalidate(bp_pool *pool, uint32_t file, uint64_t from_blk)
+{
+    for (uint32_t i = 0; i < pool->nshards; i++)
+        invalidate_shard(&pool->shards[i], file, from_blk);
 }

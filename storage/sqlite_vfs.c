@@ -168,6 +168,19 @@ static st_engine *thread_engine(vf_instance *vi)
     return e;
 }
 
+/* ------------------------------------------------------------------ per-thread reads */
+
+/* Per thread, so that a transaction's reads can be told from its neighbours'. */
+static __thread uint64_t tl_reads[VF_NFILES], tl_dev_reads[VF_NFILES];
+
+void st_db_thread_reads_get(st_db_thread_reads *out)
+{
+    out->db_reads = tl_reads[VF_MAIN];
+    out->db_device_reads = tl_dev_reads[VF_MAIN];
+    out->wal_reads = tl_reads[VF_WAL];
+    out->wal_device_reads = tl_dev_reads[VF_WAL];
+}
+
 /* ------------------------------------------------------------------ device I/O */
 
 typedef struct load_ctx {
@@ -194,6 +207,7 @@ static int64_t load_block(void *ctx, uint64_t blk, void *buf)
     int64_t n = dev_io(f, ST_OP_READ, buf, blk * unit, unit);
     /* every load is a miss, whether a read or a partial write needed the block */
     ctr_add(&f->sf->vi->ctr[f->sf->kind].misses, 1);
+    tl_dev_reads[f->sf->kind]++;
     if (n >= 0) {
         vf_counters *c = &f->sf->vi->ctr[f->sf->kind];
         ctr_add(&c->dev_reads, 1);
@@ -399,6 +413,7 @@ static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
         if (bp_read(vi->pool, sf->file_id, blk, in, dst + done, n, load_block, &lc, &hit))
             return SQLITE_IOERR_READ;
         if (hit) ctr_add(&vi->ctr[sf->kind].hits, 1);
+        tl_reads[sf->kind]++;
         done += n;
     }
     if (avail < (uint64_t)amt) {

@@ -240,6 +240,15 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen);
  *  "sync", "checkpoint": {...}} */
 json_t *st_db_json(const st_db *db);
 void st_db_close(st_db *db);
+/* Blocks the calling thread read through appsim's VFS (any database) since it
+ * started: `reads` counts block reads asked of the buffer pool, `device_reads` the
+ * pool misses that went to the device (a partial write of an absent block is one
+ * too). A transaction's cost is the difference around it. */
+typedef struct st_db_thread_reads {
+    uint64_t db_reads, db_device_reads;   /* database file */
+    uint64_t wal_reads, wal_device_reads; /* its WAL */
+} st_db_thread_reads;
+void st_db_thread_reads_get(st_db_thread_reads *out);
 /* Smallest buffer_bytes st_db_open accepts: 16 pages per connection (max_connections,
  * at least 1, plus the checkpointer's). */
 uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);

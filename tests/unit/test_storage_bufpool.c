@@ -1,7 +1,7 @@
 /*
  * The buffer pool on its own (storage/bufpool.c, private API in sqlite_internal.h):
- * hits and misses, CLOCK's second chance, dirty and pinned frames never evicted,
- * write-back hand-off, invalidation, a failed load leaving nothing behind, and several
+ * hits and misses, CLOCK's second chance and usage counts, shards, dirty and pinned frames never
+ * evicted, write-back hand-off, invalidation, a failed load leaving nothing behind, and several
  * threads reading and writing blocks whose content is checked on every read.
  */
 #include "storage/sqlite_internal.h"
@@ -91,6 +91,87 @@ static void hits_misses_and_clock(void **state)
     /* a block of the other file is a different block */
     assert_int_equal(read_word(p, 1, 0, &hit), 1000);
     assert_false(hit);
+    bp_free(p);
+}
+
+/* Generalized CLOCK: a block hit often (an inner b-tree page) survives a burst of
+ * blocks read once that would push it out of a one-bit CLOCK. */
+static void usage_count_keeps_hot_blocks(void **state)
+{
+    reset_dev();
+    bp_pool *p = bp_new(8, UNIT);
+    bool hit;
+    read_word(p, 0, 100, &hit);
+    assert_false(hit);
+    for (int i = 0; i < 5; i++)
+        read_word(p, 0, 100, &hit);
+    for (int b = 0; b < 14; b++) /* seven fill the pool, seven evict */
+        read_word(p, 0, (uint64_t)b, &hit);
+    assert_int_equal(read_word(p, 0, 100, &hit), 100);
+    assert_true(hit);
+    /* a block written but never read again is not hot: it goes with the next sweep */
+    uint8_t page[UNIT];
+    memset(page, 0, sizeof page);
+    uint32_t fr;
+    void *data;
+    ctx c = {0};
+    assert_int_equal(bp_write(p, 0, 200, 0, page, UNIT, false, load, &c, false, &fr, &data), 0);
+    bp_unpin(p, fr);
+    for (int b = 20; b < 40; b++)
+        read_word(p, 0, (uint64_t)b, &hit);
+    read_word(p, 0, 200, &hit);
+    assert_false(hit);
+    bp_free(p);
+}
+
+/* A pool large enough to be sharded: frame handles, dirty hand-off, invalidation and
+ * the statistics work across shards. */
+static void sharded_pool(void **state)
+{
+    reset_dev();
+    bp_pool *p = bp_new(4096, UNIT);
+    assert_non_null(p);
+    bool hit;
+    for (int f = 0; f < 2; f++)
+        for (int b = 0; b < NBLK; b++) {
+            assert_int_equal(read_word(p, f, (uint64_t)b, &hit), f * 1000 + b);
+            assert_false(hit);
+        }
+    for (int f = 0; f < 2; f++)
+        for (int b = 0; b < NBLK; b++) {
+            assert_int_equal(read_word(p, f, (uint64_t)b, &hit), f * 1000 + b);
+            assert_true(hit);
+        }
+    ctx c = {1};
+    uint8_t page[UNIT], out[UNIT];
+    uint32_t fr[NBLK];
+    void *data;
+    for (int b = 0; b < NBLK; b++) {
+        memset(page, b, sizeof page);
+        assert_int_equal(
+            bp_write(p, 1, (uint64_t)b, 0, page, UNIT, true, load, &c, true, &fr[b], &data), 0);
+    }
+    bp_stats st;
+    bp_get_stats(p, &st);
+    assert_int_equal(st.dirty, NBLK);
+    for (int b = 0; b < NBLK; b++) {
+        assert_true(bp_take_dirty(p, 1, (uint64_t)b, out, &fr[b]));
+        assert_int_equal(out[7], (uint8_t)b);
+    }
+    /* the pinned frames are released through the handles, whatever their shard */
+    for (int b = 0; b < NBLK; b++)
+        bp_unpin(p, fr[b]);
+    bp_invalidate(p, 1, 100); /* waits for no pin: every one was released */
+    read_word(p, 1, 50, &hit);
+    assert_true(hit);
+    assert_int_equal(read_word(p, 1, 150, &hit), 1150);
+    assert_false(hit);
+    bp_get_stats(p, &st);
+    assert_int_equal(st.misses, 2 * NBLK + 1);
+    assert_int_equal(st.hits, 2 * NBLK + 1);
+    assert_int_equal(st.dirty, 0);
+    assert_int_equal(st.evictions, 0);
+    assert_int_equal(st.frames, 4096);
     bp_free(p);
 }
 
@@ -245,6 +326,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hits_misses_and_clock),
+        cmocka_unit_test(usage_count_keeps_hot_blocks),
+        cmocka_unit_test(sharded_pool),
         cmocka_unit_test(dirty_and_pinned_stay),
         cmocka_unit_test(invalidate_and_failed_load),
         cmocka_unit_test(threads_see_whole_current_blocks),
