@@ -422,6 +422,10 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     sim_run *run = sim_run_new(&rc);
     w.run = run;
     sim_run_add_probe(run, &st_device_io_probe, t);
+    /* The disk's counters include every process on it; the pool probe counts this
+     * database's own reads, writes and I/Os in flight (one instance: probes are
+     * named, and per-instance totals are in tpcc.per_instance[].database). */
+    if (n == 1 && inst[0].db) sim_run_add_probe(run, &st_db_pool_probe, inst[0].db);
     sim_run_add_guard(run, st_space_guard_check, &space);
 
     dworker_args da[64];

@@ -548,6 +548,15 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     json_object_set_new(j, "wal_writes", json_integer((json_int_t)walw));
     json_object_set_new(j, "syncs", json_integer((json_int_t)syncs));
     json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
+    uint64_t io_ns = 0, read_ns = 0;
+    for (int k = 0; k < VF_NFILES; k++) {
+        io_ns += b->ctr[k].io_ns - a->ctr[k].io_ns;
+        read_ns += b->ctr[k].read_ns - a->ctr[k].read_ns;
+    }
+    json_object_set_new(j, "io_in_flight",
+                        json_real(seconds > 0 ? (double)io_ns / (seconds * 1e9) : 0.0));
+    json_object_set_new(j, "reads_in_flight",
+                        json_real(seconds > 0 ? (double)read_ns / (seconds * 1e9) : 0.0));
     json_object_set_new(j, "frames_backfilled",
                         json_integer((json_int_t)(b->ck_frames - a->ck_frames)));
     if (units > 0) {

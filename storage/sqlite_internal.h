@@ -85,6 +85,8 @@ typedef struct vf_counters {
     uint64_t dev_writes, dev_write_bytes;
     uint64_t syncs;
     uint64_t sync_ns; /* total time in fdatasync */
+    uint64_t io_ns;   /* reads and writes: the sum of their times in flight */
+    uint64_t read_ns; /* the reads' share of io_ns */
 } vf_counters;
 
 typedef struct vf_shared vf_shared;

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHM_NLOCK 8
@@ -187,6 +188,16 @@ typedef struct load_ctx {
     vf_file *f;
 } load_ctx;
 
+/* The time an I/O is in flight, added up over I/Os: divided by the wall time it is
+ * the number of this database's I/Os in flight on average, its own queue depth, which
+ * the disk's counters cannot give on a disk shared with other processes. */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
 {
     st_engine *e = thread_engine(f->sf->vi);
@@ -197,7 +208,12 @@ static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
     io.buf = buf;
     io.offset = off;
     io.len = len;
-    return st_engine_do(e, &io);
+    uint64_t t0 = mono_ns();
+    int64_t n = st_engine_do(e, &io);
+    uint64_t dt = mono_ns() - t0;
+    ctr_add(&f->sf->vi->ctr[f->sf->kind].io_ns, dt);
+    if (op == ST_OP_READ) ctr_add(&f->sf->vi->ctr[f->sf->kind].read_ns, dt);
+    return n;
 }
 
 static int64_t load_block(void *ctx, uint64_t blk, void *buf)
@@ -317,13 +333,17 @@ static int flush_db(vf_file *f)
             k++;
         }
         uint32_t submitted = 0, completed = 0;
+        uint64_t sent_ns[DB_BATCH];
         while (completed < k) {
             if (submitted < k) {
+                uint64_t now = mono_ns();
                 int r = st_engine_submit(e, ptrs + submitted, k - submitted);
                 if (r < 0) {
                     rc = SQLITE_IOERR_WRITE;
                     break;
                 }
+                for (int j = 0; j < r; j++)
+                    sent_ns[submitted + (uint32_t)j] = now;
                 submitted += (uint32_t)r;
             }
             int r = st_engine_reap(e, done, DB_BATCH, 1);
@@ -331,7 +351,9 @@ static int flush_db(vf_file *f)
                 rc = SQLITE_IOERR_WRITE;
                 break;
             }
+            uint64_t now = mono_ns();
             for (int j = 0; j < r; j++) {
+                ctr_add(&vi->ctr[sf->kind].io_ns, now - sent_ns[done[j] - ios]);
                 if (done[j]->result != (int64_t)unit)
                     rc = done[j]->result == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
                 else

@@ -254,7 +254,10 @@ void st_db_thread_reads_get(st_db_thread_reads *out);
 uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);
 /* The pool's and VFS's counters as a sim/ probe named "db_pool": hits, misses,
  * evictions, hit_ratio, the device reads and writes the VFS issued (db_reads,
- * wal_reads, db_writes, wal_writes, syncs), checkpoints, and per unit when units > 0
+ * wal_reads, db_writes, wal_writes, syncs), io_in_flight (this database's reads and
+ * writes in flight on average: their summed durations over the wall time, the queue
+ * depth it gave the drive whatever else shares the disk; reads_in_flight the reads'
+ * part), checkpoints, and per unit when units > 0
  * (misses_per_unit, device_reads_per_unit, device_writes_per_unit). ctx is the st_db.
  * On a buffered target it only says the page cache was in play. */
 extern const sim_probe_ops st_db_pool_probe;
