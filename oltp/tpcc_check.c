@@ -10,6 +10,7 @@
  */
 #include "oltp/tpcc_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -80,40 +81,71 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A check statement on a database of tens of GB runs for minutes: SQLite calls this
- * every WATCH_OPS virtual-machine steps (a few ms), so a Ctrl-C stops the statement
- * at once (SQLITE_INTERRUPT) and a progress line appears every WATCH_LINE_S. */
-#define WATCH_OPS 100000
+/* A check statement on a database of tens of GB runs for minutes, and SQLite's
+ * integrity check is one virtual-machine step that no progress handler interrupts: a
+ * watcher thread polls every WATCH_POLL_MS, calls sqlite3_interrupt on Ctrl-C (the
+ * statement then ends with SQLITE_INTERRUPT at once) and prints a progress line every
+ * WATCH_LINE_S. */
+#define WATCH_POLL_MS 100
 #define WATCH_LINE_S 10.0
 
 typedef struct watch {
+    sqlite3 *db;
     const char *what;
-    double start, next_line;
+    double start;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, started;
+    pthread_t th;
 } watch;
 
-static int watch_step(void *arg)
+static void *watch_main(void *arg)
 {
     watch *w = arg;
-    if (sim_interrupted()) return 1;
-    double now = mono_s();
-    if (now >= w->next_line) {
-        sim_info("tpcc check: %s: %.0f s so far (Ctrl-C stops it)", w->what, now - w->start);
-        w->next_line = now + WATCH_LINE_S;
+    double next_line = w->start + WATCH_LINE_S;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += WATCH_POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &until);
+        if (w->done) break;
+        if (sim_interrupted()) sqlite3_interrupt(w->db);
+        double now = mono_s();
+        if (now >= next_line) {
+            sim_info("tpcc check: %s: %.0f s so far (Ctrl-C stops it)", w->what, now - w->start);
+            next_line = now + WATCH_LINE_S;
+        }
     }
-    return 0;
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
 }
 
 static void watch_begin(sqlite3 *db, watch *w, const char *what)
 {
+    w->db = db;
     w->what = what;
     w->start = mono_s();
-    w->next_line = w->start + WATCH_LINE_S;
-    sqlite3_progress_handler(db, WATCH_OPS, watch_step, w);
+    w->done = false;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    /* without the thread the check still runs, only without progress and Ctrl-C */
+    w->started = pthread_create(&w->th, NULL, watch_main, w) == 0;
 }
 
-static void watch_end(sqlite3 *db)
+static void watch_end(watch *w)
 {
-    sqlite3_progress_handler(db, 0, NULL, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (w->started) pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
 }
 
 int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res, char *err,
@@ -146,7 +178,7 @@ int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_resu
         watch w;
         watch_begin(db, &w, what);
         int rc = sqlite3_step(st);
-        watch_end(db);
+        watch_end(&w);
         if (rc != SQLITE_ROW) {
             if (sim_interrupted())
                 snprintf(err, errlen, "check interrupted (condition %d)", k);
@@ -181,7 +213,7 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
     watch w;
     watch_begin(db, &w, quick ? "quick_check" : "integrity_check");
     int rc = sqlite3_step(st), result;
-    watch_end(db);
+    watch_end(&w);
     if (rc != SQLITE_ROW) {
         if (sim_interrupted())
             snprintf(err, errlen, "check interrupted");

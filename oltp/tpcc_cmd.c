@@ -566,7 +566,10 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
         double s = (double)(sim_now_ns() - t0) / 1e9;
         printf("  %-4s %-72s %s (%.2f s)\n", "",
                o->integrity[0] == 'q' ? "SQLite quick_check" : "SQLite integrity_check",
-               ir == 0 ? "pass" : "FAIL", s);
+               ir == 0                         ? "pass"
+               : (ir < 0 && sim_interrupted()) ? "interrupted"
+                                               : "FAIL",
+               s);
         if (ir) printf("       %s\n", err);
         json_object_set_new(ji, "integrity",
                             json_pack("{s:s, s:b, s:s?}", "mode", o->integrity, "pass", ir == 0,
