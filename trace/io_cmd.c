@@ -28,7 +28,7 @@ typedef struct io_cli {
     const char *engine, *profiles, *bs, *bssplit, *points, *json;
     double read_pct, random_pct, section_pct, rate;
     uint64_t threads, numjobs, align, offset, size, file_size, fill_bs, fill_qd;
-    uint64_t warmup, duration, interval, seed;
+    uint64_t warmup, steady_round, steady_rounds, duration, interval, seed;
     bool all, list, curve, fill, quiet;
 } io_cli;
 
@@ -190,6 +190,16 @@ static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t
         snprintf(err, errlen, "--rate sets one run's arrival rate; --curve sets its own rates");
         return SIM_EXIT_USAGE;
     }
+    if ((rc = sim_steady_opts_check("io", opts, c->warmup))) {
+        snprintf(err, errlen, "see `appsim io --help`");
+        return rc;
+    }
+    if (c->curve && c->warmup == SIM_WARMUP_STEADY) {
+        snprintf(err, errlen,
+                 "--warmup steady applies to one run; each curve point has its "
+                 "own --warmup DURATION");
+        return SIM_EXIT_USAGE;
+    }
     if (!c->curve && c->points) {
         snprintf(err, errlen, "--curve-points needs --curve");
         return SIM_EXIT_USAGE;
@@ -237,6 +247,7 @@ static int run_plan(const io_plan *p, const io_job *jobs, int njobs, json_t *doc
     } else {
         json_object_set_new(doc, "fill", json_null());
     }
+    if (text) io_print_head(stdout, doc);
     json_t *entries = json_array();
     json_object_set_new(doc, "profiles", entries);
     for (int i = 0; i < njobs && !sim_interrupted(); i++) {
@@ -285,6 +296,8 @@ static int io_execute(io_cli *c, sim_opt *opts, int argc, char **argv)
                  .fractions = nfr ? fr : NULL,
                  .nfractions = nfr,
                  .warmup_ns = c->warmup,
+                 .steady_round_ns = c->steady_round,
+                 .steady_max_rounds = c->steady_rounds,
                  .duration_ns = c->duration,
                  .report_interval_ns = c->interval,
                  .rate = c->rate,
@@ -324,6 +337,8 @@ static int io_main(int argc, char **argv)
                 .fill_bs = 128 << 10,
                 .fill_qd = 32,
                 .warmup = 5000000000ull,
+                .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+                .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
                 .duration = 20000000000ull,
                 .seed = 1};
     sim_opt opts[] = {
@@ -384,8 +399,11 @@ static int io_main(int argc, char **argv)
          "one run at this many I/Os per second (exponential arrivals; default: as fast as "
          "possible)",
          NULL, 0.001, 1e9, false},
-        {"warmup", SIM_OPT_DURATION, &c.warmup, "warm-up of each run or curve point", NULL, 0, 0,
-         false},
+        {"warmup", SIM_OPT_WARMUP, &c.warmup,
+         "warm-up of each run or curve point; one run: \"steady\" = until the IOPS is steady "
+         "(SNIA PTS rule, rounds of --steady-round)",
+         NULL, 0, 0, false},
+        SIM_STEADY_OPTS(&c.steady_round, &c.steady_rounds),
         {"duration", SIM_OPT_DURATION, &c.duration, "measured interval of each run or curve point",
          NULL, 0.001, 0, false},
         {"time", SIM_OPT_DURATION, &c.duration, "sysbench's name for --duration", NULL, 0.001, 0,

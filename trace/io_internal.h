@@ -103,7 +103,9 @@ typedef struct io_plan {
     bool curve;
     const double *fractions; /* curve points (NULL = 10 .. 120 %) */
     int nfractions;
-    uint64_t warmup_ns, duration_ns, report_interval_ns;
+    uint64_t warmup_ns; /* SIM_WARMUP_STEADY: one run's steady-state warm-up */
+    uint64_t steady_round_ns, steady_max_rounds;
+    uint64_t duration_ns, report_interval_ns;
     double rate; /* one run: fixed arrival rate per second; 0 = as fast as possible */
     uint64_t seed;
     bool quiet;
@@ -120,6 +122,8 @@ int io_fill(const io_plan *p, json_t **out, char *err, size_t errlen);
  * run itself put at the top level of doc, which then holds one job only). */
 int io_run_job(const io_plan *p, const io_job *j, json_t *entry, json_t *doc, char *err,
                size_t errlen);
+/* What every job ran on: the section, the fill, the target's preconditioning. */
+void io_print_head(FILE *out, const json_t *doc);
 /* The text summary of one job's entry (curve table or run summary). */
 void io_print_entry(FILE *out, const json_t *entry, const json_t *doc);
 

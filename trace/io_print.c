@@ -53,6 +53,30 @@ static void print_curve(FILE *out, const json_t *curve)
                 num(pk, "iops"), num(pk, "mean_us"), num(pk, "p99_us"), num(pk, "fraction") * 100);
 }
 
+void io_print_head(FILE *out, const json_t *doc)
+{
+    const json_t *sec = json_object_get(doc, "section");
+    char a[32], b[32];
+    fprintf(out, "section: %s at offset %lld of %s (%s)",
+            sim_format_size((uint64_t)num(sec, "length"), a, sizeof a),
+            (long long)num(sec, "offset"), json_string_value(json_object_get(sec, "data")),
+            sim_format_size((uint64_t)num(sec, "data_bytes"), b, sizeof b));
+    const json_t *fill = json_object_get(doc, "fill");
+    if (json_is_object(fill))
+        fprintf(out, "; filled end to end first: %.1f s at %.1f MB/s\n", num(fill, "seconds"),
+                num(fill, "mbps"));
+    else
+        fprintf(out, "; not filled (--fill writes it end to end first)\n");
+    const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
+    if (json_is_object(pre))
+        fprintf(out, "target preconditioned %s: %.0f MiB written (%.2f passes)%s\n",
+                json_string_value(json_object_get(pre, "at")),
+                num(pre, "bytes_written") / 1048576.0, num(pre, "passes"),
+                json_is_true(json_object_get(pre, "complete")) ? "" : ", incomplete");
+    else
+        fprintf(out, "target not preconditioned (appsim precondition --target ...)\n");
+}
+
 void io_print_entry(FILE *out, const json_t *e, const json_t *doc)
 {
     const json_t *d = json_object_get(e, "definition");

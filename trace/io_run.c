@@ -105,7 +105,7 @@ static int one_run(const io_plan *p, tr_source *src, const tr_replay_opts *o, js
 {
     sim_run_config cfg;
     tr_replay_run_config(&cfg);
-    cfg.warmup_ns = p->warmup_ns;
+    sim_run_config_warmup(&cfg, p->warmup_ns, p->steady_round_ns, p->steady_max_rounds);
     cfg.duration_ns = p->duration_ns;
     cfg.report_interval_ns = p->report_interval_ns;
     cfg.quiet = p->quiet;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `appsim io` through the real binary on a directory target in $APPSIM_TMP: the profile
-# list, refusals (exit 2, each saying what to do), a short curve of every built-in
+# list, nine refusals (exit 2, each saying what to do), a short curve of every built-in
 # profile on a filled section (two points each, reads and writes apart, the database
 # profiles marked as approximations, the fill recorded), fio's and vdbench's option
 # names, --json - alone on stdout, and cleanup of the data file.
@@ -28,6 +28,7 @@ refuse "give one" --target "$T/tgt" --read-pct 50 --rwmixread 60
 refuse "shares add up" --target "$T/tgt" --bs "(4k,50,8k,20)"
 refuse "--curve-points needs --curve" --target "$T/tgt" --curve-points 50
 refuse "smaller than 1 MiB" --target "$T/tgt" --file-size 2M --section 10
+refuse "applies to one run" --target "$T/tgt" --curve --warmup steady
 [ ! -e "$T/tgt/io.data" ] || fail "a refused run must create nothing"
 
 # Every profile, a short curve on a filled 16 MiB section of a 32 MiB data file.
@@ -36,12 +37,15 @@ refuse "smaller than 1 MiB" --target "$T/tgt" --file-size 2M --section 10
   || fail "io --all: $(tail -5 "$T/all.out")"
 grep -q "approximation" "$T/all.out" || fail "the text says the database profiles are approximations"
 grep -q "peak:" "$T/all.out" || fail "the text gives each peak"
+grep -q "filled end to end first" "$T/all.out" || fail "the text says the section was filled"
+grep -q "target not preconditioned" "$T/all.out" || fail "the text says whether the target was preconditioned"
 python3 - "$T/all.json" <<'EOF' || fail "io --all result"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["workload"] == "io"
 assert d["fill"]["bytes"] == 16 << 20, d["fill"]
 assert d["section"]["length"] == 16 << 20 and d["section"]["percent"] == 50
+assert "preconditioning" in d["target"]
 ps = d["profiles"]
 assert len(ps) == 15, len(ps)
 approx = [p["profile"] for p in ps if "approximation" in p]
