@@ -58,6 +58,7 @@ static tpcc_options opt = {
     .keep_free = 1ull << 30,
     .engine = "io_uring",
     .prefetch = "on",
+    .group_commit = "on",
 };
 
 static sim_opt opts[] = {
@@ -139,6 +140,13 @@ static sim_opt opts[] = {
      .choices = "on|off",
      .help = "on: write transactions read their pages in a read transaction before taking the "
              "writer lock, so the drive sees concurrent reads (docs/tpcc.md, Concurrency)"},
+    {.name = "group-commit",
+     .kind = SIM_OPT_CHOICE,
+     .dst = &opt.group_commit,
+     .choices = "on|off",
+     .help = "with --sync full: a write transaction releases the writer lock before its WAL "
+             "sync, and concurrent commits share one sync; each still returns only when "
+             "durable (docs/tpcc.md, Concurrency)"},
     {.name = "keep-pristine",
      .kind = SIM_OPT_FLAG,
      .dst = &opt.keep_pristine,

@@ -36,7 +36,8 @@ typedef struct tpcc_options {
     bool quiet;
     st_target_opts target;
     const char *engine;
-    const char *prefetch; /* on|off: write transactions read outside the writer lock */
+    const char *prefetch;     /* on|off: write transactions read outside the writer lock */
+    const char *group_commit; /* on|off: WAL syncs after the writer lock, shared */
     /* derived */
     tpcc_mix mixv;
     tpcc_pacing pacev;

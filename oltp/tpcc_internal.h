@@ -149,6 +149,11 @@ void tpcc_conn_free(tpcc_conn *c); /* does not close db */
  * writer lock (the pool warms concurrently; the transaction then runs whole under
  * the lock). Off by default. */
 void tpcc_conn_set_prefetch(tpcc_conn *c, bool on);
+/* Group commit: after each committed write transaction, once the writer lock is
+ * released, `durable(arg, err, errlen)` must make the commit durable (0, or -1 with
+ * err: the transaction then fails). NULL: the commit itself was synchronous. */
+typedef int (*tpcc_durable_fn)(void *arg, char *err, size_t errlen);
+void tpcc_conn_set_durable(tpcc_conn *c, tpcc_durable_fn durable, void *arg);
 sqlite3 *tpcc_conn_db(const tpcc_conn *c);
 
 /* Counts since the last tpcc_conn_take_counts (per connection, single thread). */

@@ -44,6 +44,28 @@ static void report_error(tpcc_instance *I, const char *what, const char *err)
     }
 }
 
+static bool group_commit_on(const tpcc_options *o, const tpcc_instance *I)
+{
+    return !strcmp(o->group_commit, "on") && st_db_can_group_commit(I->db);
+}
+
+static int commit_durable(void *db, char *err, size_t errlen)
+{
+    return st_db_commit_durable(db, err, errlen);
+}
+
+/* Group commit on: the connection's commits are written but not synced (synchronous
+ * NORMAL) and each write transaction calls st_db_commit_durable after the lock. */
+static int setup_conn(const tpcc_options *o, tpcc_instance *I, sqlite3 *db, tpcc_conn *c, char *err,
+                      size_t errlen)
+{
+    tpcc_conn_set_prefetch(c, !strcmp(o->prefetch, "on"));
+    if (!group_commit_on(o, I)) return 0;
+    if (tpcc_exec(db, "PRAGMA synchronous=NORMAL", err, errlen)) return -1;
+    tpcc_conn_set_durable(c, commit_durable, I->db);
+    return 0;
+}
+
 static void *worker_open(void *vwl, int instance, int worker)
 {
     wl *w = vwl;
@@ -63,7 +85,13 @@ static void *worker_open(void *vwl, int instance, int worker)
         free(wc);
         return NULL;
     }
-    tpcc_conn_set_prefetch(wc->c, !strcmp(w->o->prefetch, "on"));
+    if (setup_conn(w->o, I, wc->db, wc->c, err, sizeof err)) {
+        sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
+        tpcc_conn_free(wc->c);
+        sqlite3_close(wc->db);
+        free(wc);
+        return NULL;
+    }
     return wc;
 }
 
@@ -229,7 +257,9 @@ static void *delivery_worker(void *arg)
     sqlite3 *db = NULL;
     tpcc_conn *c = NULL;
     if (st_db_connect(I->db, &db, err, sizeof err) ||
-        !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err))) {
+        !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err)) ||
+        setup_conn(a->w->o, I, db, c, err, sizeof err)) {
+        tpcc_conn_free(c);
         report_error(I, "deferred delivery worker", err);
         if (db) sqlite3_close(db);
         pthread_mutex_lock(&I->dq_mu);
@@ -237,7 +267,6 @@ static void *delivery_worker(void *arg)
         pthread_mutex_unlock(&I->dq_mu);
         return NULL;
     }
-    tpcc_conn_set_prefetch(c, !strcmp(a->w->o->prefetch, "on"));
     sim_meter *m = sim_run_meter(run, I->index);
     for (;;) {
         pthread_mutex_lock(&I->dq_mu);
@@ -477,13 +506,14 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     tpcc_db_opts(o, &dbo);
     json_object_set_new(
         tj, "setup",
-        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s}", "scale",
+        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
                   o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)w.cycle_ns / 1e9,
                   "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
                   o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch));
+                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
+                  n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
     json_object_set_new(tj, "rates", rates_json(run, o, -1));
 
     json_t *lim = json_object();
@@ -512,6 +542,13 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
             I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
             I->first_error[0] ? I->first_error : NULL);
         json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
+        if (I->db && group_commit_on(o, I)) {
+            uint64_t gcc, gcs;
+            st_db_group_commit_stats(I->db, &gcc, &gcs);
+            json_object_set_new(
+                one, "group_commit",
+                json_pack("{s:I, s:I}", "commits", (json_int_t)gcc, "wal_syncs", (json_int_t)gcs));
+        }
         /* What the database was loaded with, and the NURand constants of this run
          * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
         json_object_set_new(one, "data",

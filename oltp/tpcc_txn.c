@@ -182,7 +182,9 @@ struct tpcc_conn {
     tpcc_writer_lock *lock;
     sqlite3_stmt *st[S_N];
     tpcc_counts counts;
-    bool prefetch;   /* write transactions read their pages before taking the lock */
+    bool prefetch;           /* write transactions read their pages before taking the lock */
+    tpcc_durable_fn durable; /* group commit: makes a commit durable after the lock */
+    void *durable_arg;
     int busy_in_try; /* busy-handler calls in the current attempt */
     char cdata[512]; /* Payment's new c_data for bad-credit customers */
 };
@@ -225,6 +227,12 @@ tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, cha
 void tpcc_conn_set_prefetch(tpcc_conn *c, bool on)
 {
     c->prefetch = on;
+}
+
+void tpcc_conn_set_durable(tpcc_conn *c, tpcc_durable_fn durable, void *arg)
+{
+    c->durable = durable;
+    c->durable_arg = arg;
 }
 
 void tpcc_conn_free(tpcc_conn *c)
@@ -370,6 +378,11 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
                      "a row the transaction reads is missing (is the database"
                      " complete? `appsim tpcc check` tests it)");
         if (write && c->lock) sim_fifo_lock_release(c->lock->fifo);
+        /* Group commit: the commit is written but not yet synced; the next writer
+         * already runs while this one waits for the (shared) WAL sync. */
+        if (rc == SQLITE_OK && write && !requested_rollback && c->durable &&
+            c->durable(c->durable_arg, err, errlen))
+            return -1;
         if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {
             if (attempt >= MAX_RETRIES)

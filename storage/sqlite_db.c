@@ -172,6 +172,35 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
     return open_conn(db, conn, err, errlen);
 }
 
+/* ------------------------------------------------------------------ group commit */
+
+bool st_db_can_group_commit(const st_db *db)
+{
+    return db->vi && !strcmp(db->sync, "full");
+}
+
+int st_db_commit_durable(st_db *db, char *err, size_t errlen)
+{
+    if (!st_db_can_group_commit(db)) {
+        snprintf(err, errlen, "group commit needs appsim's VFS and sync full");
+        return -1;
+    }
+    int rc = vf_wal_durable(db->vi);
+    if (rc == SQLITE_OK) return 0;
+    snprintf(err, errlen, "syncing the WAL of %s failed: %s", db->path, sqlite3_errstr(rc));
+    return -1;
+}
+
+void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs)
+{
+    *commits = *syncs = 0;
+    if (!db->vi) return;
+    pthread_mutex_lock(&db->vi->gc_mu);
+    *commits = db->vi->gc_synced;
+    *syncs = db->vi->gc_syncs;
+    pthread_mutex_unlock(&db->vi->gc_mu);
+}
+
 /* ------------------------------------------------------------------ checkpoints */
 
 /* Runs one checkpoint on the checkpoint connection and records it. */

@@ -122,6 +122,12 @@ struct vf_instance {
     pthread_mutex_t engines_mu; /* the engines threads opened for this instance */
     vf_engine *engines;
     size_t nengines;
+    /* group commit (vf_wal_durable): tickets taken, tickets covered by a finished
+     * WAL sync, whether a sync is under way, and the syncs done */
+    pthread_mutex_t gc_mu;
+    pthread_cond_t gc_cv;
+    uint64_t gc_tickets, gc_synced, gc_syncs;
+    bool gc_busy;
 };
 
 /* An absolute path for name (relative to the working directory); 0 or -1 (too long). */
@@ -132,5 +138,9 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
 /* Unregisters and frees; every connection must be closed. */
 void vf_instance_free(vf_instance *vi);
 void vf_counters_get(vf_instance *vi, int kind, vf_counters *out);
+/* Makes every WAL byte written before the call durable: one fdatasync of the WAL serves
+ * all the callers that arrived before it started (group commit). SQLITE_OK or an
+ * SQLite I/O error code. */
+int vf_wal_durable(vf_instance *vi);
 
 #endif

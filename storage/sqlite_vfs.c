@@ -536,6 +536,47 @@ static int vf_sync(sqlite3_file *pf, int flags)
     return SQLITE_OK;
 }
 
+/* Group commit. A connection with synchronous=NORMAL writes its commit to the WAL
+ * (O_DIRECT) when it releases the WAL write lock, without a sync; the caller then
+ * comes here, after its own writer lock is released, and takes a ticket. A leader
+ * syncs the WAL for every ticket taken before its fdatasync started (their bytes were
+ * on the device queue by then); the others wait for it, and the next waiter still
+ * uncovered leads the next sync. The lock is thus never held across a sync, and one
+ * sync serves every commit that arrived while the previous one ran. */
+int vf_wal_durable(vf_instance *vi)
+{
+    vf_shared *wal = vi->files[VF_WAL];
+    if (!wal) return SQLITE_OK;
+    pthread_mutex_lock(&wal->mu);
+    bool open = wal->fd >= 0;
+    pthread_mutex_unlock(&wal->mu);
+    if (!open) return SQLITE_OK; /* no WAL file: nothing was written to it */
+    int rc = SQLITE_OK;
+    pthread_mutex_lock(&vi->gc_mu);
+    uint64_t mine = ++vi->gc_tickets;
+    while (vi->gc_synced < mine) {
+        if (vi->gc_busy) {
+            pthread_cond_wait(&vi->gc_cv, &vi->gc_mu);
+            continue;
+        }
+        vi->gc_busy = true;
+        uint64_t upto = vi->gc_tickets;
+        pthread_mutex_unlock(&vi->gc_mu);
+        vf_file tmp = {.sf = wal};
+        rc = vf_sync(&tmp.base, SQLITE_SYNC_NORMAL);
+        pthread_mutex_lock(&vi->gc_mu);
+        vi->gc_busy = false;
+        if (rc == SQLITE_OK) {
+            vi->gc_synced = upto;
+            vi->gc_syncs++;
+        }
+        pthread_cond_broadcast(&vi->gc_cv);
+        if (rc != SQLITE_OK) break;
+    }
+    pthread_mutex_unlock(&vi->gc_mu);
+    return rc;
+}
+
 static int vf_file_size(sqlite3_file *pf, sqlite3_int64 *size)
 {
     vf_shared *sf = ((vf_file *)pf)->sf;
@@ -1038,6 +1079,8 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     vi->db_batch = frames / 8 < DB_BATCH ? (uint32_t)(frames / 8) : DB_BATCH;
     if (vi->db_batch < 1) vi->db_batch = 1;
     pthread_mutex_init(&vi->engines_mu, NULL);
+    pthread_mutex_init(&vi->gc_mu, NULL);
+    pthread_cond_init(&vi->gc_cv, NULL);
     vi->shm = calloc(1, sizeof *vi->shm);
     vi->pool = bp_new(buffer_bytes / unit, unit);
     if (vi->shm) pthread_mutex_init(&vi->shm->mu, NULL);
@@ -1122,6 +1165,8 @@ void vf_instance_free(vf_instance *vi)
         st_engine_close(vi->engines[i].e);
     free(vi->engines);
     pthread_mutex_destroy(&vi->engines_mu);
+    pthread_mutex_destroy(&vi->gc_mu);
+    pthread_cond_destroy(&vi->gc_cv);
     free(vi->main_name);
     free(vi->main_path);
     free(vi);

@@ -268,6 +268,19 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
  * checkpoints (the instance's background thread does them). Close every connection
  * before st_db_close. */
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
+/*
+ * Group commit. st_db_can_group_commit: the database is on appsim's VFS with sync
+ * "full". A connection may then run with `PRAGMA synchronous=NORMAL` (its commits are
+ * written to the WAL when the write lock is released, not synced) and call
+ * st_db_commit_durable after each commit, outside any lock of its own: it returns when
+ * everything the connection committed is on stable storage, and one WAL sync serves
+ * every commit that arrived while the previous sync ran. A commit is reported to the
+ * user only when durable; other connections may read it before (as with InnoDB).
+ * 0, or -1 with err. st_db_group_commit_stats: commits made durable, WAL syncs.
+ */
+bool st_db_can_group_commit(const st_db *db);
+int st_db_commit_durable(st_db *db, char *err, size_t errlen);
+void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen);
 /* {"vfs", "buffered", "buffer_bytes", "page_size", "hits", "misses", "evictions",

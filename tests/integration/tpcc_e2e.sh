@@ -42,6 +42,20 @@ jq -e '.tpcc.rates.tpmC > 0 and .tpcc.rates.nopm <= .tpcc.rates.tpmC and
   ((.tpcc.per_instance[0].data | (.c_run.c_last - .c_load.c_last) | fabs) as $d |
    $d >= 65 and $d <= 119 and $d != 96 and $d != 112)' \
   "$APPSIM_TMP/off.json" >/dev/null || fail "tpcc section"
+# Prefetch and group commit are on by default: every committed write transaction was
+# made durable (commits) by fewer or as many WAL syncs; reads were counted per type.
+jq -e '.tpcc.setup.prefetch == "on" and .tpcc.setup.group_commit == true and
+  (.tpcc.per_instance[0].group_commit | .commits > 0 and .wal_syncs > 0 and
+   .wal_syncs <= .commits) and
+  .tpcc.reads_per_txn.new_order.transactions > 0 and
+  .tpcc.reads_per_txn.new_order.db_reads > 0 and (.db_pool.io_in_flight >= 0)' \
+  "$APPSIM_TMP/off.json" >/dev/null ||
+  { jq '.tpcc.setup, .tpcc.per_instance[0].group_commit' "$APPSIM_TMP/off.json"; fail "prefetch/group commit"; }
+"$APPSIM" tpcc run --target "$T" --pacing off --duration 2 --warmup 0 --quiet \
+  --prefetch off --group-commit off --json "$APPSIM_TMP/plain.json" > /dev/null
+jq -e '.summary.errors == 0 and .summary.count > 50 and .tpcc.setup.prefetch == "off" and
+  .tpcc.setup.group_commit == false and (.tpcc.per_instance[0].group_commit == null)' \
+  "$APPSIM_TMP/plain.json" >/dev/null || fail "--prefetch off --group-commit off"
 
 # --- closed loop with a short cycle: TPS = N / (Z + R) within 10 %
 N=10; Z=0.1
