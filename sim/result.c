@@ -165,6 +165,14 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     json_object_set_new(dst, "interrupted", json_boolean(sim_run_interrupted(r)));
     const char *stopped = sim_run_stopped_by(r);
     json_object_set_new(dst, "stopped_by", stopped ? json_string(stopped) : json_null());
+    if (sim_run_failed(r)) {
+        json_object_set_new(dst, "failed", json_true());
+        json_object_set_new(dst, "failure", sim_fault_json());
+        json_object_set_new(doc, "failed", json_true());
+        json_object_set_new(doc, "failure", sim_fault_json());
+    } else if (!json_object_get(doc, "failed")) {
+        json_object_set_new(dst, "failed", json_false());
+    }
     json_object_set_new(dst, "summary", summary_json(r, -1));
     json_object_set_new(dst, "per_type", per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
@@ -276,7 +284,8 @@ void sim_result_print(FILE *out, const json_t *doc)
             json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
             num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
             (long long)json_integer_value(json_object_get(s, "errors")),
-            json_is_true(json_object_get(doc, "interrupted"))    ? "  [INTERRUPTED]"
+            json_is_true(json_object_get(doc, "failed"))         ? "  [FAILED]"
+            : json_is_true(json_object_get(doc, "interrupted"))  ? "  [INTERRUPTED]"
             : json_is_string(json_object_get(doc, "stopped_by")) ? "  [STOPPED EARLY]"
                                                                  : "");
     fprintf(out, "  latency (ms)            count      mean       p50       p95       p99     p99.9       max\n");
