@@ -230,8 +230,18 @@ int sim_result_write(const json_t *doc, const char *path)
                   strerror(errno));
         return -1;
     }
+    /* A storage fault anywhere in the process marks every result written after it (a
+     * curve, a VDI storm, a prepare): its figures are not the drive's. */
+    json_t *marked = NULL;
+    if (sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"))) {
+        marked = json_copy((json_t *)doc);
+        json_object_set_new(marked, "failed", json_true());
+        json_object_set_new(marked, "failure", sim_fault_json());
+        doc = marked;
+    }
     /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    json_decref(marked);
     size_t len = text ? strlen(text) : 0, done = 0;
     while (text && done < len) {
         ssize_t w = write(fd, text + done, len - done);

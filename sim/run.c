@@ -407,7 +407,8 @@ static void progress_line(sim_run *r, uint64_t now)
                 el, (unsigned long long)total_units(r));
     else
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
-                now < measure_at(r) ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
+                now < measure_at(r) ? "warm-up" : "measuring", el,
+                end > now ? (double)(end - now) / 1e9 : 0.0); /* the last line may come late */
     fflush(stderr);
 }
 

@@ -43,6 +43,14 @@ const char *st_engine_choices(void)
     return "io_uring|psync";
 }
 
+int st_engine_name_check(const char *name, char *err, size_t errlen)
+{
+    if (!name || st_find_engine(name)) return 0;
+    snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name,
+             st_engine_choices());
+    return SIM_EXIT_USAGE;
+}
+
 static st_engine *try_open(const st_engine_ops *ops, unsigned qd, char *err, size_t errlen)
 {
     st_engine *e = calloc(1, sizeof *e);

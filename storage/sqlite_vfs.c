@@ -1040,8 +1040,13 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
         ok = (vi->files[k] = shared_new(vi, k, suffix[k])) != NULL;
     if (!ok) {
         vf_instance_free(vi);
-        snprintf(err, errlen, "cannot allocate a buffer pool of %llu bytes",
-                 (unsigned long long)buffer_bytes);
+        uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t avail = (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        snprintf(err, errlen,
+                 "cannot allocate a buffer pool of %llu bytes (this machine has %llu bytes of "
+                 "memory, %llu free): lower --buffer",
+                 (unsigned long long)buffer_bytes, (unsigned long long)phys,
+                 (unsigned long long)avail);
         return SIM_EXIT_FAIL;
     }
     vi->id = atomic_fetch_add(&instance_seq, 1);
