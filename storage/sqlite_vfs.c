@@ -821,7 +821,12 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
         snprintf(err, errlen, "%s does not exist in the target's manifest", sf->name);
         return SQLITE_CANTOPEN;
     }
-    if (rc) return SQLITE_CANTOPEN;
+    if (rc) {
+        /* A drive that fails or fills up shows first at the open of the WAL: fail-stop */
+        int e = errno;
+        sim_fault_note(e, "opening %s (%s)", sf->path, err);
+        return SQLITE_CANTOPEN;
+    }
     struct stat st;
     if (fstat(fd, &st)) {
         snprintf(err, errlen, "fstat %s: %s", sf->path, strerror(errno));
