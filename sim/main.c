@@ -41,8 +41,9 @@ int main(int argc, char **argv)
     int rc = cmd->main(argc - 1, argv + 1);
     /* A storage fault outranks everything: the figures of this run are not the drive's. */
     if (sim_fault_noted()) {
-        sim_error("failed: %s; the run stopped there and its result (if any) is marked "
-                  "failed; free space or replace the drive, then `check` the database",
+        sim_error("failed: %s; the run stopped at this first storage error and its result "
+                  "(if any) is marked failed; free space or fix the drive (then `check` "
+                  "verifies a database)",
                   sim_fault_message());
         return SIM_EXIT_FAIL;
     }

@@ -53,9 +53,13 @@ refused replay-loop 2 "--loop and --duration" "$APPSIM" replay "$W/ok.csv" --tar
 refused tpcc-buffer 2 "more than this machine's .* of memory: give at most" "$APPSIM" tpcc run --target "$T" --buffer 1T --quiet
 # A sysbench run refused for lack of space writes no result file.
 "$APPSIM" sysbench prepare --target "$T/sb" --tables 1 --table-size 200 --quiet >/dev/null
-rc=0; "$APPSIM" sysbench run --target "$T/sb" --tables 1 --table-size 200 --time 1 --keep-free 1E \
+rc=0; "$APPSIM" sysbench run --target "$T/sb" --tables 1 --table-size 200 --time 1 --keep-free 1000T \
   --json "$W/refused.json" --quiet >/dev/null 2>"$W/refused.err" || rc=$?
-[ $rc = 2 ] && [ ! -e "$W/refused.json" ] || fail "refused sysbench run: exit $rc, result file $(ls "$W"/refused.json 2>&1)"
+[ $rc = 2 ] && grep -q "keep-free" "$W/refused.err" && [ ! -e "$W/refused.json" ] ||
+  fail "refused sysbench run: exit $rc, $(cat "$W/refused.err"), result file $(ls "$W"/refused.json 2>&1)"
+# A refusal leaves no empty target directory behind.
+refused tpcc-no-db 2 "no database" "$APPSIM" tpcc run --target "$T/new" --duration 1 --quiet
+[ ! -e "$T/new" ] || fail "a refused tpcc run left the directory it created"
 # The countdown on a terminal never goes below zero.
 if command -v script >/dev/null; then
   script -qec "\"$APPSIM\" sysbench run --target \"$T/sb\" --tables 1 --table-size 200 --time 2" /dev/null \
