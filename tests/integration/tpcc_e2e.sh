@@ -53,7 +53,7 @@ jq -e '.tpcc.setup.prefetch == "on" and .tpcc.setup.group_commit == true and
   { jq '.tpcc.setup, .tpcc.per_instance[0].group_commit' "$APPSIM_TMP/off.json"; fail "prefetch/group commit"; }
 "$APPSIM" tpcc run --target "$T" --pacing off --duration 2 --warmup 0 --quiet \
   --prefetch off --group-commit off --json "$APPSIM_TMP/plain.json" > /dev/null
-jq -e '.summary.errors == 0 and .summary.count > 50 and .tpcc.setup.prefetch == "off" and
+jq -e '.summary.errors == 0 and .summary.count > 0 and .tpcc.setup.prefetch == "off" and
   .tpcc.setup.group_commit == false and (.tpcc.per_instance[0].group_commit == null)' \
   "$APPSIM_TMP/plain.json" >/dev/null || fail "--prefetch off --group-commit off"
 
