@@ -43,7 +43,8 @@ static st_db *open_db(st_target *t, bool create)
 {
     char err[1024];
     /* No background checkpoint: the test decides when one runs. */
-    st_db_opts o = {.buffer_bytes = 16 << 20, .max_connections = 2, .checkpoint_wal_bytes = 1ull << 40};
+    st_db_opts o = {
+        .buffer_bytes = 16 << 20, .max_connections = 2, .checkpoint_wal_bytes = 1ull << 40};
     st_db *db = NULL;
     int rc = st_db_open(t, "test.db", &o, create, &db, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
@@ -96,8 +97,9 @@ static void test_failed_checkpoint_keeps_database(void **state)
     assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
     st_db *db = open_db(t, true);
     sqlite3 *c = connect(db);
-    assert_int_equal(sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)", NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)", NULL, NULL, NULL),
+        SQLITE_OK);
     assert_int_equal(insert(c, 0, 1000, 1), SQLITE_OK);
     assert_int_equal(st_db_checkpoint(db, err, sizeof err), 0);
     /* 300 more rows: WAL frames for pages past the database file's end. */
