@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #define ST_MANIFEST_NAME ".appsim-manifest"
+#define ST_LOCK_NAME ".appsim-lock"
 #define ST_NAME_MAX 200
 
 struct st_target {
@@ -37,8 +38,19 @@ struct st_target {
     char fstype[64];       /* directory targets: filesystem type from mountinfo */
     char mount_point[4096];
     char mount_source[4096];
+    char realdir[4096];   /* directory targets: the directory with no symlink in its path */
+    bool made_dir;        /* st_target_open created the directory (removed if left empty) */
+    int lock_fd;          /* the target lock (target_lock.c), -1 when none */
     pthread_mutex_t lock; /* manifest updates */
 };
+
+/* ---- target_lock.c */
+/* Takes the target's lock unless it was opened read-only. A target in use is refused at
+ * once (SIM_EXIT_USAGE) with the holder's pid and command line. Directory
+ * targets lock DIR/.appsim-lock, device targets /run/lock/appsim-dev-MAJ-MIN.lock. */
+int st_target_lock(st_target *t, char *err, size_t errlen);
+/* Releases it; a directory's lock file is removed when appsim keeps nothing there. */
+void st_target_unlock(st_target *t);
 
 /* ---- manifest.c */
 bool st_manifest_name_ok(const char *name);
@@ -52,6 +64,16 @@ int st_manifest_add(st_target *t, const char *name);
 /* Rewrites the manifest without name (atomically). 0 or -errno. */
 int st_manifest_remove(st_target *t, const char *name);
 int st_manifest_delete(st_target *t);
+/* Which file a name holds: device, inode, and birth time (statx; 0 when the filesystem
+ * keeps none), since a freed inode number is soon given to the next new file. */
+typedef struct st_file_id {
+    uint64_t dev, ino, btime_ns;
+} st_file_id;
+/* Which file a listed name is (recorded once it was created): 1 with *id filled, 0 when
+ * none is recorded yet, -ENOENT when the name is not listed, other -errno. */
+int st_manifest_identity(const st_target *t, const char *name, st_file_id *id);
+/* Records (durably) which file a listed name now is. 0 or -errno. */
+int st_manifest_set_identity(st_target *t, const char *name, const st_file_id *id);
 
 /* ---- device_safety.c */
 /* Refuses (SIM_EXIT_USAGE) when dev or one of its partitions is mounted, used as swap,
