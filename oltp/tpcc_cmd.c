@@ -250,7 +250,8 @@ static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo, 
                      char *err, size_t errlen)
 {
     sqlite3 *c = NULL;
-    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+    if (sqlite3_open_v2(path, &c,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %.300s for the load: %s", path,
                  c ? sqlite3_errmsg(c) : "out of memory");

@@ -6,10 +6,10 @@
  * appended and fdatasync'ed before the file is created, so a crash can leave a listed
  * name without a file (harmless: cleanup skips it) but never a created file that is not
  * listed. Once the file exists, a line "NAME<TAB>DEV<TAB>INODE<TAB>BIRTH_NS" records
- * which file it is (the last such line wins): a listed name that now holds another file (a hard link
- * or a copy put in its place) is not the file appsim created and is never written.
- * Removal rewrites the list into a temporary file and renames it over the manifest.
- * Callers hold the target's lock.
+ * which file it is (the last such line wins): a listed name that now holds another
+ * file (a hard link or a copy put in its place) is not the file appsim created and is
+ * never written. Removal rewrites the list into a temporary file and renames it over
+ * the manifest. Callers hold the target's lock.
  */
 #include "storage/target_internal.h"
 

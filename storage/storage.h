@@ -12,7 +12,8 @@
  *   - a block device target is opened for writing only with allow_destroy, or when it
  *     carries appsim's mark (left the first time appsim wrote it; capacity ends before
  *     it) and libblkid finds no filesystem or partition table on it; never while it or
- *     one of its partitions is mounted or held (flag or not);
+ *     one of its partitions is mounted or held, or one of its partitions holds a
+ *     filesystem signature (flag or not);
  *   - no file of a directory target is opened through a symlink, and a listed name
  *     that no longer holds the file appsim created (inode in the manifest) is refused;
  *   - one appsim per target: a second one is refused at once, naming the holder;

@@ -78,8 +78,8 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
     char fdpath[64];
     snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", t->dirfd);
     if (!realpath(fdpath, t->realdir) && !realpath(t->path, t->realdir))
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot resolve target directory %s: %s",
-                    t->path, strerror(errno));
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot resolve target directory %s: %s", t->path,
+                    strerror(errno));
     if (t->allow_destroy)
         sim_warn("--allow-destroy has no effect on a directory target (%s): appsim only "
                  "writes the files it creates there",
@@ -151,6 +151,7 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
                     "block device %s is read-only: choose a writable device", t->path);
     /* Mounted or held is refused whatever the flags say. */
     int rc = st_device_check_unused(t->path, t->dev, &t->excl_fd, err, errlen);
+    if (!rc) rc = st_device_check_partitions(t->path, t->dev, err, errlen);
     if (rc) return rc;
     char what[2048], when[64];
     bool holds = st_device_describe(t->path, what, sizeof what);

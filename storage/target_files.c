@@ -72,16 +72,16 @@ static int refuse_link(const st_target *t, const char *name, char *err, size_t e
 static int stat_id(const st_target *t, const char *name, int fd, mode_t *mode, st_file_id *id)
 {
     struct statx sx;
-    int rc = fd >= 0 ? statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx)
-                     : statx(t->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
-                             &sx);
+    int rc = fd >= 0
+                 ? statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx)
+                 : statx(t->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx);
     if (rc != 0) return -errno;
     *mode = sx.stx_mode;
     id->dev = (uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor);
     id->ino = sx.stx_ino;
-    id->btime_ns = (sx.stx_mask & STATX_BTIME) ? (uint64_t)sx.stx_btime.tv_sec * 1000000000u +
-                                                     sx.stx_btime.tv_nsec
-                                               : 0;
+    id->btime_ns = (sx.stx_mask & STATX_BTIME)
+                       ? (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec
+                       : 0;
     return 0;
 }
 
@@ -110,9 +110,8 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
                     "the manifest recorded inode %llu born at %llu ns): it was replaced or "
                     "linked in since. appsim writes only files it created; move it away, then "
                     "run `appsim cleanup --target %s` and prepare again",
-                    t->path, name, (unsigned long long)now->ino,
-                    (unsigned long long)now->btime_ns, (unsigned long long)rec.ino,
-                    (unsigned long long)rec.btime_ns, t->path);
+                    t->path, name, (unsigned long long)now->ino, (unsigned long long)now->btime_ns,
+                    (unsigned long long)rec.ino, (unsigned long long)rec.btime_ns, t->path);
     if (have == 0 && now->dev == (uint64_t)t->dev && st_manifest_set_identity(t, name, now) != 0)
         sim_warn("cannot record the identity of %s/%s in the manifest", t->path, name);
     return 0;
@@ -158,8 +157,7 @@ int st_target_library_path(st_target *t, const char *name, bool must_exist, char
         else
             rc = check_identity(t, name, mode, &id, err, errlen);
     } else if (e != -ENOENT) {
-        rc = fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name,
-                  strerror(-e));
+        rc = fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name, strerror(-e));
     } else if (must_exist) {
         rc = fail(err, errlen, SIM_EXIT_USAGE,
                   "%s/%s does not exist: run the workload's prepare step first", t->path, name);
@@ -296,8 +294,8 @@ int st_target_open_file(st_target *t, const char *name, int extra_flags, bool wr
     if (rc) return rc;
     if (writable && t->read_only)
         return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
-    int flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | direct_flag(t) |
-                extra_flags;
+    int flags =
+        (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | direct_flag(t) | extra_flags;
     if (t->is_device) {
         *fd = open(t->path, flags & ~O_NOFOLLOW);
         if (*fd < 0)

@@ -90,8 +90,8 @@ static void write_holder(int fd)
     struct tm tm;
     strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     char text[1100];
-    int n = snprintf(text, sizeof text, "pid %ld\ncommand %s\nsince %s\n", (long)getpid(), cmd,
-                     since);
+    int n =
+        snprintf(text, sizeof text, "pid %ld\ncommand %s\nsince %s\n", (long)getpid(), cmd, since);
     if (ftruncate(fd, 0) == 0 && n > 0 && pwrite(fd, text, (size_t)n, 0) < 0) {
         /* only the message of a refused second appsim loses its details */
     }
@@ -181,8 +181,8 @@ void st_target_unlock(st_target *t)
          * or cleaned-up target looks as it did before. Removed while still held, so no
          * other appsim can be holding it. */
         struct stat st;
-        if (fstatat(t->dirfd, ST_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
-            errno == ENOENT && still_linked(t->dirfd, ST_LOCK_NAME, t->lock_fd))
+        if (fstatat(t->dirfd, ST_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+            still_linked(t->dirfd, ST_LOCK_NAME, t->lock_fd))
             unlinkat(t->dirfd, ST_LOCK_NAME, 0);
     }
     close(t->lock_fd);

@@ -214,8 +214,7 @@ static void test_symlink_never_written_through(void **state)
     sub(p, sizeof p, "links/data");
     unlink(p);
     assert_int_equal(symlink(victim, p), 0);
-    assert_int_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err),
-                     SIM_EXIT_USAGE);
+    assert_int_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err), SIM_EXIT_USAGE);
     assert_non_null(strstr(err, "symbolic link to"));
     assert_non_null(strstr(err, victim));
     assert_null(strstr(err, "--buffered"));
@@ -238,14 +237,12 @@ static void test_symlink_never_written_through(void **state)
                      SIM_EXIT_USAGE);
     /* Gone altogether: created again, and the new file is the one recorded. */
     unlink(p);
-    assert_int_equal(st_target_library_path(t, "data", false, lib, sizeof lib, err, sizeof err),
-                     0);
+    assert_int_equal(st_target_library_path(t, "data", false, lib, sizeof lib, err, sizeof err), 0);
     assert_int_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), 0);
     close(fd);
     assert_int_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err), 0);
     close(fd);
-    assert_int_equal(st_target_library_path(t, "data", true, lib, sizeof lib, err, sizeof err),
-                     0);
+    assert_int_equal(st_target_library_path(t, "data", true, lib, sizeof lib, err, sizeof err), 0);
     unlink(p);
     assert_int_equal(symlink(victim, p), 0);
     assert_int_equal(st_target_cleanup(t, err, sizeof err), 0);
