@@ -246,12 +246,15 @@ int st_manifest_remove(st_target *t, const char *name)
     for (size_t i = 0; i < es.n && !e; i++) {
         const entry *en = &es.v[i];
         if (!strcmp(en->name, name)) continue;
+        /* The bare name first, so that the file stays "one name per line" for anyone
+         * reading it; then which file it is. */
         char line[ST_NAME_MAX + 80];
-        if (en->has_id)
-            format_entry(line, sizeof line, en->name, &en->id);
-        else
-            snprintf(line, sizeof line, "%s\n", en->name);
+        snprintf(line, sizeof line, "%s\n", en->name);
         e = write_all(fd, line, strlen(line));
+        if (!e && en->has_id) {
+            format_entry(line, sizeof line, en->name, &en->id);
+            e = write_all(fd, line, strlen(line));
+        }
     }
     entries_free(&es);
     if (!e && fdatasync(fd) != 0) e = -errno;
