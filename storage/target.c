@@ -240,7 +240,6 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
         st_target_close(t); /* removes the directory it made, which is still empty */
         return rc;
     }
-    t->made_dir = made_dir;
     *out = t;
     return 0;
 }
@@ -250,9 +249,6 @@ void st_target_close(st_target *t)
     if (!t) return;
     st_target_unlock(t);
     if (t->dirfd >= 0) close(t->dirfd);
-    /* A run refused after the open created nothing in it: leave no empty directory
-     * behind (rmdir fails on a directory that holds anything, the manifest included). */
-    if (t->made_dir) rmdir(t->path);
     if (t->excl_fd >= 0) close(t->excl_fd);
     /* A directory made for this run and left empty (a refusal, or a cleanup) goes
      * again: refusals leave nothing behind. rmdir removes only an empty one. */
