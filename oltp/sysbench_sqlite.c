@@ -204,6 +204,7 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         .checkpoint_mode = "passive",
         .max_connections = o->max_connections + 2,
         .engine = o->io_engine,
+        .wal_limit_bytes = o->wal_limit,
     };
     st_target_file_path(t, name, d->path, sizeof d->path);
     int rc = st_db_open(t, name, &so, create, &d->db, err, errlen);
