@@ -330,6 +330,9 @@ static int run_checkpoint(st_db *db, int mode, bool manual, uint64_t wait_ms, ch
         if ((uint64_t)nckpt > base) db->ck_frames += (uint64_t)nckpt - base;
         db->ck_backfilled = (uint64_t)nckpt;
         db->wal_frames = (uint64_t)nlog;
+        /* the checkpoint's count is the WAL's own: a hold set by a late hook of the
+         * previous generation ends here */
+        if (db->wal_limit) set_hold(db, db->wal_frames >= db->hold_frames);
     }
     pthread_mutex_unlock(&db->mu);
     if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
@@ -381,13 +384,13 @@ static void *checkpointer(void *arg)
     uint64_t seen_seq = UINT64_MAX;
     pthread_mutex_lock(&db->mu);
     while (!db->stop) {
-        bool restart = db->wal_limit && db->wal_frames >= db->restart_frames;
+        bool holding = db->hold_since_ns != 0;
+        bool restart = db->wal_limit && (db->wal_frames >= db->restart_frames || holding);
         bool due =
             restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
                         db->wal_frames >= db->ck_backfilled);
         /* a checkpoint that could not progress is retried after the next commit, or,
          * while writers are held back (no commits), after a pause */
-        bool holding = db->hold_since_ns != 0;
         if (!due || (db->hook_seq == seen_seq && !holding)) {
             wait_for_work(db);
             continue;
