@@ -124,8 +124,15 @@ static int exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
 /* The loader's connection (again after a page-level load, which needs it closed). */
 static int loader_connect(sq_db *d, char *err, size_t errlen)
 {
-    if (sqlite3_open_v2(d->path, &d->load, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    /* The default VFS opens by path: only after the files were checked, and never
+     * through a symlink. */
+    char name[64];
+    db_name(d->o.instance, name, sizeof name);
+    int rc = st_db_library_path(d->target, name, d->path, sizeof d->path, err, errlen);
+    if (rc) return rc;
+    if (sqlite3_open_v2(d->path, &d->load,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %s for the load: %s", d->path,
                  d->load ? sqlite3_errmsg(d->load) : "out of memory");
         sqlite3_close(d->load);
@@ -164,18 +171,22 @@ static void close_loader(sq_db *d)
 {
     sqlite3_close(d->load);
     d->load = NULL;
-    int fd = open(d->path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
+    char name[64], wal[80], err[1024];
+    db_name(d->o.instance, name, sizeof name);
+    int fd = -1;
+    if (st_target_open_file(d->target, name, 0, false, &fd, err, sizeof err) == 0) {
         if (fdatasync(fd)) sim_warn("sync of %s after the load: %s", d->path, strerror(errno));
         posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         close(fd);
+    } else {
+        sim_warn("after the load: %s", err);
     }
-    char wal[4200];
-    snprintf(wal, sizeof wal, "%s-wal", d->path);
-    const char *base = strrchr(wal, '/');
-    if (st_target_owns(d->target, base ? base + 1 : wal) && access(wal, F_OK) != 0) {
-        int w = open(wal, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (w >= 0) close(w);
+    snprintf(wal, sizeof wal, "%s-wal", name);
+    if (st_target_owns(d->target, wal)) {
+        if (st_target_create_file(d->target, wal, 0, &fd, err, sizeof err) == 0)
+            close(fd);
+        else
+            sim_warn("after the load: %s", err);
     }
 }
 
