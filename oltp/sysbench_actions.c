@@ -348,12 +348,12 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         .counter_names = counter_names,
         .ncounters = CNT_COUNT,
         .unit = "tps",
-        .warmup_ns = c->warmup_ns,
         .duration_ns = c->time_ns,
         .report_interval_ns = c->report_ns,
         .instances = n,
         .quiet = c->quiet,
     };
+    sim_run_config_warmup(&rc_cfg, c->warmup_ns, c->steady_round_ns, c->steady_max_rounds);
     sim_run *run = sim_run_new(&rc_cfg);
     sim_run_add_probe(run, &st_device_io_probe, c->t);
     sim_run_add_guard(run, st_space_guard_check, &space);

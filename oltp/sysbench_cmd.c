@@ -47,6 +47,8 @@ static int sysbench_main(int argc, char **argv)
         .threads = 1,
         .instances = 1,
         .time_ns = 60000000000ull,
+        .steady_round_ns = SIM_STEADY_DEFAULT_ROUND_NS,
+        .steady_max_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
         .seed = 1,
         .max_retries = 100,
         .keep_free = 1ull << 30,
@@ -123,9 +125,11 @@ static int sysbench_main(int argc, char **argv)
          .dst = &c->time_ns,
          .help = "measured duration (0 = until interrupted)"},
         {.name = "warmup",
-         .kind = SIM_OPT_DURATION,
+         .kind = SIM_OPT_WARMUP,
          .dst = &c->warmup_ns,
-         .help = "warm-up before the measured phase, not in the summary"},
+         .help = "warm-up before the measured phase, not in the summary; \"steady\": until "
+                 "the TPS is steady (SNIA PTS rule, rounds of --steady-round)"},
+        SIM_STEADY_OPTS(&c->steady_round_ns, &c->steady_max_rounds),
         {.name = "report-interval",
          .kind = SIM_OPT_DURATION,
          .dst = &c->report_ns,
@@ -178,6 +182,7 @@ static int sysbench_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
     if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if ((rc = sim_steady_opts_check("sysbench", opts, c->warmup_ns))) return rc;
     sim_set_quiet(c->quiet);
     c->argc = argc;
     c->argv = argv;

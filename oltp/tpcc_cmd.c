@@ -44,6 +44,8 @@ static tpcc_options opt = {
     .connections = 0,
     .duration_ns = 30ull * 1000000000ull,
     .warmup_ns = 5ull * 1000000000ull,
+    .steady_round_ns = SIM_STEADY_DEFAULT_ROUND_NS,
+    .steady_max_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
     .pacing = "review",
     .cycle_ns = 0,
     .mix = "45,43,4,4,4",
@@ -88,9 +90,11 @@ static sim_opt opts[] = {
      .dst = &opt.duration_ns,
      .help = "measured phase"},
     {.name = "warmup",
-     .kind = SIM_OPT_DURATION,
+     .kind = SIM_OPT_WARMUP,
      .dst = &opt.warmup_ns,
-     .help = "preconditioning before the measured phase (excluded from the summary)"},
+     .help = "warm-up before the measured phase (excluded from the summary); \"steady\": "
+             "until the TPS is steady (SNIA PTS rule, rounds of --steady-round)"},
+    SIM_STEADY_OPTS(&opt.steady_round_ns, &opt.steady_max_rounds),
     {.name = "pacing",
      .kind = SIM_OPT_CHOICE,
      .dst = &opt.pacing,
@@ -751,6 +755,7 @@ static int tpcc_main(int argc, char **argv)
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
     if (rc == -1) return SIM_EXIT_OK;
     if (rc) return rc;
+    if ((rc = sim_steady_opts_check("tpcc", opts, opt.warmup_ns))) return rc;
     const char *action = npos ? pos[0] : NULL;
     if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
         strcmp(action, "cleanup")) {

@@ -20,7 +20,8 @@ typedef struct tpcc_options {
     uint64_t instances;
     uint64_t connections; /* per instance; 0 = automatic */
     uint64_t duration_ns;
-    uint64_t warmup_ns;
+    uint64_t warmup_ns; /* SIM_WARMUP_STEADY: --warmup steady */
+    uint64_t steady_round_ns, steady_max_rounds;
     const char *pacing;
     uint64_t cycle_ns; /* 0 = the pacing mode's own */
     const char *mix;

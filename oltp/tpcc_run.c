@@ -361,22 +361,23 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
                          .counter_names = tpcc_counter_names,
                          .ncounters = TPCC_NCOUNTERS,
                          .unit = "tps",
-                         .warmup_ns = o->warmup_ns,
                          .duration_ns = o->duration_ns,
                          .report_interval_ns = o->report_interval_ns,
                          .instances = n,
                          .quiet = o->quiet};
+    sim_run_config_warmup(&rc, o->warmup_ns, o->steady_round_ns, o->steady_max_rounds);
     sim_run *run = sim_run_new(&rc);
     w.run = run;
     sim_run_add_probe(run, &st_device_io_probe, t);
     sim_run_add_guard(run, st_space_guard_check, &space);
 
     dworker_args da[64];
+    char wbuf[64];
     sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
-             "(mean wait %.3f s), %.0f s warm-up + %.0f s measured",
+             "(mean wait %.3f s), %s warm-up + %.0f s measured",
              n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
              o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9,
-             (double)o->warmup_ns / 1e9, (double)o->duration_ns / 1e9);
+             sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
     sim_run_start(run);
     for (int i = 0; i < n; i++) {
         da[i] = (dworker_args){&w, &inst[i]};

@@ -176,6 +176,8 @@ static const char *kind_hint(const sim_opt *o)
         return "STR";
     case SIM_OPT_CHOICE:
         return o->choices;
+    case SIM_OPT_WARMUP:
+        return "TIME|steady";
     }
     return "";
 }
@@ -243,10 +245,19 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
         *(uint64_t *)o->dst = x;
         return 0;
     }
+    case SIM_OPT_WARMUP:
+        if (!strcmp(v, "steady")) {
+            *(uint64_t *)o->dst = SIM_WARMUP_STEADY;
+            return 0;
+        }
+        /* fall through */
     case SIM_OPT_DURATION: {
         uint64_t x;
         if (sim_parse_duration(v, &x))
-            return bad_value(cmd, o, v, "expected a duration such as 30, 500ms, 10s, 30m, 2h");
+            return bad_value(cmd, o, v,
+                             o->kind == SIM_OPT_WARMUP
+                                 ? "expected \"steady\" or a duration such as 30, 10s, 30m, 2h"
+                                 : "expected a duration such as 30, 500ms, 10s, 30m, 2h");
         double secs = (double)x / 1e9;
         if (secs < o->min || (o->max > 0 && secs > o->max))
             return range_error(cmd, o, v);
@@ -355,6 +366,12 @@ static void format_default(const sim_opt *o, char *buf, size_t len)
     case SIM_OPT_SIZE:
         sim_format_size(*(uint64_t *)o->dst, buf, len);
         break;
+    case SIM_OPT_WARMUP:
+        if (*(uint64_t *)o->dst == SIM_WARMUP_STEADY) {
+            snprintf(buf, len, "steady");
+            break;
+        }
+        /* fall through */
     case SIM_OPT_DURATION:
         snprintf(buf, len, "%gs", (double)*(uint64_t *)o->dst / 1e9);
         break;
@@ -404,6 +421,12 @@ json_t *sim_opts_to_json(const sim_opt *opts)
         case SIM_OPT_DOUBLE:
             v = json_real(*(double *)o->dst);
             break;
+        case SIM_OPT_WARMUP:
+            if (*(uint64_t *)o->dst == SIM_WARMUP_STEADY) {
+                v = json_string("steady");
+                break;
+            }
+            /* fall through */
         case SIM_OPT_DURATION:
             v = json_real((double)*(uint64_t *)o->dst / 1e9);
             break;
@@ -417,4 +440,30 @@ json_t *sim_opts_to_json(const sim_opt *opts)
         json_object_set_new(j, o->name, v ? v : json_null());
     }
     return j;
+}
+
+int sim_steady_opts_check(const char *cmd, const sim_opt *opts, uint64_t warmup)
+{
+    if (warmup == SIM_WARMUP_STEADY)
+        return 0;
+    static const char *const names[] = {"steady-round", "steady-max-rounds"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const sim_opt *o = sim_opts_find(opts, names[i]);
+        if (o && o->set) {
+            sim_error("%s: --%s applies only with --warmup steady; add --warmup steady or drop "
+                      "--%s",
+                      cmd, names[i], names[i]);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+const char *sim_warmup_text(uint64_t warmup, char *buf, size_t len)
+{
+    if (warmup == SIM_WARMUP_STEADY)
+        snprintf(buf, len, "steady-state");
+    else
+        snprintf(buf, len, "%.0f s", (double)warmup / 1e9);
+    return buf;
 }

@@ -187,6 +187,9 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
                                   "count", (json_int_t)sim_hist_count(w), "errors",
                                   (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
     sim_hist_free(w);
+    json_t *steady = sim_run_steady_json(r);
+    if (steady)
+        json_object_set_new(dst, "steady_state", steady);
 
     if (c->instances > 1) {
         json_t *inst = json_array();
@@ -308,4 +311,11 @@ void sim_result_print(FILE *out, const json_t *doc)
                     num(per, "reads"), num(per, "writes"));
         fputc('\n', out);
     }
+    const json_t *st = json_object_get(doc, "steady_state");
+    if (json_is_object(st))
+        fprintf(out, "  steady state %s after %lld round(s) of %.0f s; measured from %.0f s\n",
+                json_is_true(json_object_get(st, "reached")) ? "reached"
+                                                             : "NOT reached (measured anyway)",
+                (long long)json_integer_value(json_object_get(st, "after_rounds")),
+                num(st, "round_s"), num(st, "measure_start_s"));
 }

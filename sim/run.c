@@ -4,7 +4,9 @@
  * Timeline: t_start, warm-up until t_measure = t_start + warmup, measured phase until
  * t_end = t_measure + duration (or until sim_run_finish). A sample belongs to the
  * phase in which it ended; samples ending after t_end are dropped, so the measured
- * phase holds exactly the work completed inside it.
+ * phase holds exactly the work completed inside it. With a steady-state warm-up,
+ * t_measure and t_end stay open (UINT64_MAX) until the reporter finds the rate steady
+ * at a round boundary (sim/steady.c); they are then set once, t_end first.
  *
  * Meters are written by one thread each without locks. Each meter keeps, per type, a
  * measured histogram and error count, one warm-up histogram, and one cumulative
@@ -52,7 +54,8 @@ struct sim_run {
     probe probes[8];
     int nprobes;
 
-    uint64_t t_start, t_measure;
+    uint64_t t_start;
+    _Atomic uint64_t t_measure; /* UINT64_MAX while a steady-state warm-up lasts */
     _Atomic uint64_t t_end; /* UINT64_MAX while open-ended */
     atomic_bool finished;
     atomic_bool interrupted;
@@ -75,7 +78,19 @@ struct sim_run {
     uint64_t prev_t;
     json_t *intervals;
     bool progress_tty;
+
+    /* steady-state rounds, reporter thread only until it is joined */
+    double *round_rates; /* [steady_max_rounds] */
+    unsigned nrounds;
+    uint64_t round_prev_units, round_prev_t;
+    json_t *rounds;
+    bool steady_reached;
 };
+
+static inline uint64_t measure_at(const sim_run *r)
+{
+    return atomic_load_explicit(&r->t_measure, memory_order_relaxed);
+}
 
 static const char *const default_type[] = {"op"};
 
@@ -103,6 +118,14 @@ sim_run *sim_run_new(const sim_run_config *cfg)
     atomic_store(&r->t_end, UINT64_MAX);
     r->intervals = json_array();
     r->prev_cumulative = sim_hist_new();
+    if (r->cfg.steady_round_ns) {
+        if (r->cfg.steady_max_rounds < (unsigned)SIM_STEADY_RULE_PTS.window)
+            r->cfg.steady_max_rounds = (unsigned)SIM_STEADY_RULE_PTS.window;
+        r->round_rates = calloc(r->cfg.steady_max_rounds, sizeof *r->round_rates);
+        if (!r->round_rates)
+            abort();
+        r->rounds = json_array();
+    }
     return r;
 }
 
@@ -139,6 +162,8 @@ void sim_run_free(sim_run *r)
         }
     }
     json_decref(r->intervals);
+    json_decref(r->rounds);
+    free(r->round_rates);
     sim_hist_free(r->prev_cumulative);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->wake_lock);
@@ -226,7 +251,7 @@ sim_phase sim_run_phase(const sim_run *r)
         return SIM_PHASE_DONE;
     }
     uint64_t now = sim_now_ns();
-    if (now < r->t_measure)
+    if (now < measure_at(r))
         return SIM_PHASE_WARMUP;
     if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
         return SIM_PHASE_DONE;
@@ -256,7 +281,7 @@ void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end
     if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
         return;
     sim_hist_record(m->cumulative, lat);
-    if (end_ns < r->t_measure)
+    if (end_ns < measure_at(r))
         sim_hist_record(m->warmup, lat);
     else
         sim_hist_record(m->measured[type], lat);
@@ -271,7 +296,7 @@ void sim_meter_error(sim_meter *m, int type)
     if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
         return;
     bump(&m->cumulative_errors, 1);
-    if (now < r->t_measure)
+    if (now < measure_at(r))
         bump(&m->warmup_errors, 1);
     else
         bump(&m->errors[type], 1);
@@ -283,7 +308,7 @@ void sim_meter_count(sim_meter *m, int counter, uint64_t n)
     if (counter < 0 || counter >= r->cfg.ncounters)
         return;
     uint64_t now = sim_now_ns();
-    if (now < r->t_measure || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
+    if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
         return;
     bump(&m->counters[counter], n);
 }
@@ -328,7 +353,7 @@ static void report_interval(sim_run *r, uint64_t now)
     double t = (double)(now - r->t_start) / 1e9;
     uint64_t n = sim_hist_count(delta);
     uint64_t errs = errors - r->prev_errors;
-    bool warm = now <= r->t_measure;
+    bool warm = now <= measure_at(r);
     json_t *iv = json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
                            warm ? "warmup" : "measure", "rate", secs > 0 ? (double)n / secs : 0.0,
                            "count", (json_int_t)n, "errors_per_s",
@@ -367,11 +392,11 @@ static void progress_line(sim_run *r, uint64_t now)
     uint64_t end = atomic_load(&r->t_end);
     double el = (double)(now - r->t_start) / 1e9;
     if (end == UINT64_MAX)
-        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done", now < r->t_measure ? "warm-up" : "measuring",
+        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done", now < measure_at(r) ? "warm-up" : "measuring",
                 el, (unsigned long long)total_units(r));
     else
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
-                now < r->t_measure ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
+                now < measure_at(r) ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
     fflush(stderr);
 }
 
@@ -384,19 +409,75 @@ static void wait_until(sim_run *r, uint64_t t)
     pthread_mutex_unlock(&r->wake_lock);
 }
 
+/* Opens the measured phase now (the end of a steady-state warm-up). */
+static void begin_measure(sim_run *r, uint64_t now)
+{
+    if (r->cfg.duration_ns)
+        atomic_store(&r->t_end, now + r->cfg.duration_ns);
+    atomic_store(&r->t_measure, now);
+}
+
+/* One steady-state round ended at `now`: its rate, one line, the verdict. Returns
+ * true when the warm-up is over (steady, or the last round allowed). */
+static bool steady_round(sim_run *r, uint64_t now)
+{
+    uint64_t units = total_units(r);
+    double secs = (double)(now - r->round_prev_t) / 1e9;
+    double rate = secs > 0 ? (double)(units - r->round_prev_units) / secs : 0.0;
+    r->round_prev_units = units;
+    r->round_prev_t = now;
+    r->round_rates[r->nrounds++] = rate;
+    sim_steady_rule rule = SIM_STEADY_RULE_PTS;
+    sim_steady_eval ev = sim_steady_judge(r->round_rates, r->nrounds, &rule);
+    double t = (double)(now - r->t_start) / 1e9;
+    json_t *round = json_pack("{s:i, s:f, s:f, s:f, s:b}", "round", (int)r->nrounds, "t", t,
+                              "seconds", secs, "rate", rate, "steady", ev.steady);
+    if (ev.judged && ev.mean > 0) {
+        json_object_set_new(round, "window_mean", json_real(ev.mean));
+        json_object_set_new(round, "range_pct", json_real(100 * ev.range / ev.mean));
+        json_object_set_new(round, "slope_pct", json_real(100 * ev.slope_change / ev.mean));
+    }
+    json_array_append_new(r->rounds, round);
+    bool last = r->nrounds >= r->cfg.steady_max_rounds;
+    if (!r->cfg.quiet) {
+        char window[160] = "";
+        if (ev.judged && ev.mean > 0)
+            snprintf(window, sizeof window, ", last %d: mean %.2f, range %.1f%%, slope %.1f%%",
+                     rule.window, ev.mean, 100 * ev.range / ev.mean,
+                     100 * ev.slope_change / ev.mean);
+        fprintf(stderr, "%s[ %4.0fs ] steady-state round %u/%u: %s %.2f%s: %s\n",
+                r->progress_tty ? "\r\033[K" : "", t, r->nrounds, r->cfg.steady_max_rounds,
+                r->cfg.unit, rate, window,
+                ev.steady ? "steady, measuring from now" : last ? "not steady" : "not yet");
+    }
+    if (ev.steady) {
+        r->steady_reached = true;
+        return true;
+    }
+    if (last)
+        sim_warn("steady state not reached in %u rounds of %.0f s; measuring anyway, and the "
+                 "result says so (steady_state.reached = false)",
+                 r->nrounds, (double)r->cfg.steady_round_ns / 1e9);
+    return last;
+}
+
 static void *reporter_main(void *arg)
 {
     sim_run *r = arg;
     uint64_t interval = r->cfg.report_interval_ns;
     uint64_t next_report = interval ? r->t_start + interval : UINT64_MAX;
     uint64_t next_progress = r->progress_tty && !interval ? r->t_start + 1000000000ull : UINT64_MAX;
-    bool measure_snapped = r->t_measure == r->t_start;
+    bool measure_snapped = measure_at(r) == r->t_start;
     uint64_t next_guard = r->t_start + 1000000000ull;
+    uint64_t round = r->cfg.steady_round_ns;
+    uint64_t next_round = round ? r->t_start + round : UINT64_MAX;
     while (!atomic_load(&r->finished)) {
         uint64_t end = atomic_load(&r->t_end);
         uint64_t due = next_report < next_progress ? next_report : next_progress;
-        if (!measure_snapped && r->t_measure < due)
-            due = r->t_measure;
+        if (!measure_snapped && measure_at(r) < due)
+            due = measure_at(r);
+        if (next_round < due)
+            due = next_round;
         if (end < due)
             due = end;
         if (due > sim_now_ns() + 100000000ull)
@@ -405,8 +486,16 @@ static void *reporter_main(void *arg)
         if (sim_interrupted())
             atomic_store(&r->interrupted, true);
         uint64_t now = sim_now_ns();
+        if (now >= next_round && !atomic_load(&r->finished) && !atomic_load(&r->interrupted)) {
+            if (steady_round(r, now)) {
+                begin_measure(r, now);
+                next_round = UINT64_MAX;
+            } else {
+                next_round += round;
+            }
+        }
         pthread_mutex_lock(&r->lock);
-        if (!measure_snapped && now >= r->t_measure) {
+        if (!measure_snapped && now >= measure_at(r)) {
             take_probe_snapshots(r, 0);
             measure_snapped = true;
         }
@@ -434,15 +523,20 @@ void sim_run_start(sim_run *r)
 {
     uint64_t now = sim_now_ns();
     r->t_start = now;
-    r->t_measure = now + r->cfg.warmup_ns;
-    if (r->cfg.duration_ns)
-        atomic_store(&r->t_end, r->t_measure + r->cfg.duration_ns);
+    r->round_prev_t = now;
+    if (r->cfg.steady_round_ns) {
+        atomic_store(&r->t_measure, UINT64_MAX);
+    } else {
+        atomic_store(&r->t_measure, now + r->cfg.warmup_ns);
+        if (r->cfg.duration_ns)
+            atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
+    }
     r->prev_t = now;
     r->progress_tty = !r->cfg.quiet && isatty(2);
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nprobes; i++)
         r->probes[i].at_interval = r->probes[i].ops->snapshot(r->probes[i].ctx);
-    if (r->t_measure == r->t_start)
+    if (measure_at(r) == r->t_start)
         take_probe_snapshots(r, 0);
     pthread_mutex_unlock(&r->lock);
     r->reporter_running = pthread_create(&r->reporter, NULL, reporter_main, r) == 0;
@@ -455,9 +549,14 @@ void sim_run_finish(sim_run *r)
     uint64_t now = sim_now_ns();
     if (sim_interrupted())
         atomic_store(&r->interrupted, true);
-    /* Close the measured phase now if it was open-ended or cut short. */
+    /* Close the measured phase now if it was open-ended or cut short; a steady-state
+     * warm-up cut short ends here with an empty measured phase. */
+    if (measure_at(r) == UINT64_MAX) {
+        atomic_store(&r->t_end, now);
+        atomic_store(&r->t_measure, now);
+    }
     if (now < atomic_load(&r->t_end))
-        atomic_store(&r->t_end, now < r->t_measure ? r->t_measure : now);
+        atomic_store(&r->t_end, now < measure_at(r) ? measure_at(r) : now);
     pthread_mutex_lock(&r->wake_lock);
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->wake_lock);
@@ -478,9 +577,9 @@ void sim_run_finish(sim_run *r)
 double sim_run_measured_seconds(const sim_run *r)
 {
     uint64_t end = atomic_load(&r->t_end);
-    if (!r->t_start || end == UINT64_MAX || end <= r->t_measure)
+    if (!r->t_start || end == UINT64_MAX || end <= measure_at(r))
         return 0.0;
-    return (double)(end - r->t_measure) / 1e9;
+    return (double)(end - measure_at(r)) / 1e9;
 }
 
 /* ------------------------------------------------------------------ read-out */
@@ -549,7 +648,49 @@ sim_hist *sim_run_warmup_hist(const sim_run *r, uint64_t *errors)
 
 double sim_run_warmup_seconds(const sim_run *r)
 {
-    return (double)(r->t_measure - r->t_start) / 1e9;
+    return (double)(measure_at(r) - r->t_start) / 1e9;
+}
+
+uint64_t sim_run_measure_start_ns(const sim_run *r)
+{
+    return measure_at(r);
+}
+
+uint64_t sim_run_measure_end_ns(const sim_run *r)
+{
+    return atomic_load_explicit(&r->t_end, memory_order_relaxed);
+}
+
+void sim_run_config_warmup(sim_run_config *c, uint64_t warmup, uint64_t round_ns,
+                           uint64_t max_rounds)
+{
+    if (warmup != SIM_WARMUP_STEADY) {
+        c->warmup_ns = warmup;
+        return;
+    }
+    c->warmup_ns = 0;
+    c->steady_round_ns = round_ns ? round_ns : SIM_STEADY_DEFAULT_ROUND_NS;
+    c->steady_max_rounds = max_rounds > UINT32_MAX ? UINT32_MAX : (unsigned)max_rounds;
+}
+
+json_t *sim_run_steady_json(const sim_run *r)
+{
+    if (!r->cfg.steady_round_ns)
+        return NULL;
+    sim_steady_rule rule = SIM_STEADY_RULE_PTS;
+    bool ended = measure_at(r) != UINT64_MAX && r->t_start;
+    double after = ended ? (double)(measure_at(r) - r->t_start) / 1e9 : 0.0;
+    json_t *j = json_pack(
+        "{s:s, s:i, s:f, s:f, s:f, s:i, s:s, s:b, s:b, s:i, s:o, s:O}", "rule",
+        "SNIA PTS: over the last rounds, max - min <= max_range x mean and the least-squares "
+        "line changes by <= max_slope x mean",
+        "window", rule.window, "max_range", rule.max_range, "max_slope", rule.max_slope,
+        "round_s", (double)r->cfg.steady_round_ns / 1e9, "max_rounds",
+        (int)r->cfg.steady_max_rounds, "unit", r->cfg.unit, "reached", r->steady_reached,
+        "gave_up", !r->steady_reached && r->nrounds >= r->cfg.steady_max_rounds, "after_rounds",
+        (int)r->nrounds, "measure_start_s", ended ? json_real(after) : json_null(), "rounds",
+        r->rounds);
+    return j;
 }
 
 const json_t *sim_run_intervals(const sim_run *r)

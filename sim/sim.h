@@ -84,7 +84,11 @@ typedef enum sim_opt_kind {
     SIM_OPT_DURATION, /* uint64_t *dst; ns, units ms s m h (bare number = seconds) */
     SIM_OPT_STRING,   /* const char **dst */
     SIM_OPT_CHOICE,   /* const char **dst; one of `choices` ("a|b|c") */
+    SIM_OPT_WARMUP,   /* uint64_t *dst; a duration, or "steady" = SIM_WARMUP_STEADY */
 } sim_opt_kind;
+
+/* The value of a SIM_OPT_WARMUP option given as "steady" (sim_run_config_warmup). */
+#define SIM_WARMUP_STEADY UINT64_MAX
 
 typedef struct sim_opt {
     const char *name; /* long option without "--" */
@@ -197,7 +201,18 @@ typedef struct sim_run_config {
     uint64_t report_interval_ns; /* 0 = no interval lines or series */
     int instances;               /* >= 1; per-instance figures when > 1 */
     bool quiet;                  /* no interval lines on stderr (series still kept) */
+    /* Steady-state warm-up (--warmup steady) when steady_round_ns > 0; warmup_ns is
+     * then ignored. The warm-up runs in rounds of steady_round_ns, tracking the rate
+     * (unit per second) of each; the measured phase starts at the end of the first
+     * round after which the rule (SIM_STEADY_RULE_PTS) holds, or after
+     * steady_max_rounds rounds, when the result says steady state was not reached. */
+    uint64_t steady_round_ns;
+    unsigned steady_max_rounds;
 } sim_run_config;
+
+/* Sets warmup_ns or, when warmup == SIM_WARMUP_STEADY, the steady-state fields. */
+void sim_run_config_warmup(sim_run_config *cfg, uint64_t warmup, uint64_t round_ns,
+                           uint64_t max_rounds);
 
 typedef struct sim_run sim_run;
 typedef struct sim_meter sim_meter;
@@ -262,6 +277,57 @@ sim_hist *sim_run_merged_hist(const sim_run *run, int type, int instance);
 uint64_t sim_run_count(const sim_run *run, int type, int instance); /* type<0: all */
 uint64_t sim_run_errors(const sim_run *run, int type, int instance);
 uint64_t sim_run_counter(const sim_run *run, int counter, int instance);
+
+/* Start of the measured phase and its end (UINT64_MAX while not known: a steady-state
+ * warm-up that has not settled, or an open-ended run). Changes at most once, when a
+ * steady-state warm-up ends; cheap enough for every operation. */
+uint64_t sim_run_measure_start_ns(const sim_run *run);
+uint64_t sim_run_measure_end_ns(const sim_run *run);
+
+/* ------------------------------------------------------------------ steady state */
+
+/* The SNIA PTS steady-state rule: over the last `window` rounds, max - min <=
+ * max_range x mean and the least-squares line changes by <= max_slope x mean across
+ * the window. */
+typedef struct sim_steady_rule {
+    int window;
+    double max_range;
+    double max_slope;
+} sim_steady_rule;
+#define SIM_STEADY_RULE_PTS ((sim_steady_rule){.window = 5, .max_range = 0.20, .max_slope = 0.10})
+
+typedef struct sim_steady_eval {
+    bool judged;         /* there were at least `window` rounds */
+    bool steady;         /* the rule holds (never for a mean of 0: stalled) */
+    double mean;         /* of the window's rates */
+    double range;        /* max - min */
+    double slope_change; /* |least-squares slope| x (window - 1) */
+} sim_steady_eval;
+
+/* Judges the last rule->window of rates[0..n). Pure. */
+sim_steady_eval sim_steady_judge(const double *rates, size_t n, const sim_steady_rule *rule);
+
+/* The options every workload with --warmup steady adds to its table: round length
+ * (uint64_t ns, default 1 min) and the most rounds (uint64_t, default 25). */
+#define SIM_STEADY_OPTS(round_ns_dst, max_rounds_dst)                                      \
+    {.name = "steady-round",                                                               \
+     .kind = SIM_OPT_DURATION,                                                             \
+     .dst = (round_ns_dst),                                                                \
+     .help = "--warmup steady: length of one round",                                       \
+     .min = 0.1},                                                                          \
+        {.name = "steady-max-rounds",                                                      \
+         .kind = SIM_OPT_U64,                                                              \
+         .dst = (max_rounds_dst),                                                          \
+         .help = "--warmup steady: give up after this many rounds (then measure anyway)",  \
+         .min = 5,                                                                         \
+         .max = 1000000}
+#define SIM_STEADY_DEFAULT_ROUND_NS (60ull * 1000000000ull)
+#define SIM_STEADY_DEFAULT_MAX_ROUNDS 25
+/* "30 s" or "steady-state" for messages, into buf. */
+const char *sim_warmup_text(uint64_t warmup, char *buf, size_t len);
+/* Usage error (message printed, SIM_EXIT_USAGE) when steady-round or
+ * steady-max-rounds was given without "--warmup steady"; else 0. */
+int sim_steady_opts_check(const char *command, const sim_opt *opts, uint64_t warmup);
 
 /* ------------------------------------------------------------------ virtual users */
 

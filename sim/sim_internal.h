@@ -13,5 +13,7 @@ const json_t *sim_run_intervals(const sim_run *r);
 int sim_run_nprobes(const sim_run *r);
 /* Delta of probe i over the measured phase (NULL when not sampled); *name set. */
 json_t *sim_run_probe_json(const sim_run *r, int i, const char **name);
+/* The steady-state warm-up: rule, rounds, verdict; NULL when the warm-up was fixed. */
+json_t *sim_run_steady_json(const sim_run *r);
 
 #endif

@@ -254,7 +254,9 @@ static int run_loop(replay *rp, char *err, size_t errlen)
             if (!prepare(rp, io)) continue;
             rp->nfree--;
             io->intended_ns = rp->o->timing == TR_TIMING_AFAP ? now : due;
-            if (due >= rp->win_from && due < rp->win_to) rp->offered++;
+            /* The run's window, read live: a steady-state warm-up opens it late. */
+            if (due >= sim_run_measure_start_ns(rp->run) && due < sim_run_measure_end_ns(rp->run))
+                rp->offered++;
             advance_rate(rp);
             batch[nb++] = io;
         }
@@ -408,10 +410,9 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     if (rc >= 0) {
         sim_run_start(run);
         rp.t0 = sim_now_ns();
-        const sim_run_config *cfg = sim_run_cfg(run);
-        rp.win_from = rp.t0 + cfg->warmup_ns;
-        rp.win_to = cfg->duration_ns ? rp.win_from + cfg->duration_ns : UINT64_MAX;
         rc = run_loop(&rp, err, errlen);
+        rp.win_from = sim_run_measure_start_ns(run);
+        rp.win_to = sim_run_measure_end_ns(run);
         /* The offered load counts every arrival due in the measured phase, also those
          * a stalled replayer had not issued when the phase ended. */
         if (o->timing == TR_TIMING_RATE && rp.win_to != UINT64_MAX)

@@ -100,6 +100,7 @@ static int replay_main(int argc, char **argv)
     const char *json_path = NULL, *points = NULL;
     uint64_t volume = 0, window = 65536, qd = 32, loops = 1, file_size = 0;
     uint64_t duration = 0, warmup = 0, interval = 0, seed = 1;
+    uint64_t steady_round = SIM_STEADY_DEFAULT_ROUND_NS, steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS;
     uint64_t point_warmup = 5000000000ull, point_measure = 20000000000ull;
     double speed = 1.0;
     bool skip_bad = false, curve = false, uniform = false, quiet = false, trims = false;
@@ -128,8 +129,11 @@ static int replay_main(int argc, char **argv)
         {"loop", SIM_OPT_U64, &loops, "passes over the trace", NULL, 1, 1e12, false},
         {"duration", SIM_OPT_DURATION, &duration,
          "measure this long, looping the trace (default: one pass x --loop)", NULL, 0, 0, false},
-        {"warmup", SIM_OPT_DURATION, &warmup, "warm-up before the measured phase", NULL, 0, 0,
-         false},
+        {"warmup", SIM_OPT_WARMUP, &warmup,
+         "warm-up before the measured phase; \"steady\": until the IOPS is steady (SNIA PTS "
+         "rule, rounds of --steady-round; needs --duration)",
+         NULL, 0, 0, false},
+        SIM_STEADY_OPTS(&steady_round, &steady_rounds),
         {"report-interval", SIM_OPT_DURATION, &interval, "interval reports (0 = none)", NULL, 0, 0,
          false},
         {"curve", SIM_OPT_FLAG, &curve,
@@ -183,8 +187,9 @@ static int replay_main(int argc, char **argv)
     /* No option may be accepted and ignored: each mode refuses the other's. */
     static const char *const curve_only[] = {"curve-points", "point-warmup", "point-duration",
                                              "uniform", "seed"};
-    static const char *const single_only[] = {"timing",   "speed",  "loop",
-                                              "duration", "warmup", "report-interval"};
+    static const char *const single_only[] = {"timing",          "speed",        "loop",
+                                              "duration",        "warmup",       "report-interval",
+                                              "steady-round", "steady-max-rounds"};
     for (size_t i = 0; i < sizeof curve_only / sizeof *curve_only; i++)
         if (!curve && sim_opts_find(opts, curve_only[i])->set) {
             sim_error("--%s needs --curve", curve_only[i]);
@@ -197,6 +202,12 @@ static int replay_main(int argc, char **argv)
                       single_only[i]);
             return SIM_EXIT_USAGE;
         }
+    if ((rc = sim_steady_opts_check("replay", opts, warmup))) return rc;
+    if (warmup == SIM_WARMUP_STEADY && !duration) {
+        sim_error("--warmup steady needs --duration: the trace loops through the warm-up "
+                  "rounds, then is measured for that long");
+        return SIM_EXIT_USAGE;
+    }
     if (sim_opts_find(opts, "speed")->set && o.timing != TR_TIMING_ORIGINAL) {
         sim_error("--speed applies to --timing original only");
         return SIM_EXIT_USAGE;
@@ -230,7 +241,7 @@ static int replay_main(int argc, char **argv)
     } else {
         sim_run_config cfg;
         tr_replay_run_config(&cfg);
-        cfg.warmup_ns = warmup;
+        sim_run_config_warmup(&cfg, warmup, steady_round, steady_rounds);
         cfg.duration_ns = duration;
         cfg.report_interval_ns = interval;
         cfg.quiet = quiet;

@@ -1,0 +1,187 @@
+/* The SNIA PTS steady-state rule (sim_steady_judge) on synthetic series, and a run
+ * whose warm-up ends when its rate settles. */
+#include "sim/sim.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const sim_steady_rule pts = SIM_STEADY_RULE_PTS;
+
+static void test_flat_is_steady(void **state)
+{
+    double x[] = {1000, 1000, 1000, 1000, 1000};
+    sim_steady_eval ev = sim_steady_judge(x, 5, &pts);
+    assert_true(ev.judged);
+    assert_true(ev.steady);
+    assert_true(fabs(ev.mean - 1000) < 1e-9);
+    assert_true(ev.range == 0 && ev.slope_change < 1e-9);
+}
+
+static void test_too_few_rounds(void **state)
+{
+    double x[] = {1000, 1000, 1000, 1000};
+    sim_steady_eval ev = sim_steady_judge(x, 4, &pts);
+    assert_false(ev.judged);
+    assert_false(ev.steady);
+}
+
+static void test_rising_fails_on_slope(void **state)
+{
+    /* +3.5 % a round: range 14 % of the mean passes, the line changes ~14 % > 10 %. */
+    double x[] = {1000, 1035, 1070, 1105, 1140};
+    sim_steady_eval ev = sim_steady_judge(x, 5, &pts);
+    assert_true(ev.judged);
+    assert_false(ev.steady);
+    assert_true(ev.range <= 0.20 * ev.mean);
+    assert_true(fabs(ev.slope_change - 140) < 1e-6);
+    /* A gentle rise of 2 % a round: change 8 % of the mean, steady. */
+    double y[] = {1000, 1020, 1040, 1060, 1080};
+    assert_true(sim_steady_judge(y, 5, &pts).steady);
+}
+
+static void test_noisy_fails_on_range(void **state)
+{
+    /* No trend (slope 0) but a 30 % excursion. */
+    double x[] = {1000, 1300, 1000, 1300, 1000, 1300, 1000, 1300, 1150};
+    sim_steady_eval ev = sim_steady_judge(x + 2, 5, &pts);
+    assert_false(ev.steady);
+    assert_true(ev.range > 0.20 * ev.mean);
+    /* Noise of +-5 % around a flat mean is steady. */
+    double y[] = {1000, 1050, 950, 1020, 980};
+    assert_true(sim_steady_judge(y, 5, &pts).steady);
+}
+
+static void test_step_settles_after_window(void **state)
+{
+    /* The rate drops from 1000 to 400 after round 6 (a throttle): steady at first,
+     * not while the window straddles the step, steady again five rounds after it. */
+    double x[12] = {1000, 1000, 1000, 1000, 1000, 1000, 400, 400, 400, 400, 400, 400};
+    assert_true(sim_steady_judge(x, 6, &pts).steady);
+    for (size_t n = 7; n <= 10; n++)
+        assert_false(sim_steady_judge(x, n, &pts).steady);
+    assert_true(sim_steady_judge(x, 11, &pts).steady);
+    sim_steady_eval ev = sim_steady_judge(x, 12, &pts);
+    assert_true(ev.steady);
+    assert_true(fabs(ev.mean - 400) < 1e-9);
+}
+
+static void test_only_last_window_counts(void **state)
+{
+    double x[] = {10, 5000, 3, 1000, 1001, 999, 1000, 1002};
+    assert_true(sim_steady_judge(x, 8, &pts).steady);
+    assert_false(sim_steady_judge(x, 7, &pts).steady);
+}
+
+static void test_stalled_and_bad_values(void **state)
+{
+    double zero[] = {0, 0, 0, 0, 0};
+    sim_steady_eval ev = sim_steady_judge(zero, 5, &pts);
+    assert_true(ev.judged);
+    assert_false(ev.steady);
+    double nan_in[] = {1000, 1000, NAN, 1000, 1000};
+    assert_false(sim_steady_judge(nan_in, 5, &pts).steady);
+}
+
+/* A worker completing about one unit every 200 us: steady from the start, so the
+ * warm-up ends after the fifth round and the measured phase holds what follows. */
+typedef struct worker_arg {
+    sim_run *run;
+    atomic_bool stop;
+} worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *a = p;
+    sim_meter *m = sim_run_meter(a->run, 0);
+    while (!atomic_load(&a->stop) && !sim_run_done(a->run)) {
+        uint64_t t = sim_now_ns();
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+        sim_meter_record(m, 0, t, sim_now_ns());
+    }
+    return NULL;
+}
+
+static void test_run_ends_warmup_when_steady(void **state)
+{
+    sim_run_config cfg = {.unit = "iops", .duration_ns = 300000000ull, .quiet = true};
+    sim_run_config_warmup(&cfg, SIM_WARMUP_STEADY, 100000000ull, 8);
+    assert_int_equal(cfg.warmup_ns, 0);
+    sim_run *run = sim_run_new(&cfg);
+    worker_arg a = {.run = run};
+    pthread_t th;
+    sim_run_start(run);
+    assert_int_equal(sim_run_measure_start_ns(run), UINT64_MAX);
+    assert_int_equal(pthread_create(&th, NULL, worker, &a), 0);
+    while (!sim_run_done(run))
+        sim_sleep_until_ns(sim_now_ns() + 10000000ull);
+    atomic_store(&a.stop, true);
+    pthread_join(th, NULL);
+    sim_run_finish(run);
+    json_t *doc = json_object();
+    sim_result_put_run(doc, NULL, run);
+    json_t *st = json_object_get(doc, "steady_state");
+    assert_non_null(st);
+    json_t *rounds = json_object_get(st, "rounds");
+    size_t n = json_array_size(rounds);
+    /* A sleeping thread on a busy machine is not perfectly even: allow a few rounds. */
+    if (json_is_true(json_object_get(st, "reached"))) {
+        assert_in_range(n, 5, 8);
+        assert_true(json_is_true(json_object_get(json_array_get(rounds, n - 1), "steady")));
+        double start = json_real_value(json_object_get(st, "measure_start_s"));
+        assert_true(start >= 0.5 - 0.01);
+        assert_true(fabs(sim_run_measured_seconds(run) - 0.3) < 0.05);
+        assert_true(sim_run_count(run, -1, -1) > 0);
+    } else {
+        assert_int_equal(n, 8);
+        assert_true(json_is_true(json_object_get(st, "gave_up")));
+    }
+    json_decref(doc);
+    sim_run_free(run);
+}
+
+/* A run stopped during a steady-state warm-up has an empty measured phase and says
+ * steady state was not reached. */
+static void test_run_finished_during_warmup(void **state)
+{
+    sim_run_config cfg = {.unit = "tps", .duration_ns = 1000000000ull, .quiet = true};
+    sim_run_config_warmup(&cfg, SIM_WARMUP_STEADY, 10000000000ull, 25);
+    sim_run *run = sim_run_new(&cfg);
+    sim_run_start(run);
+    sim_meter *m = sim_run_meter(run, 0);
+    sim_meter_record(m, 0, sim_now_ns(), sim_now_ns());
+    sim_run_finish(run);
+    assert_true(sim_run_measured_seconds(run) == 0.0);
+    assert_int_equal(sim_run_count(run, -1, -1), 0);
+    json_t *doc = json_object();
+    sim_result_put_run(doc, NULL, run);
+    json_t *st = json_object_get(doc, "steady_state");
+    assert_false(json_is_true(json_object_get(st, "reached")));
+    assert_false(json_is_true(json_object_get(st, "gave_up")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "warmup"), "count")), 1);
+    json_decref(doc);
+    sim_run_free(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flat_is_steady),
+        cmocka_unit_test(test_too_few_rounds),
+        cmocka_unit_test(test_rising_fails_on_slope),
+        cmocka_unit_test(test_noisy_fails_on_range),
+        cmocka_unit_test(test_step_settles_after_window),
+        cmocka_unit_test(test_only_last_window_counts),
+        cmocka_unit_test(test_stalled_and_bad_values),
+        cmocka_unit_test(test_run_ends_warmup_when_steady),
+        cmocka_unit_test(test_run_finished_during_warmup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
