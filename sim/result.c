@@ -311,6 +311,14 @@ void sim_result_print(FILE *out, const json_t *doc)
                     num(per, "reads"), num(per, "writes"));
         fputc('\n', out);
     }
+    const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
+    if (json_is_object(pre))
+        fprintf(out, "  target preconditioned %s: %.0f MiB written (%.2f passes)%s\n",
+                json_string_value(json_object_get(pre, "at")),
+                num(pre, "bytes_written") / 1048576.0, num(pre, "passes"),
+                json_is_true(json_object_get(pre, "complete")) ? "" : ", incomplete");
+    else
+        fprintf(out, "  target not preconditioned (appsim precondition --target ...)\n");
     const json_t *st = json_object_get(doc, "steady_state");
     if (json_is_object(st))
         fprintf(out, "  steady state %s after %lld round(s) of %.0f s; measured from %.0f s\n",

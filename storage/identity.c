@@ -221,5 +221,7 @@ json_t *st_target_json(const st_target *t)
                                          "no drive to identify or count",
                                          t->path, t->fstype[0] ? t->fstype : "unknown"));
     }
+    json_t *pre = st_precondition_record_read(t);
+    json_object_set_new(j, "preconditioning", pre ? pre : json_null());
     return j;
 }

@@ -74,6 +74,40 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen);
  * rotational, scheduler, NVMe identify data when available, "virtual" note. */
 json_t *st_target_json(const st_target *t);
 
+/* ------------------------------------------------------------------ preconditioning */
+
+/* What `appsim precondition` did to the target, kept with it (on a block device beside
+ * appsim's mark in the reserved last MiB; in a directory in the manifest-listed file
+ * "appsim-precondition.json"): {"at", "complete", "bytes_written", "region_bytes",
+ * "passes", "loops", "block_bytes", "queue_depth", "seconds", "rate_mib_s", "purge",
+ * ...}. st_target_json reports it as "preconditioning" (null when there is none). */
+int st_precondition_record_write(st_target *t, const json_t *rec, char *err, size_t errlen);
+json_t *st_precondition_record_read(const st_target *t); /* NULL: none */
+
+/* Sequential preconditioning writes: `total_bytes` over [0, region_bytes) of fd (so
+ * total / region passes), in block_bytes writes of random data with queue_depth in
+ * flight through `engine`. Stops early, draining what is in flight, on SIGINT/SIGTERM
+ * or a write error. Prints a progress line with the ETA unless quiet; calls
+ * checkpoint (when set) about every 10 s with the bytes written so far. */
+typedef struct st_precond_job {
+    uint64_t region_bytes, total_bytes; /* multiples of block_bytes */
+    uint32_t block_bytes;
+    unsigned queue_depth;
+    const char *engine;
+    bool quiet;
+    void (*checkpoint)(void *ctx, uint64_t bytes_written, double seconds);
+    void *ctx;
+} st_precond_job;
+typedef struct st_precond_outcome {
+    uint64_t bytes_written; /* completed writes, in order of offset within each pass */
+    double seconds;         /* first submission to last completion */
+    bool interrupted;
+    const char *engine; /* the engine that ran */
+} st_precond_outcome;
+/* 0, or SIM_EXIT_FAIL with err (the outcome still says what was written). */
+int st_precondition_write(int fd, const st_precond_job *job, st_precond_outcome *out, char *err,
+                          size_t errlen);
+
 /* Block-layer counters of the whole disk under the target, as a sim/ probe named
  * "device_io" (reads, writes, bytes, flushes, discards, io time, device latency per
  * op, and per transaction when units > 0). ctx is the target. */

@@ -18,6 +18,8 @@
 
 #define ST_MANIFEST_NAME ".appsim-manifest"
 #define ST_NAME_MAX 200
+/* Directory targets: the preconditioning record (precondition_record.c). */
+#define ST_PRECONDITION_RECORD "appsim-precondition.json"
 
 struct st_target {
     char path[4096]; /* as given (directory) or the device node */
