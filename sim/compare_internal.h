@@ -166,6 +166,9 @@ typedef struct svg_series {
     const char *name;
     int n;
     const double *x, *y;
+    /* Optional: a label per point ("50%", "max"), drawn beside it as <text
+     * class="ptlabel" data-series>; NULL = none. */
+    const char *const *labels;
 } svg_series;
 void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
                    const char *const *cats, int ncats, const char *const *series, int nseries,

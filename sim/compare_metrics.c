@@ -7,7 +7,8 @@
  *     averaged percentiles; without histograms a single run's summary is used, and for
  *     several runs only the count-weighted mean is given (percentiles stay empty and a
  *     warning says why);
- *   - a curve's peak is the highest-rate point of each run; several runs give the mean
+ *   - a curve's peak is vdbench's (the highest rate of a point that kept up with its
+ *     arrivals, see peak_point) in each run; several runs give the mean
  *     of their peaks, and the latency at the peak from the merged peak-point histograms.
  */
 #include "sim/compare_internal.h"
@@ -350,21 +351,31 @@ const json_t *cmp_curve_named(const json_t *doc, const char *name)
     return found;
 }
 
+/* vdbench's peak: the highest rate among the controlled points (fraction > 0) that kept
+ * up with their arrivals ("saturated": false), so an overload point, whose rate is the
+ * drive's ceiling with a queue behind it, is never the peak. Curves that do not say
+ * whether a point kept up (older results): the highest-rate point. */
 static const json_t *peak_point(const json_t *curve)
 {
-    const json_t *best = NULL;
-    double bestv = -1;
+    const json_t *best = NULL, *kept = NULL;
+    double bestv = -1, keptv = -1;
     size_t i;
     json_t *pt;
     json_array_foreach((json_t *)curve, i, pt)
     {
-        double v;
-        if (cmp_point_rate(pt, &v) && v > bestv) {
+        double v, f;
+        if (!cmp_point_rate(pt, &v)) continue;
+        if (v > bestv) {
             bestv = v;
             best = pt;
         }
+        const json_t *sat = json_object_get(pt, "saturated");
+        if (json_is_false(sat) && cmp_num(pt, "fraction", &f) && f > 0 && v > keptv) {
+            keptv = v;
+            kept = pt;
+        }
     }
-    return best;
+    return kept ? kept : best;
 }
 
 static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)

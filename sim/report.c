@@ -155,7 +155,7 @@ static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
             xs[ns][i] = curve_pcts[i];
             ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
         }
-        ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns]};
+        ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns], NULL};
         ns++;
     }
     cmp_buf missing = {0};
@@ -219,8 +219,8 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
                 if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
             }
             names[ns] = run_name(&g->entries[e], r);
-            rate[ns] = (svg_series){names[ns], (int)n, t, ra};
-            p99[ns] = (svg_series){names[ns], (int)n, t, pp};
+            rate[ns] = (svg_series){names[ns], (int)n, t, ra, NULL};
+            p99[ns] = (svg_series){names[ns], (int)n, t, pp, NULL};
             ns++;
         }
     if (ns) {
@@ -239,11 +239,79 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
         free(bufs[i]);
 }
 
+/* One curve's points as a line: ordered by rate (so the line never doubles back), each
+ * labelled with its share of the maximum ("50%"; "max" for the maximum-rate run). */
+typedef struct curve_line {
+    double *x, *y;
+    char **labels;
+    int n;
+} curve_line;
 
-/* Latency against IOPS for every curve: one line per drive (per run when repeated). */
-static void curves(cmp_buf *b, const cmp_group *g, int gi)
+static void point_label(const json_t *pt, char *buf, size_t len)
 {
-    char *names[64];
+    double f;
+    buf[0] = 0;
+    if (json_is_true(json_object_get(pt, "max_rate_run")) ||
+        (cmp_num(pt, "fraction", &f) && f == 0))
+        snprintf(buf, len, "max");
+    else if (cmp_num(pt, "fraction", &f))
+        snprintf(buf, len, "%.0f%%", f * 100);
+}
+
+static curve_line curve_line_of(const json_t *curve)
+{
+    size_t n = json_array_size(curve);
+    curve_line l = {malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)),
+                    calloc(n + 1, sizeof(char *)), 0};
+    for (size_t i = 0; i < n; i++) {
+        const json_t *pt = json_array_get(curve, i);
+        double x, y;
+        if (!cmp_point_rate(pt, &x)) x = NAN;
+        if (!cmp_num(cmp_point_latency(pt), "mean_us", &y)) y = NAN;
+        char label[32];
+        point_label(pt, label, sizeof label);
+        /* insertion by rate; points without a rate keep their place at the end */
+        int k = l.n;
+        while (k > 0 && !isnan(x) && (isnan(l.x[k - 1]) || l.x[k - 1] > x)) {
+            l.x[k] = l.x[k - 1];
+            l.y[k] = l.y[k - 1];
+            l.labels[k] = l.labels[k - 1];
+            k--;
+        }
+        l.x[k] = x;
+        l.y[k] = y;
+        l.labels[k] = label[0] ? strdup(label) : NULL;
+        l.n++;
+    }
+    return l;
+}
+
+static void curve_line_free(curve_line *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->labels[i]);
+    free(l->labels);
+    free(l->x);
+    free(l->y);
+}
+
+/* Log latency when the lines span more than a decade (saturated points would flatten
+ * the rest of the curve on a linear axis). */
+static svg_scale latency_scale(const curve_line *lines, int n)
+{
+    double lo = INFINITY, hi = 0;
+    for (int s = 0; s < n; s++)
+        for (int i = 0; i < lines[s].n; i++)
+            if (lines[s].y[i] > 0) {
+                lo = fmin(lo, lines[s].y[i]);
+                hi = fmax(hi, lines[s].y[i]);
+            }
+    return hi > 10 * lo ? SVG_LOG : SVG_LINEAR;
+}
+
+/* The names of every curve in the group's results, each once. */
+static int curve_names(const cmp_group *g, char **names, int max)
+{
     int nnames = 0;
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++) {
@@ -254,35 +322,36 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
                 bool seen = false;
                 for (int k = 0; k < nnames; k++)
                     seen = seen || !strcmp(names[k], cn[i]);
-                if (!seen && nnames < 64)
+                if (!seen && nnames < max)
                     names[nnames++] = cn[i];
                 else
                     free(cn[i]);
             }
         }
+    return nnames;
+}
+
+/* Latency against IOPS for every curve: one line per drive (per run when repeated). */
+static void curves(cmp_buf *b, const cmp_group *g, int gi)
+{
+    char *names[64];
+    int nnames = curve_names(g, names, 64);
     int total = 0;
     for (int e = 0; e < g->nentries; e++)
         total += g->entries[e].nruns;
     for (int c = 0; c < nnames; c++) {
         svg_series ser[total];
+        curve_line lines[total];
         char *labels[total];
-        double *bufs[total * 2];
         int ns = 0;
         for (int e = 0; e < g->nentries; e++)
             for (int r = 0; r < g->entries[e].nruns; r++) {
                 const json_t *curve = cmp_curve_named(g->entries[e].runs[r]->doc, names[c]);
-                size_t n = curve ? json_array_size(curve) : 0;
-                if (!n) continue;
-                double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-                for (size_t i = 0; i < n; i++) {
-                    const json_t *pt = json_array_get(curve, i);
-                    if (!cmp_point_rate(pt, &x[i])) x[i] = NAN;
-                    if (!cmp_num(cmp_point_latency(pt), "mean_us", &y[i])) y[i] = NAN;
-                }
-                bufs[2 * ns] = x;
-                bufs[2 * ns + 1] = y;
+                if (!curve || !json_array_size(curve)) continue;
+                lines[ns] = curve_line_of(curve);
                 labels[ns] = run_name(&g->entries[e], r);
-                ser[ns] = (svg_series){labels[ns], (int)n, x, y};
+                ser[ns] = (svg_series){labels[ns], lines[ns].n, lines[ns].x, lines[ns].y,
+                                       (const char *const *)lines[ns].labels};
                 ns++;
             }
         if (ns) {
@@ -290,13 +359,12 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
             snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
             snprintf(title, sizeof title, "%s: mean latency against IOPS",
                      strcmp(names[c], "curve") ? names[c] : g->workload);
-            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)", SVG_LINEAR, ser,
-                           ns);
+            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)",
+                           latency_scale(lines, ns), ser, ns);
         }
         for (int i = 0; i < ns; i++) {
             free(labels[i]);
-            free(bufs[2 * i]);
-            free(bufs[2 * i + 1]);
+            curve_line_free(&lines[i]);
         }
         free(names[c]);
     }
@@ -367,7 +435,8 @@ static void identities(cmp_buf *b, const cmp_set *set)
             cmp_buf_puts(b, "</td></tr>");
         }
         if (r->interrupted)
-            cmp_buf_puts(b, "<tr><th>ended early</th><td class=\"warn\">yes (interrupted or stopped)</td></tr>");
+            cmp_buf_puts(b, "<tr><th>ended early</th><td class=\"warn\">yes (interrupted or "
+                            "stopped)</td></tr>");
         cmp_buf_puts(b, "</table>\n");
     }
     cmp_buf_puts(b, "</section>\n");

@@ -304,6 +304,16 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
             cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
             cmp_buf_html(b, series[s].name);
             cmp_buf_printf(b, ": %g, %g</title></circle>\n", x, y);
+            if (series[s].labels && series[s].labels[i]) {
+                cmp_buf_printf(b,
+                               "<text class=\"ptlabel\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                               "font-size=\"10\" data-series=\"",
+                               px(&xa, x, PX0, PX1) + 4, px(&ya, y, PY1, PY0) - 4, color);
+                cmp_buf_html(b, series[s].name);
+                cmp_buf_puts(b, "\">");
+                cmp_buf_html(b, series[s].labels[i]);
+                cmp_buf_puts(b, "</text>\n");
+            }
         }
     }
     if (valid(xs, mark_x) && tf(xs, mark_x) >= xa.lo && tf(xs, mark_x) <= xa.hi) {

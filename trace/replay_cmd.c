@@ -226,7 +226,7 @@ static int replay_main(int argc, char **argv)
     json_t *doc = sim_result_new("replay", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(t));
     if (curve) {
-        tr_curve_opts co = {fr, nfr, point_warmup, point_measure, quiet};
+        tr_curve_opts co = {fr, nfr, point_warmup, point_measure, quiet, 0};
         json_t *cj = NULL;
         rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
         if (rc == 0) {

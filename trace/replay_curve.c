@@ -19,11 +19,12 @@ static json_t *dir_json(const sim_run *run, int type, int counter, double secs)
     sim_hist *h = sim_run_merged_hist(run, type, -1);
     uint64_t n = sim_hist_count(h);
     double bytes = (double)sim_run_counter(run, counter, -1);
-    json_t *j =
-        json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:I}", "count", (json_int_t)n, "iops",
-                  secs > 0 ? n / secs : 0.0, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us",
-                  sim_hist_mean(h) / 1e3, "p99_us", sim_hist_percentile(h, 99) / 1e3, "max_us",
-                  sim_hist_max(h) / 1e3, "errors", (json_int_t)sim_run_errors(run, type, -1));
+    json_t *j = json_pack(
+        "{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "count", (json_int_t)n, "iops",
+        secs > 0 ? n / secs : 0.0, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us",
+        sim_hist_mean(h) / 1e3, "p50_us", sim_hist_percentile(h, 50) / 1e3, "p99_us",
+        sim_hist_percentile(h, 99) / 1e3, "p999_us", sim_hist_percentile(h, 99.9) / 1e3, "max_us",
+        sim_hist_max(h) / 1e3, "errors", (json_int_t)sim_run_errors(run, type, -1));
     sim_hist_free(h);
     return j;
 }
@@ -37,7 +38,8 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
     tr_replay_run_config(&cfg);
     cfg.warmup_ns = c->warmup_ns;
     cfg.duration_ns = c->measure_ns;
-    cfg.quiet = true;
+    cfg.report_interval_ns = c->report_interval_ns;
+    cfg.quiet = c->quiet || !c->report_interval_ns;
     sim_run *run = sim_run_new(&cfg);
     if (!run) {
         snprintf(err, errlen, "out of memory");
@@ -55,22 +57,52 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
     *iops = secs > 0 ? n / secs : 0;
     double bytes = (double)(sim_run_counter(run, 0, -1) + sim_run_counter(run, 1, -1));
     sim_hist *all = sim_run_merged_hist(run, -1, -1);
-    json_t *p = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "fraction", fraction,
-                          "target_iops", target, "iops", *iops, "mbps",
-                          secs > 0 ? bytes / secs / 1e6 : 0.0, "mean_us", sim_hist_mean(all) / 1e3,
-                          "p99_us", sim_hist_percentile(all, 99) / 1e3, "seconds", secs, "read",
-                          dir_json(run, 0, 0, secs), "write", dir_json(run, 1, 1, secs));
+    json_t *p = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "fraction", fraction,
+        "target_iops", target, "iops", *iops, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0,
+        "mean_us", sim_hist_mean(all) / 1e3, "p50_us", sim_hist_percentile(all, 50) / 1e3,
+        "p99_us", sim_hist_percentile(all, 99) / 1e3, "p999_us",
+        sim_hist_percentile(all, 99.9) / 1e3, "max_us", sim_hist_max(all) / 1e3, "seconds", secs,
+        "read", dir_json(run, 0, 0, secs), "write", dir_json(run, 1, 1, secs));
     sim_hist_free(all);
     json_object_set(p, "lag_us", json_object_get(stats, "submission_lag_us"));
     json_t *off = json_object_get(stats, "offered_in_measure");
-    if (off && secs > 0)
-        json_object_set_new(p, "offered_iops", json_real(json_integer_value(off) / secs));
+    if (off && secs > 0) {
+        double offered = json_integer_value(off) / secs;
+        json_object_set_new(p, "offered_iops", json_real(offered));
+        /* Saturated: the drive completed less than what arrived, so a queue built up
+         * and the point's rate is the drive's, not the one asked for. */
+        json_object_set_new(p, "saturated", json_boolean(*iops < TR_CURVE_KEPT_UP * offered));
+    }
     json_object_set_new(p, "replay", stats);
     sim_result_put_run(p, "run", run);
     json_object_set_new(p, "interrupted", json_boolean(sim_run_interrupted(run)));
     sim_run_free(run);
     *out = p;
     return 0;
+}
+
+/* vdbench's peak: the highest rate a controlled point achieved while keeping up with
+ * its arrivals; the maximum-rate run only when no point kept up. */
+static json_t *peak_json(const json_t *points)
+{
+    size_t best = 0, i;
+    double best_iops = -1;
+    const json_t *p;
+    json_array_foreach(points, i, p)
+    {
+        double v = json_real_value(json_object_get(p, "iops"));
+        if (i > 0 && !json_is_true(json_object_get(p, "saturated")) && v > best_iops) {
+            best = i;
+            best_iops = v;
+        }
+    }
+    p = json_array_get(points, best);
+    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:b}", "point", (json_int_t)best, "fraction",
+                     json_real_value(json_object_get(p, "fraction")), "iops",
+                     json_real_value(json_object_get(p, "iops")), "mean_us",
+                     json_real_value(json_object_get(p, "mean_us")), "p99_us",
+                     json_real_value(json_object_get(p, "p99_us")), "max_rate_run", best == 0);
 }
 
 int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
@@ -128,6 +160,7 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const
         if (rc) goto fail;
         json_array_append_new(points, p);
     }
+    json_object_set_new(doc, "peak", peak_json(points));
     if (!o->scan) tr_scan_free(&scan);
     *curve = doc;
     return 0;

@@ -4,7 +4,8 @@
  * stream on a target with the storage engine.
  *
  * Memory stays bounded on traces of any length: readers stream; records out of time
- * order are sorted within a bounded window and counted.
+ * order are sorted within a bounded window and counted. Synthetic workloads (`appsim
+ * io`, trace/io_internal.h) are sources too, and replay through the same loop.
  */
 #ifndef APPSIM_TRACE_H
 #define APPSIM_TRACE_H
@@ -257,17 +258,24 @@ typedef struct tr_curve_opts {
     uint64_t warmup_ns;  /* per point (default 5 s) */
     uint64_t measure_ns; /* per point (default 20 s) */
     bool quiet;
+    uint64_t report_interval_ns; /* interval reports inside each point (0 = none) */
 } tr_curve_opts;
+
+/* A point kept up when it completed at least this share of the I/Os that arrived in
+ * its measured interval; below it the point is "saturated" (a queue built up). */
+#define TR_CURVE_KEPT_UP 0.98
 
 /*
  * Rate curve: first a run at maximum rate (afap, o->qd), then one run per fraction
  * at fraction x max IOPS with exponential arrivals (uniform when o->uniform); the
  * source is rewound for each point and looped within it. *curve (caller frees) =
  * {"max_iops","warmup_s","measure_s","exponential","points":[{"fraction",
- *  "target_iops","offered_iops","iops","mbps","mean_us","p99_us","seconds",
- *  "read":{count,iops,mbps,mean_us,p99_us,max_us,errors}, "write":{...},
- *  "lag_us":{...}, "replay":{tr_replay stats}, "run":{sim result of the point}}...]};
- * point 0 is the maximum-rate run (its fraction and target are 0).
+ *  "target_iops","offered_iops","saturated","iops","mbps","mean_us","p50_us","p99_us",
+ *  "p999_us","max_us","seconds","read":{count,iops,mbps,mean_us,p50_us,p99_us,p999_us,
+ *  max_us,errors}, "write":{...}, "lag_us":{...}, "replay":{tr_replay stats},
+ *  "run":{sim result of the point}}...], "peak":{"point","fraction","iops","mean_us",
+ *  "p99_us","max_rate_run"}}; point 0 is the maximum-rate run (its fraction and target
+ * are 0); the peak is vdbench's: the highest rate of a point that kept up.
  */
 int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
                     json_t **curve, char *err, size_t errlen);

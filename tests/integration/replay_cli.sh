@@ -57,7 +57,7 @@ p=$(j passes "$T/d.json"); [ "${p:-0}" -ge 3 ] || fail "--duration 1 s loops a 0
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --curve --curve-points 50,100 --point-warmup 0.2 \
   --point-duration 0.5 --qd 4 --json "$T/c.json" >"$T/c.out" 2>&1 || fail "curve: $(cat "$T/c.out")"
 grep -q "rate curve" "$T/c.out" || fail "curve table"
-[ "$(grep -o '"fraction"' "$T/c.json" | wc -l)" -eq 3 ] || fail "curve points"
+[ "$(grep -o '"target_iops"' "$T/c.json" | wc -l)" -eq 3 ] || fail "curve points"
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --curve --timing afap >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--curve with --timing must exit 2"
 

@@ -4,7 +4,8 @@
  * (added to a copy, never to the report) measures each chart and data point: the SVG
  * elements exist with non-zero size and carry exactly the values of the results
  * (percentile curves from the merged histograms, bars, curves). Skipped with a reason
- * when Chromium is absent.
+ * when Chromium is absent. Two drives' `appsim io` curves: one line per drive ordered by
+ * rate, every point labelled with its percentage, the overload point never the peak.
  */
 #include "sim/compare_internal.h"
 
@@ -28,6 +29,36 @@ static const char *path_in(const char *name)
     char *b = bufs[k++ % 16];
     snprintf(b, 512, "%s/%s", dir, name);
     return b;
+}
+
+/* An `appsim io` result: one profile's curve, the maximum-rate run, 50 %, 100 % and an
+ * overloaded 120 % point (saturated), rates and mean latencies scaled by `speed`. */
+static void write_io(const char *path, const char *model, const char *serial, double speed)
+{
+    static const double frac[] = {0, 0.5, 1.0, 1.2}, iops[] = {1010, 500, 990, 1000},
+                        mean[] = {900, 100, 200, 5000};
+    json_t *pts = json_array();
+    for (int i = 0; i < 4; i++) {
+        json_t *p = json_pack("{s:f, s:f, s:f, s:f, s:f}", "fraction", frac[i], "target_iops",
+                              frac[i] * 1010 * speed, "iops", iops[i] * speed, "mean_us",
+                              mean[i] / speed, "p99_us", 3 * mean[i] / speed);
+        if (i > 0) {
+            json_object_set_new(p, "saturated", json_boolean(i == 3));
+            json_object_set_new(p, "offered_iops", json_real(frac[i] * 1010 * speed));
+        } else {
+            json_object_set_new(p, "max_rate_run", json_true());
+        }
+        json_array_append_new(pts, p);
+    }
+    json_t *doc = json_pack(
+        "{s:s, s:{s:s,s:s}, s:s, s:s, s:{s:s,s:s}, s:{s:s,s:s,s:s}, s:s, s:b, s:[{s:s, s:{s:o}}]}",
+        "schema", "appsim-result/1", "tool", "name", "appsim", "version", "t", "command",
+        "appsim io", "workload", "io", "config", "profile", "4k-random-read", "target", path,
+        "target", "path", "/x", "model", model, "serial", serial, "started_at",
+        "2026-12-01T01:00:00Z", "interrupted", false, "profiles", "profile", "4k-random-read",
+        "curve", "points", pts);
+    if (json_dump_file(doc, path, JSON_COMPACT)) abort();
+    json_decref(doc);
 }
 
 static int setup(void **state)
@@ -67,6 +98,8 @@ static int setup(void **state)
     fx_write(&b1, path_in("b1.json"));
     fx_write(&ca, path_in("ca.json"));
     fx_write(&cb, path_in("cb.json"));
+    write_io(path_in("ia.json"), "Drive <A> & co", "A", 1.0);
+    write_io(path_in("ib.json"), "DriveB", "B", 2.0);
     snprintf(report, sizeof report, "%s/report.html", dir);
     char *argv[] = {"report",
                     (char *)path_in("a1.json"),
@@ -74,10 +107,12 @@ static int setup(void **state)
                     (char *)path_in("a2.json"),
                     (char *)path_in("ca.json"),
                     (char *)path_in("cb.json"),
+                    (char *)path_in("ia.json"),
+                    (char *)path_in("ib.json"),
                     "-o",
                     report,
                     NULL};
-    return sim_find_command("report")->main(8, argv);
+    return sim_find_command("report")->main(10, argv);
 }
 
 static int teardown(void **state)
@@ -134,7 +169,7 @@ static void test_html_self_contained(void **state)
     assert_null(strstr(html, "Drive <A>"));
     /* Every chart. */
     const char *charts[] = {"g1-rate",     "g1-latency", "g1-percentiles", "g1-rate-time",
-                            "g1-p99-time", "g2-rate",    "g2-curve-1"};
+                            "g1-p99-time", "g2-rate",    "g2-curve-1",     "g3-curve-1"};
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++) {
         char want[64];
         snprintf(want, sizeof want, "data-chart=\"%s\"", charts[i]);
@@ -151,6 +186,19 @@ static void test_html_self_contained(void **state)
     assert_non_null(strstr(html, "appsim test"));
     /* Printable. */
     assert_non_null(strstr(html, "@media print"));
+    /* io curves: every point labelled (4 per drive); the peak in the table is the 100 %
+     * point (990 and 1980 IOPS), not the overloaded 120 % one or the maximum-rate run. */
+    assert_int_equal(count(html, "class=\"ptlabel\""), 8);
+    assert_int_equal(count(html, ">120%</text>"), 2);
+    assert_int_equal(count(html, ">max</text>"), 2);
+    char *peak = strstr(html, "4k-random-read peak IOPS");
+    assert_non_null(peak);
+    char *row_end = strstr(peak, "</tr>");
+    assert_non_null(row_end);
+    *row_end = 0;
+    if (!strstr(peak, "990") || !strstr(peak, "1,980") || strstr(peak, "2,000"))
+        print_error("peak row: %s\n", peak);
+    assert_true(strstr(peak, "990") && strstr(peak, "1,980") && !strstr(peak, "2,000"));
     free(html);
 }
 
@@ -171,8 +219,15 @@ static const char probe_script[] =
     "        x: d.x !== undefined ? Number(d.x) : 0, w: b.width, h: b.height,\n"
     "        cx: b.left + b.width / 2, cy: b.top + b.height / 2});\n"
     "    });\n"
+    "    var labels = [];\n"
+    "    svg.querySelectorAll('text.ptlabel').forEach(function(el){\n"
+    "      var b = el.getBoundingClientRect();\n"
+    "      labels.push({s: el.dataset.series, t: el.textContent, w: b.width, h: b.height,\n"
+    "        cx: b.left});\n"
+    "    });\n"
     "    out.push({id: svg.dataset.chart, w: r.width, h: r.height,\n"
-    "      lines: svg.querySelectorAll('polyline.line').length, items: items});\n"
+    "      lines: svg.querySelectorAll('polyline.line').length, items: items,\n"
+    "      labels: labels});\n"
     "  });\n"
     "  var pre = document.createElement('pre');\n"
     "  pre.id = 'measure';\n"
@@ -358,6 +413,33 @@ static void test_rendered_in_chromium(void **state)
         double rate_r = (double)r->n / r->seconds;
         assert_double_equal(num(c, "x"), rate_r * (k + 1) / 5, 1e-6);
         assert_double_equal(num(c, "v"), 100.0 + 50 * k, 1e-6);
+    }
+
+    /* io: latency against IOPS for two drives, each line ordered by rate (x and the drawn
+     * position both increasing), each point's label drawn, in the order of the rates. */
+    json_t *io = chart(m, "g3-curve-1");
+    assert_int_equal(num(io, "lines"), 2);
+    json_t *ip = json_object_get(io, "items");
+    assert_int_equal(json_array_size(ip), 8);
+    for (size_t k = 1; k < 8; k++) {
+        json_t *p0 = json_array_get(ip, k - 1), *p1 = json_array_get(ip, k);
+        if (k == 4) continue; /* the second drive's line starts */
+        assert_true(num(p1, "x") > num(p0, "x"));
+        assert_true(num(p1, "cx") > num(p0, "cx"));
+    }
+    /* each line starts at its 50 % point: 500 IOPS for the first drive, 1000 for DriveB */
+    for (size_t k = 0; k < 8; k += 4) {
+        json_t *p0 = json_array_get(ip, k);
+        bool b = !strcmp(json_string_value(json_object_get(p0, "s")), "DriveB");
+        assert_double_equal(num(p0, "x"), b ? 1000.0 : 500.0, 1e-6);
+    }
+    json_t *lb = json_object_get(io, "labels");
+    assert_int_equal(json_array_size(lb), 8);
+    static const char *const order[] = {"50%", "100%", "120%", "max"};
+    json_array_foreach(lb, i, c)
+    {
+        assert_string_equal(json_string_value(json_object_get(c, "t")), order[i % 4]);
+        assert_true(num(c, "w") > 0 && num(c, "h") > 0);
     }
     json_decref(m);
 }

@@ -225,7 +225,7 @@ static void test_curve(void **state)
     o.qd = 4;
     o.file_name = "curve.data";
     double fr[] = {0.2, 0.5, 0.8, 1.1};
-    tr_curve_opts c = {fr, 4, 200000000ull, 1000000000ull, true};
+    tr_curve_opts c = {fr, 4, 200000000ull, 1000000000ull, true, 0};
     json_t *curve;
     int rc = tr_replay_curve(s, t, &o, &c, &curve, err, sizeof err);
     if (rc) fail_msg("%s", err);

@@ -1,0 +1,441 @@
+/*
+ * trace/io_cmd.c: `appsim io --target PATH [--profile NAME[,NAME...] | --all] [options]`:
+ * the labs' synthetic vdbench battery. Builds the jobs (built-in profiles, overridden
+ * by any definition option given, or one custom definition), the section of the
+ * target, fills it when asked, runs each job as one run or a rate curve, and writes
+ * the result document (--json FILE, - = stdout and nothing else there) and a text
+ * summary. Options take appsim's names, vdbench's (xfersize, rdpct, seekpct, threads)
+ * and fio's (bs, bssplit, rwmixread, iodepth, numjobs, offset, size).
+ */
+#include "trace/io_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE                                                                                      \
+    "appsim io --target PATH [--profile NAME[,NAME...] | --all] [--curve [--curve-points "         \
+    "10,...]]\n"                                                                                   \
+    "       [--bs SIZE|(SIZE,PCT,...)|(MIN,MAX,STEP) | --bssplit 4k/70:8k/30] [--read-pct N]\n"    \
+    "       [--random-pct N] [--threads N] [--section PCT | --offset SIZE --size SIZE] [--fill]\n" \
+    "       [--warmup D] [--duration D] [--json FILE]\n"                                           \
+    "appsim io --list"
+
+#define MAX_JOBS 32
+#define MAX_POINTS 64
+
+typedef struct io_cli {
+    st_target_opts to;
+    const char *engine, *profiles, *bs, *bssplit, *points, *json;
+    double read_pct, random_pct, section_pct, rate;
+    uint64_t threads, numjobs, align, offset, size, file_size, fill_bs, fill_qd;
+    uint64_t warmup, steady_round, steady_rounds, duration, interval, seed;
+    bool all, list, curve, fill, quiet;
+} io_cli;
+
+static const char *const bs_names[] = {"bs", "xfersize", "bssplit", NULL};
+static const char *const read_names[] = {"read-pct", "rdpct", "rwmixread", NULL};
+static const char *const random_names[] = {"random-pct", "seekpct", NULL};
+static const char *const threads_names[] = {"threads", "iodepth", NULL};
+static const char *const duration_names[] = {"duration", "time", NULL};
+static const char *const section_names[] = {"section", "size", NULL};
+
+static void list_profiles(void)
+{
+    printf("%-22s %-28s %6s %8s %7s  %s\n", "profile", "xfersize", "rdpct", "seekpct", "threads",
+           "note");
+    for (const io_profile *const *p = io_profiles(); *p; p++)
+        printf("%-22s %-28s %6g %8g %7u  %s\n", (*p)->name, (*p)->xfer, (*p)->read_pct,
+               (*p)->random_pct, (*p)->threads, (*p)->approximation ? "approximation" : "labs'");
+}
+
+/* Applies the definition options the user gave to a job's spec. */
+static int override(const io_cli *c, const sim_opt *opts, io_spec *s, char *err, size_t errlen)
+{
+    int rc = 0;
+    const sim_opt *bs = io_opt_alias(opts, bs_names, &rc);
+    if (rc) return rc;
+    char why[256];
+    if (bs && io_xfer_parse(!strcmp(bs->name, "bssplit") ? c->bssplit : c->bs, &s->xfer, why,
+                            sizeof why)) {
+        snprintf(err, errlen, "--%s: %s", bs->name, why);
+        return SIM_EXIT_USAGE;
+    }
+    const sim_opt *o = io_opt_alias(opts, read_names, &rc);
+    if (o) s->read_pct = c->read_pct;
+    if (!rc && (o = io_opt_alias(opts, random_names, &rc))) s->random_pct = c->random_pct;
+    if (!rc && (o = io_opt_alias(opts, threads_names, &rc))) s->threads = (unsigned)c->threads;
+    if (rc) return rc;
+    if (c->numjobs > 1) s->threads *= (unsigned)c->numjobs;
+    if (s->threads > 4096) {
+        snprintf(err, errlen, "%u outstanding I/Os (threads x numjobs) is more than 4096",
+                 s->threads);
+        return SIM_EXIT_USAGE;
+    }
+    s->align = (uint32_t)c->align;
+    return 0;
+}
+
+static int add_profile(const char *name, io_job *jobs, int *n, char *err, size_t errlen)
+{
+    const io_profile *p = io_profile_find(name);
+    if (!p) {
+        snprintf(err, errlen, "no profile '%s'; `appsim io --list` shows them", name);
+        return SIM_EXIT_USAGE;
+    }
+    if (*n == MAX_JOBS) {
+        snprintf(err, errlen, "more than %d profiles", MAX_JOBS);
+        return SIM_EXIT_USAGE;
+    }
+    io_job *j = &jobs[(*n)++];
+    j->name = p->name;
+    j->description = p->description;
+    j->approximation = p->approximation;
+    return io_profile_spec(p, &j->spec, err, errlen) ? SIM_EXIT_FAIL : 0;
+}
+
+static int build_jobs(const io_cli *c, const sim_opt *opts, io_job *jobs, int *n, char *buf,
+                      size_t buflen, char *err, size_t errlen)
+{
+    int rc;
+    *n = 0;
+    if (c->all) {
+        for (const io_profile *const *p = io_profiles(); *p; p++)
+            if ((rc = add_profile((*p)->name, jobs, n, err, errlen))) return rc;
+    } else if (c->profiles) {
+        snprintf(buf, buflen, "%s", c->profiles);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            if ((rc = add_profile(t, jobs, n, err, errlen))) return rc;
+    } else {
+        io_job *j = &jobs[(*n)++];
+        memset(j, 0, sizeof *j);
+        j->name = "custom";
+        io_xfer_parse("4k", &j->spec.xfer, err, errlen);
+        j->spec.read_pct = c->read_pct;
+        j->spec.random_pct = c->random_pct;
+        j->spec.threads = (unsigned)c->threads;
+    }
+    for (int i = 0; i < *n; i++)
+        if ((rc = override(c, opts, &jobs[i].spec, err, errlen))) return rc;
+    return 0;
+}
+
+/* "10,20,50" (percent) into fractions; the count or -1. */
+static int parse_points(const char *s, double *out, int max)
+{
+    int n = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000) return -1;
+        out[n++] = v / 100.0;
+    }
+    return n > 0 ? n : -1;
+}
+
+/* The section: --offset and --size (or --section percent of what follows the offset),
+ * block-aligned, rounded down to whole MiB so that the fill covers it exactly. */
+static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *err, size_t errlen)
+{
+    uint32_t bs = st_target_block_size(p->t);
+    p->data_bytes =
+        st_target_is_device(p->t) ? st_target_capacity(p->t) : (c->file_size + bs - 1) / bs * bs;
+    if (c->offset % bs || c->offset >= p->data_bytes) {
+        snprintf(err, errlen,
+                 "--offset %llu must be a multiple of the block size (%u) inside the data "
+                 "(%llu bytes)",
+                 (unsigned long long)c->offset, bs, (unsigned long long)p->data_bytes);
+        return SIM_EXIT_USAGE;
+    }
+    uint64_t room = p->data_bytes - c->offset;
+    uint64_t len =
+        sim_opts_find(opts, "size")->set ? c->size : (uint64_t)(room * (c->section_pct / 100.0));
+    if (len > room) {
+        snprintf(err, errlen, "--offset plus --size (%llu bytes) go beyond the data (%llu bytes)",
+                 (unsigned long long)(c->offset + len), (unsigned long long)p->data_bytes);
+        return SIM_EXIT_USAGE;
+    }
+    len = len >= (1u << 20) ? len / (1u << 20) * (1u << 20) : len / bs * bs;
+    if (len < (1u << 20)) {
+        snprintf(err, errlen,
+                 "the section is smaller than 1 MiB; give a larger --size, "
+                 "--section or --file-size");
+        return SIM_EXIT_USAGE;
+    }
+    p->section_offset = c->offset;
+    p->section_length = len;
+    return 0;
+}
+
+static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t errlen)
+{
+    int rc = 0;
+    io_opt_alias(opts, duration_names, &rc);
+    if (!rc) io_opt_alias(opts, section_names, &rc);
+    if (rc) {
+        snprintf(err, errlen, "see `appsim io --help`");
+        return rc;
+    }
+    if (c->all && c->profiles) {
+        snprintf(err, errlen, "--all and --profile: give one");
+        return SIM_EXIT_USAGE;
+    }
+    if ((c->all || (c->profiles && strchr(c->profiles, ','))) && !c->curve) {
+        snprintf(err, errlen, "several profiles are compared by their curves: add --curve");
+        return SIM_EXIT_USAGE;
+    }
+    if (c->curve && sim_opts_find(opts, "rate")->set) {
+        snprintf(err, errlen, "--rate sets one run's arrival rate; --curve sets its own rates");
+        return SIM_EXIT_USAGE;
+    }
+    if ((rc = sim_steady_opts_check("io", opts, c->warmup))) {
+        snprintf(err, errlen, "see `appsim io --help`");
+        return rc;
+    }
+    if (c->curve && c->warmup == SIM_WARMUP_STEADY) {
+        snprintf(err, errlen,
+                 "--warmup steady applies to one run; each curve point has its "
+                 "own --warmup DURATION");
+        return SIM_EXIT_USAGE;
+    }
+    if (!c->curve && c->points) {
+        snprintf(err, errlen, "--curve-points needs --curve");
+        return SIM_EXIT_USAGE;
+    }
+    if (c->fill_bs < 4096 || c->fill_bs > (1u << 20) || (c->fill_bs & (c->fill_bs - 1))) {
+        snprintf(err, errlen, "--fill-bs must be a power of two from 4K to 1M");
+        return SIM_EXIT_USAGE;
+    }
+    if (!c->fill && (sim_opts_find(opts, "fill-bs")->set || sim_opts_find(opts, "fill-qd")->set)) {
+        snprintf(err, errlen, "--fill-bs and --fill-qd need --fill");
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static json_t *section_json(const io_plan *p, const io_cli *c, const sim_opt *opts)
+{
+    json_t *j = json_pack("{s:I, s:I, s:I, s:s}", "offset", (json_int_t)p->section_offset, "length",
+                          (json_int_t)p->section_length, "data_bytes", (json_int_t)p->data_bytes,
+                          "data", st_target_is_device(p->t) ? "device" : IO_DATA_FILE);
+    if (!sim_opts_find(opts, "size")->set)
+        json_object_set_new(j, "percent", json_real(c->section_pct));
+    return j;
+}
+
+static int emit(const json_t *doc, const char *path)
+{
+    if (!path) return 0;
+    if (strcmp(path, "-")) return sim_result_write(doc, path) ? SIM_EXIT_FAIL : 0;
+    char *s = json_dumps(doc, JSON_INDENT(1));
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
+
+/* Fill (when asked), then every job in turn; the document collects them. */
+static int run_plan(const io_plan *p, const io_job *jobs, int njobs, json_t *doc, bool text,
+                    char *err, size_t errlen)
+{
+    int rc = 0;
+    if (p->fill) {
+        json_t *f = NULL;
+        if ((rc = io_fill(p, &f, err, errlen))) return rc;
+        json_object_set_new(doc, "fill", f);
+    } else {
+        json_object_set_new(doc, "fill", json_null());
+    }
+    if (text) io_print_head(stdout, doc);
+    json_t *entries = json_array();
+    json_object_set_new(doc, "profiles", entries);
+    for (int i = 0; i < njobs && !sim_interrupted(); i++) {
+        if (!p->quiet) sim_info("io: %s (%d of %d)", jobs[i].name, i + 1, njobs);
+        json_t *e = json_object();
+        json_array_append_new(entries, e);
+        if ((rc = io_run_job(p, &jobs[i], e, doc, err, errlen))) return rc;
+        if (text) io_print_entry(stdout, e, doc);
+    }
+    json_object_set_new(doc, "interrupted", json_boolean(sim_interrupted()));
+    return 0;
+}
+
+static void warn_psync(const char *engine, const io_job *jobs, int n)
+{
+    if (strcmp(engine, "psync")) return;
+    for (int i = 0; i < n; i++)
+        if (jobs[i].spec.threads > 1) {
+            sim_warn("psync runs one I/O at a time: the drive sees queue depth 1 whatever "
+                     "--threads says (the result records the engine); use io_uring for depth");
+            return;
+        }
+}
+
+static int io_execute(io_cli *c, sim_opt *opts, int argc, char **argv)
+{
+    char err[1024], buf[1024];
+    io_job jobs[MAX_JOBS];
+    double fr[MAX_POINTS];
+    int njobs = 0, nfr = 0, rc;
+    if ((rc = check_options(c, opts, err, sizeof err)) ||
+        (rc = build_jobs(c, opts, jobs, &njobs, buf, sizeof buf, err, sizeof err))) {
+        sim_error("io: %s", err);
+        return rc;
+    }
+    if (c->points && (nfr = parse_points(c->points, fr, MAX_POINTS)) < 0) {
+        sim_error("io: --curve-points '%s': percentages expected, e.g. 10,50,100,120", c->points);
+        return SIM_EXIT_USAGE;
+    }
+    warn_psync(c->engine, jobs, njobs);
+    io_plan p = {.engine = c->engine,
+                 .fill = c->fill,
+                 .fill_bs = (uint32_t)c->fill_bs,
+                 .fill_qd = (unsigned)c->fill_qd,
+                 .curve = c->curve,
+                 .fractions = nfr ? fr : NULL,
+                 .nfractions = nfr,
+                 .warmup_ns = c->warmup,
+                 .steady_round_ns = c->steady_round,
+                 .steady_max_rounds = c->steady_rounds,
+                 .duration_ns = c->duration,
+                 .report_interval_ns = c->interval,
+                 .rate = c->rate,
+                 .seed = c->seed,
+                 .quiet = c->quiet};
+    if ((rc = st_target_open(&c->to, &p.t, err, sizeof err))) {
+        sim_error("%s", err);
+        return rc;
+    }
+    bool to_stdout = c->json && !strcmp(c->json, "-");
+    json_t *doc = NULL;
+    if (!(rc = plan_section(c, opts, &p, err, sizeof err))) {
+        doc = sim_result_new("io", argc, argv, opts);
+        json_object_set_new(doc, "target", st_target_json(p.t));
+        json_object_set_new(doc, "section", section_json(&p, c, opts));
+        rc = run_plan(&p, jobs, njobs, doc, !to_stdout, err, sizeof err);
+    }
+    if (rc)
+        sim_error("io: %s", err);
+    else
+        rc = emit(doc, c->json);
+    json_decref(doc);
+    st_target_close(p.t);
+    return rc;
+}
+
+static int io_main(int argc, char **argv)
+{
+    io_cli c = {.engine = "io_uring",
+                .bs = "4k",
+                .read_pct = 100,
+                .random_pct = 100,
+                .section_pct = 25,
+                .threads = 8,
+                .numjobs = 1,
+                .file_size = 4ull << 30,
+                .fill_bs = 128 << 10,
+                .fill_qd = 32,
+                .warmup = 5000000000ull,
+                .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+                .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
+                .duration = 20000000000ull,
+                .seed = 1};
+    sim_opt opts[] = {
+        ST_TARGET_OPTIONS(c.to, c.engine),
+        {"profile", SIM_OPT_STRING, &c.profiles,
+         "built-in profile(s), comma-separated; `--list` shows them", NULL, 0, 0, false},
+        {"all", SIM_OPT_FLAG, &c.all, "every built-in profile in turn (the labs' battery)", NULL, 0,
+         0, false},
+        {"list", SIM_OPT_FLAG, &c.list, "list the built-in profiles and exit", NULL, 0, 0, false},
+        {"bs", SIM_OPT_STRING, &c.bs,
+         "transfer size: 4k, or vdbench's (4k,70,8k,30) (size,percent pairs) or (4k,64k,4k) "
+         "(min,max,step)",
+         NULL, 0, 0, false},
+        {"xfersize", SIM_OPT_STRING, &c.bs, "vdbench's name for --bs", NULL, 0, 0, false},
+        {"bssplit", SIM_OPT_STRING, &c.bssplit, "fio's size split, e.g. 4k/70:8k/30", NULL, 0, 0,
+         false},
+        {"read-pct", SIM_OPT_DOUBLE, &c.read_pct, "percent of I/Os that are reads", NULL, 0, 100,
+         false},
+        {"rdpct", SIM_OPT_DOUBLE, &c.read_pct, "vdbench's name for --read-pct", NULL, 0, 100,
+         false},
+        {"rwmixread", SIM_OPT_DOUBLE, &c.read_pct, "fio's name for --read-pct", NULL, 0, 100,
+         false},
+        {"random-pct", SIM_OPT_DOUBLE, &c.random_pct,
+         "percent of I/Os at random offsets; the others continue one sequential stream", NULL, 0,
+         100, false},
+        {"seekpct", SIM_OPT_DOUBLE, &c.random_pct, "vdbench's name for --random-pct", NULL, 0, 100,
+         false},
+        {"threads", SIM_OPT_U64, &c.threads, "outstanding I/Os (vdbench threads)", NULL, 1, 4096,
+         false},
+        {"iodepth", SIM_OPT_U64, &c.threads, "fio's name for --threads", NULL, 1, 4096, false},
+        {"numjobs", SIM_OPT_U64, &c.numjobs,
+         "fio: multiplies the outstanding I/Os (all kept by one submitting thread)", NULL, 1, 4096,
+         false},
+        {"align", SIM_OPT_SIZE, &c.align,
+         "random offsets on multiples of this (0 = each I/O's own transfer size)", NULL, 0,
+         IO_MAX_XFER, false},
+        {"offset", SIM_OPT_SIZE, &c.offset, "start of the section in the data file or device", NULL,
+         0, 0, false},
+        {"size", SIM_OPT_SIZE, &c.size, "length of the section (fio's name; instead of --section)",
+         NULL, 1048576, 0, false},
+        {"section", SIM_OPT_DOUBLE, &c.section_pct,
+         "section as a percent of the data after --offset (the labs use 25)", NULL, 0.001, 100,
+         false},
+        {"file-size", SIM_OPT_SIZE, &c.file_size,
+         "directory target: size of the data file appsim creates and fills once", NULL, 1048576, 0,
+         false},
+        {"fill", SIM_OPT_FLAG, &c.fill,
+         "write the section end to end before the first run (preconditioning; recorded)", NULL, 0,
+         0, false},
+        {"fill-bs", SIM_OPT_SIZE, &c.fill_bs, "--fill: size of its sequential writes", NULL, 0, 0,
+         false},
+        {"fill-qd", SIM_OPT_U64, &c.fill_qd, "--fill: outstanding writes", NULL, 1, 4096, false},
+        {"curve", SIM_OPT_FLAG, &c.curve,
+         "rate curve: a maximum-rate run, then fractions of that maximum", NULL, 0, 0, false},
+        {"curve-points", SIM_OPT_STRING, &c.points,
+         "curve points in percent of the maximum (default 10,20,...,120)", NULL, 0, 0, false},
+        {"rate", SIM_OPT_DOUBLE, &c.rate,
+         "one run at this many I/Os per second (exponential arrivals; default: as fast as "
+         "possible)",
+         NULL, 0.001, 1e9, false},
+        {"warmup", SIM_OPT_WARMUP, &c.warmup,
+         "warm-up of each run or curve point; one run: \"steady\" = until the IOPS is steady "
+         "(SNIA PTS rule, rounds of --steady-round)",
+         NULL, 0, 0, false},
+        SIM_STEADY_OPTS(&c.steady_round, &c.steady_rounds),
+        {"duration", SIM_OPT_DURATION, &c.duration, "measured interval of each run or curve point",
+         NULL, 0.001, 0, false},
+        {"time", SIM_OPT_DURATION, &c.duration, "sysbench's name for --duration", NULL, 0.001, 0,
+         false},
+        {"report-interval", SIM_OPT_DURATION, &c.interval, "interval reports (0 = none)", NULL, 0,
+         0, false},
+        {"seed", SIM_OPT_U64, &c.seed, "random seed (sizes, offsets, arrivals)", NULL, 0, 0, false},
+        {"json", SIM_OPT_STRING, &c.json,
+         "write the result document to FILE (- = stdout, and nothing else there)", NULL, 0, 0,
+         false},
+        {"quiet", SIM_OPT_FLAG, &c.quiet, "no progress lines", NULL, 0, 0, false},
+        SIM_OPT_END,
+    };
+    int rc = sim_opts_parse("io", opts, argc, argv, NULL, 0, NULL, USAGE);
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (c.list) {
+        list_profiles();
+        return SIM_EXIT_OK;
+    }
+    sim_set_quiet(c.quiet);
+    if (!c.to.path) {
+        sim_error("io needs --target PATH (a directory on the drive, or a block device)\nusage: %s",
+                  USAGE);
+        return SIM_EXIT_USAGE;
+    }
+    return io_execute(&c, opts, argc, argv);
+}
+
+static const sim_command io_command = {
+    .name = "io",
+    .summary = "the labs' synthetic vdbench battery: profiles and custom workloads, as rate "
+               "curves, on a section of the target",
+    .main = io_main,
+};
+SIM_REGISTER_COMMAND(io_command);
