@@ -411,6 +411,8 @@ static const char *kv_conn_error(void *conn)
 
 static int fail(kv_conn *k, const char *what, int rc)
 {
+    /* ENOSPC, EIO...: fail-stop (sim/fault.c); LMDB's commit left the last good meta. */
+    sim_fault_note(rc, "in the LMDB %s of %s", what, k->d->path);
     snprintf(k->err, sizeof k->err, "LMDB %s: %s%s", what, mdb_strerror(rc),
              rc == MDB_MAP_FULL       ? " (the data outgrew the map; run cleanup and prepare again)"
              : rc == MDB_READERS_FULL ? " (reader table full)"
@@ -423,6 +425,7 @@ static int kv_begin(void *conn, bool write)
     kv_conn *k = conn;
     int rc;
     if (write) {
+        if (sim_fault_noted()) return fail(k, "begin", sim_fault_noted()); /* write no more */
         sim_fifo_lock_acquire(k->d->writers);
         rc = mdb_txn_begin(k->d->env, NULL, 0, &k->txn);
         if (rc) {

@@ -222,6 +222,10 @@ static int sysbench_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     char err[1024];
+    if (st_engine_name_check(c->io_engine, err, sizeof err)) {
+        sim_error("--io-engine: %s", err);
+        return SIM_EXIT_USAGE;
+    }
     sb_event_cfg *ev = &c->ev;
     ev->engine = c->engine;
     if (sb_workload_parse(c->workload_name, &ev->workload)) {
@@ -287,7 +291,9 @@ static int sysbench_main(int argc, char **argv)
     } else {
         rc = sb_action_cleanup(c, doc);
     }
-    if (c->json_path && sim_result_write(doc, c->json_path) && rc == 0) rc = SIM_EXIT_FAIL;
+    /* A refusal (bad options, no space to start) ran nothing: no result file. */
+    if (c->json_path && rc != SIM_EXIT_USAGE && sim_result_write(doc, c->json_path) && rc == 0)
+        rc = SIM_EXIT_FAIL;
     json_decref(doc);
     st_target_close(c->t);
     return rc;

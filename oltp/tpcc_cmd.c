@@ -731,6 +731,18 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
         return SIM_EXIT_USAGE;
     }
     if (!o->connections) o->connections = connections_of(o, o->vusers);
+    uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t ninst = o->instances ? o->instances : 1;
+    if (o->buffer && phys && o->buffer > phys / ninst) {
+        char a[32], b[32], c[32];
+        snprintf(err, errlen,
+                 "--buffer %s per instance (x %llu) is more than this machine's %s of memory: "
+                 "give at most %s per instance (half of it leaves room for the rest), or leave "
+                 "--buffer out to use the reference ratio within half of the memory",
+                 sim_format_size(o->buffer, a, sizeof a), (unsigned long long)ninst,
+                 sim_format_size(phys, b, sizeof b), sim_format_size(phys / 2 / ninst, c, sizeof c));
+        return SIM_EXIT_USAGE;
+    }
     if (!o->buffer) {
         st_db_opts dbo;
         tpcc_db_opts(o, &dbo);

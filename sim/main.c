@@ -13,7 +13,9 @@ static void usage(FILE *out)
                  "Compares storage drives on application-level metrics.\n\ncommands:\n");
     for (const sim_command *const *c = sim_commands(); *c; c++)
         fprintf(out, "  %-10s %s\n", (*c)->name, (*c)->summary);
-    fprintf(out, "\nExit status: 0 success, 1 run failure, 2 usage error.\n");
+    fprintf(out, "\nExit status: 0 success, 1 run failure (a storage error stops the run: the\n"
+                 "result is marked failed), 2 usage error, 130 interrupted by SIGINT, 143 by\n"
+                 "SIGTERM (the result of the interrupted run is still written).\n");
 }
 
 int main(int argc, char **argv)
@@ -36,5 +38,15 @@ int main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     sim_signals_install();
-    return cmd->main(argc - 1, argv + 1);
+    int rc = cmd->main(argc - 1, argv + 1);
+    /* A storage fault outranks everything: the figures of this run are not the drive's. */
+    if (sim_fault_noted()) {
+        sim_error("failed: %s; the run stopped at this first storage error and its result "
+                  "(if any) is marked failed; free space or fix the drive (then `check` "
+                  "verifies a database)",
+                  sim_fault_message());
+        return SIM_EXIT_FAIL;
+    }
+    if (sim_interrupt_signal()) return 128 + sim_interrupt_signal();
+    return rc;
 }

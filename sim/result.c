@@ -165,6 +165,14 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     json_object_set_new(dst, "interrupted", json_boolean(sim_run_interrupted(r)));
     const char *stopped = sim_run_stopped_by(r);
     json_object_set_new(dst, "stopped_by", stopped ? json_string(stopped) : json_null());
+    if (sim_run_failed(r)) {
+        json_object_set_new(dst, "failed", json_true());
+        json_object_set_new(dst, "failure", sim_fault_json());
+        json_object_set_new(doc, "failed", json_true());
+        json_object_set_new(doc, "failure", sim_fault_json());
+    } else if (!json_object_get(doc, "failed")) {
+        json_object_set_new(dst, "failed", json_false());
+    }
     json_object_set_new(dst, "summary", summary_json(r, -1));
     json_object_set_new(dst, "per_type", per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
@@ -222,8 +230,18 @@ int sim_result_write(const json_t *doc, const char *path)
                   strerror(errno));
         return -1;
     }
+    /* A storage fault anywhere in the process marks every result written after it (a
+     * curve, a VDI storm, a prepare): its figures are not the drive's. */
+    json_t *marked = NULL;
+    if (sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"))) {
+        marked = json_copy((json_t *)doc);
+        json_object_set_new(marked, "failed", json_true());
+        json_object_set_new(marked, "failure", sim_fault_json());
+        doc = marked;
+    }
     /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    json_decref(marked);
     size_t len = text ? strlen(text) : 0, done = 0;
     while (text && done < len) {
         ssize_t w = write(fd, text + done, len - done);
@@ -279,7 +297,8 @@ void sim_result_print(FILE *out, const json_t *doc)
             json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
             num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
             (long long)json_integer_value(json_object_get(s, "errors")),
-            json_is_true(json_object_get(doc, "interrupted"))    ? "  [INTERRUPTED]"
+            json_is_true(json_object_get(doc, "failed"))         ? "  [FAILED]"
+            : json_is_true(json_object_get(doc, "interrupted"))  ? "  [INTERRUPTED]"
             : json_is_string(json_object_get(doc, "stopped_by")) ? "  [STOPPED EARLY]"
                                                                  : "");
     fprintf(out, "  latency (ms)            count      mean       p50       p95       p99     p99.9       max\n");

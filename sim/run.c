@@ -61,6 +61,7 @@ struct sim_run {
     atomic_bool interrupted;
     atomic_bool stopped; /* by a guard; stop_reason says why */
     char stop_reason[512];
+    atomic_bool failed; /* a storage fault (sim/fault.c) was noted before it finished */
     struct {
         sim_guard_fn fn;
         void *ctx;
@@ -221,7 +222,13 @@ void sim_run_add_guard(sim_run *r, sim_guard_fn fn, void *ctx)
 
 const char *sim_run_stopped_by(const sim_run *r)
 {
+    if (atomic_load(&r->failed)) return sim_fault_message();
     return atomic_load(&r->stopped) ? r->stop_reason : NULL;
+}
+
+bool sim_run_failed(const sim_run *r)
+{
+    return atomic_load(&r->failed);
 }
 
 /* Reporter thread: true when a guard asks the run to stop. */
@@ -246,6 +253,10 @@ sim_phase sim_run_phase(const sim_run *r)
     if (atomic_load_explicit(&r->finished, memory_order_relaxed) ||
         atomic_load_explicit(&r->stopped, memory_order_relaxed))
         return SIM_PHASE_DONE;
+    if (sim_fault_noted()) {
+        atomic_store((atomic_bool *)&r->failed, true);
+        return SIM_PHASE_DONE;
+    }
     if (sim_interrupted()) {
         atomic_store((atomic_bool *)&r->interrupted, true);
         return SIM_PHASE_DONE;
@@ -396,7 +407,8 @@ static void progress_line(sim_run *r, uint64_t now)
                 el, (unsigned long long)total_units(r));
     else
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
-                now < measure_at(r) ? "warm-up" : "measuring", el, (double)(end - now) / 1e9);
+                now < measure_at(r) ? "warm-up" : "measuring", el,
+                end > now ? (double)(end - now) / 1e9 : 0.0); /* the last line may come late */
     fflush(stderr);
 }
 
@@ -549,6 +561,8 @@ void sim_run_finish(sim_run *r)
     uint64_t now = sim_now_ns();
     if (sim_interrupted())
         atomic_store(&r->interrupted, true);
+    if (sim_fault_noted())
+        atomic_store(&r->failed, true);
     /* Close the measured phase now if it was open-ended or cut short; a steady-state
      * warm-up cut short ends here with an empty measured phase. */
     if (measure_at(r) == UINT64_MAX) {

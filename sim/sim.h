@@ -253,8 +253,10 @@ bool sim_run_interrupted(const sim_run *run);
  * until that moment, and the result carries the reason ("stopped_by"). */
 typedef bool (*sim_guard_fn)(void *ctx, char *why, size_t whylen);
 void sim_run_add_guard(sim_run *run, sim_guard_fn fn, void *ctx);
-/* The reason a guard stopped the run, or NULL. */
+/* The reason a guard or a storage fault stopped the run, or NULL. */
 const char *sim_run_stopped_by(const sim_run *run);
+/* A storage fault (sim_fault_note) stopped the run: its result is marked failed. */
+bool sim_run_failed(const sim_run *run);
 /* Measured seconds (warm-up excluded); valid after sim_run_finish. */
 double sim_run_measured_seconds(const sim_run *run);
 const sim_run_config *sim_run_cfg(const sim_run *run);
@@ -384,8 +386,10 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
  */
 json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt *opts);
 /* Adds summary (tps|iops, latency_us, counts, errors, counters), per_type,
- * intervals, histograms (serialized), warmup, instances (when > 1), probes, and
- * "interrupted". Under `key` when non-NULL (e.g. one curve point), else top level. */
+ * intervals, histograms (serialized), warmup, instances (when > 1), probes,
+ * "interrupted", and "failed" with "failure" (the storage fault that stopped it; also
+ * set at the top level of doc). Under `key` when non-NULL (e.g. one curve point),
+ * else top level. */
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
 /* Atomically write (temp file in the same directory, fsync, rename). 0 or -1 with a
  * message printed. */
@@ -413,9 +417,32 @@ unsigned sim_fifo_lock_waiting(sim_fifo_lock *l);
 
 /* ------------------------------------------------------------------ signals */
 
-/* SIGINT/SIGTERM set a flag (a second one exits at once with status 130). */
+/* SIGINT/SIGTERM set a flag the runs poll (a second one exits at once with 128 +
+ * signal). `appsim` then exits 130 (SIGINT) or 143 (SIGTERM) after the command has
+ * written its result, so that scripts can tell an interrupted run. */
 void sim_signals_install(void);
 bool sim_interrupted(void);
+/* The first signal seen (SIGINT or SIGTERM), or 0. */
+int sim_interrupt_signal(void);
+
+/* ------------------------------------------------------------------ storage faults */
+
+/* Fail-stop (sim/fault.c): the first storage error of a fatal kind (ENOSPC, EDQUOT,
+ * EIO, EROFS, ENXIO, ENODEV, EFBIG) is recorded once for the process: every run stops
+ * at once (sim_run_done; the result says "failed" and "failure"), writers refuse to
+ * write more (so a database is left as its last good commit, not half-written), and
+ * `appsim` exits SIM_EXIT_FAIL with the message. Other errors are the caller's. */
+bool sim_fault_errno_is_fatal(int err);
+/* Records err with a description of what failed ("writing <path> at offset N"), the
+ * first time only; returns whether err is a fatal kind (recorded now or before). */
+bool sim_fault_note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The errno of the recorded fault, or 0. Cheap (one atomic load). */
+int sim_fault_noted(void);
+/* "no space left on device writing ... at offset N", or NULL. */
+const char *sim_fault_message(void);
+/* {"cause", "errno", "message"} or json null. */
+json_t *sim_fault_json(void);
+void sim_fault_reset(void); /* for tests */
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -40,6 +41,14 @@ const st_engine_ops *st_find_engine(const char *name)
 const char *st_engine_choices(void)
 {
     return "io_uring|psync";
+}
+
+int st_engine_name_check(const char *name, char *err, size_t errlen)
+{
+    if (!name || st_find_engine(name)) return 0;
+    snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name,
+             st_engine_choices());
+    return SIM_EXIT_USAGE;
 }
 
 static st_engine *try_open(const st_engine_ops *ops, unsigned qd, char *err, size_t errlen)
@@ -168,8 +177,30 @@ int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned 
     return st_engine_reap(e, done, max, min_wait);
 }
 
+/* Fail-stop: the first ENOSPC/EIO-like completion is recorded with the file it hit,
+ * which stops every run and every further write (sim/fault.c). */
+static void note_fault(const st_io *io)
+{
+    int err = (int)-io->result;
+    if (!sim_fault_errno_is_fatal(err) || sim_fault_noted()) return;
+    static const char *const verbs[] = {"reading", "writing", "syncing", "syncing", "discarding in"};
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", io->fd);
+    ssize_t len = readlink(link, path, sizeof path - 1);
+    if (len < 0) len = snprintf(path, sizeof path, "file descriptor %d", io->fd);
+    path[len] = 0;
+    const char *verb = io->op < sizeof verbs / sizeof *verbs ? verbs[io->op] : "accessing";
+    if (io->op == ST_OP_FSYNC || io->op == ST_OP_FDATASYNC)
+        sim_fault_note(err, "%s %s", verb, path);
+    else
+        sim_fault_note(err, "%s %s at offset %llu (%u bytes)", verb, path,
+                       (unsigned long long)io->offset, io->len);
+}
+
 static void record(st_engine *e, st_io **done, int n)
 {
+    for (int i = 0; i < n; i++)
+        if (done[i]->result < 0) note_fault(done[i]);
     sim_meter *m = e->meter;
     if (!m) return;
     for (int i = 0; i < n; i++) {

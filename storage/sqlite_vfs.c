@@ -170,6 +170,24 @@ static st_engine *thread_engine(vf_instance *vi)
 
 /* ------------------------------------------------------------------ device I/O */
 
+/* SQLite's code for a failed write: SQLITE_FULL for a full drive or quota (SQLite then
+ * says "database or disk is full"), SQLITE_IOERR_WRITE for the rest. */
+static int write_rc(int64_t result)
+{
+    return result == -ENOSPC || result == -EDQUOT ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+}
+
+/* Fail-stop (sim/fault.c): once a storage fault is noted nothing more is written,
+ * truncated or deleted, so the files on the device stay as the last good write left
+ * them. SQLite rolls the failed transaction back in memory, and the next open
+ * recovers the database from its WAL (a checkpoint whose page writes failed is
+ * redone then, because the WAL was neither reset nor removed). 0 while writes go on. */
+static int refuse_after_fault(void)
+{
+    int err = sim_fault_noted();
+    return err ? write_rc(-err) : SQLITE_OK;
+}
+
 typedef struct load_ctx {
     vf_file *f;
 } load_ctx;
@@ -208,7 +226,8 @@ static int flush_pending(vf_file *f)
     vf_shared *sf = f->sf;
     vf_instance *vi = sf->vi;
     uint32_t unit = vi->unit;
-    int rc = SQLITE_OK;
+    int rc = refuse_after_fault();
+    if (rc) return rc;
     pthread_mutex_lock(&sf->flush_mu);
     pthread_mutex_lock(&sf->mu);
     bool pending = sf->pending;
@@ -237,7 +256,8 @@ static int flush_pending(vf_file *f)
             for (uint32_t i = 0; i < n; i++)
                 bp_unpin(vi->pool, frames[i]);
             if (w != (int64_t)n * unit) {
-                rc = SQLITE_IOERR_WRITE;
+                rc = write_rc(w);
+                if (sim_fault_noted()) break; /* nothing more after a storage fault */
             } else {
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
                 ctr_add(&vi->ctr[sf->kind].dev_write_bytes, (uint64_t)w);
@@ -273,8 +293,10 @@ static int flush_db(vf_file *f)
     vf_shared *sf = f->sf;
     vf_instance *vi = sf->vi;
     uint32_t unit = vi->unit;
+    int rc = refuse_after_fault();
+    if (rc) return rc;
     pthread_mutex_lock(&sf->flush_mu);
-    int rc = flush_wal_of(f);
+    rc = flush_wal_of(f);
     uint64_t blks[DB_DIRTY_CAP];
     pthread_mutex_lock(&sf->mu);
     uint32_t n = sf->ndirty;
@@ -319,7 +341,7 @@ static int flush_db(vf_file *f)
             }
             for (int j = 0; j < r; j++) {
                 if (done[j]->result != (int64_t)unit)
-                    rc = done[j]->result == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+                    rc = write_rc(done[j]->result);
                 else
                     ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
@@ -361,8 +383,8 @@ static int vf_close(sqlite3_file *pf)
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
     int rc = SQLITE_OK;
-    if (sf->kind == VF_WAL && flush_pending(f) != SQLITE_OK) rc = SQLITE_IOERR_WRITE;
-    if (sf->kind == VF_MAIN && flush_db(f) != SQLITE_OK) rc = SQLITE_IOERR_WRITE;
+    if (sf->kind == VF_WAL) rc = flush_pending(f);
+    if (sf->kind == VF_MAIN) rc = flush_db(f);
     pthread_mutex_lock(&sf->mu);
     if (f->lock >= SQLITE_LOCK_SHARED) sf->nshared--;
     if (sf->reserved_by == f) sf->reserved_by = NULL;
@@ -415,6 +437,8 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     vf_instance *vi = sf->vi;
     uint32_t unit = vi->unit;
     bool wal = sf->kind == VF_WAL;
+    int refused = refuse_after_fault();
+    if (refused) return refused;
     pthread_mutex_lock(&sf->mu);
     uint64_t size = sf->size;
     pthread_mutex_unlock(&sf->mu);
@@ -438,7 +462,7 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
         if (!back) {
             int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
             bp_unpin(vi->pool, frame);
-            if (w != unit) return w == -ENOSPC ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+            if (w != unit) return write_rc(w);
             ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
             ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
         }
@@ -471,12 +495,17 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
     vf_shared *sf = f->sf;
     uint32_t unit = sf->vi->unit;
     uint64_t sz = (uint64_t)size;
-    int frc = sf->kind == VF_WAL ? flush_pending(f) : sf->kind == VF_MAIN ? flush_db(f) : 0;
+    int frc = refuse_after_fault();
+    if (frc) return frc;
+    frc = sf->kind == VF_WAL ? flush_pending(f) : sf->kind == VF_MAIN ? flush_db(f) : 0;
     if (frc) return frc;
     /* The block holding the new end is dropped too (it is clean: WAL bytes were just
      * flushed, other files are write-through) and read back from the device if needed. */
     bp_invalidate(sf->vi->pool, sf->file_id, sz / unit);
-    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit))) return SQLITE_IOERR_TRUNCATE;
+    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit))) {
+        sim_fault_note(errno, "truncating %s", sf->path);
+        return SQLITE_IOERR_TRUNCATE;
+    }
     pthread_mutex_lock(&sf->mu);
     sf->size = sz;
     if (sf->pending && sf->pend_hi > sz) sf->pend_hi = sz > sf->pend_lo ? sz : sf->pend_lo;
@@ -792,7 +821,12 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
         snprintf(err, errlen, "%s does not exist in the target's manifest", sf->name);
         return SQLITE_CANTOPEN;
     }
-    if (rc) return SQLITE_CANTOPEN;
+    if (rc) {
+        /* A drive that fails or fills up shows first at the open of the WAL: fail-stop */
+        int e = errno;
+        sim_fault_note(e, "opening %s (%s)", sf->path, err);
+        return SQLITE_CANTOPEN;
+    }
     struct stat st;
     if (fstat(fd, &st)) {
         snprintf(err, errlen, "fstat %s: %s", sf->path, strerror(errno));
@@ -844,6 +878,7 @@ static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
     vf_instance *vi = vfs->pAppData;
     vf_shared *sf = shared_for(vi, name);
     if (!sf || sf->kind == VF_MAIN) return SQLITE_IOERR_DELETE;
+    if (refuse_after_fault()) return SQLITE_IOERR_DELETE; /* the WAL may be all that holds the last commits */
     pthread_mutex_lock(&sf->mu);
     bp_invalidate(vi->pool, sf->file_id, 0);
     sf->pending = false;
@@ -1010,8 +1045,13 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
         ok = (vi->files[k] = shared_new(vi, k, suffix[k])) != NULL;
     if (!ok) {
         vf_instance_free(vi);
-        snprintf(err, errlen, "cannot allocate a buffer pool of %llu bytes",
-                 (unsigned long long)buffer_bytes);
+        uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t avail = (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        snprintf(err, errlen,
+                 "cannot allocate a buffer pool of %llu bytes (this machine has %llu bytes of "
+                 "memory, %llu free): lower --buffer",
+                 (unsigned long long)buffer_bytes, (unsigned long long)phys,
+                 (unsigned long long)avail);
         return SIM_EXIT_FAIL;
     }
     vi->id = atomic_fetch_add(&instance_seq, 1);

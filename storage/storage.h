@@ -197,6 +197,9 @@ int st_engine_register_buffer(st_engine *e, void *buf, size_t len);
 /* An engine's ops by name, or NULL; and "io_uring|psync" for option choices. */
 const st_engine_ops *st_find_engine(const char *name);
 const char *st_engine_choices(void);
+/* 0 when name (NULL = the default) is a registered engine, else SIM_EXIT_USAGE with a
+ * message listing the choices: commands check it before creating anything. */
+int st_engine_name_check(const char *name, char *err, size_t errlen);
 
 /* Option-table entries shared by every command that takes a target (see sim_opt):
  * --target, --allow-destroy, --buffered into the st_target_opts `o`, and --ioengine

@@ -234,6 +234,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
         if (made_dir) rmdir(o->path);
         return rc;
     }
+    t->made_dir = made_dir;
     *out = t;
     return 0;
 }
@@ -242,6 +243,9 @@ void st_target_close(st_target *t)
 {
     if (!t) return;
     if (t->dirfd >= 0) close(t->dirfd);
+    /* A run refused after the open created nothing in it: leave no empty directory
+     * behind (rmdir fails on a directory that holds anything, the manifest included). */
+    if (t->made_dir) rmdir(t->path);
     if (t->excl_fd >= 0) close(t->excl_fd);
     pthread_mutex_destroy(&t->lock);
     free(t);

@@ -27,6 +27,7 @@ struct st_target {
     bool buffered;
     bool read_only;
     bool allow_destroy;
+    bool made_dir; /* this open created the directory: removed at close if still empty */
     int dirfd;   /* directory targets: O_PATH-free O_DIRECTORY fd */
     int excl_fd; /* device targets opened for writing: O_EXCL claim */
     dev_t dev;   /* st_dev of the directory, or st_rdev of the device */

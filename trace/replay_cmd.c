@@ -208,6 +208,16 @@ static int replay_main(int argc, char **argv)
                   "rounds, then is measured for that long");
         return SIM_EXIT_USAGE;
     }
+    if (sim_opts_find(opts, "loop")->set && sim_opts_find(opts, "duration")->set) {
+        sim_error("--loop and --duration both say when the replay ends: give --loop N for N "
+                  "passes or --duration D to loop the trace for D");
+        return SIM_EXIT_USAGE;
+    }
+    if (curve && point_measure == 0) {
+        sim_error("--point-duration 0 leaves nothing to measure: give each curve point a "
+                  "measured interval (e.g. 5s)");
+        return SIM_EXIT_USAGE;
+    }
     if (sim_opts_find(opts, "speed")->set && o.timing != TR_TIMING_ORIGINAL) {
         sim_error("--speed applies to --timing original only");
         return SIM_EXIT_USAGE;

@@ -113,10 +113,6 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const
         co.fractions = default_fractions;
         co.nfractions = (int)(sizeof default_fractions / sizeof *default_fractions);
     }
-    if (!co.warmup_ns && !co.measure_ns) {
-        co.warmup_ns = 5000000000ull;
-        co.measure_ns = 20000000000ull;
-    }
     if (!co.measure_ns) {
         snprintf(err, errlen, "each curve point needs a measured interval");
         return SIM_EXIT_USAGE;
@@ -151,7 +147,7 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const
         goto fail;
     }
     po.timing = TR_TIMING_RATE;
-    for (int i = 0; i < co.nfractions && !sim_interrupted(); i++) {
+    for (int i = 0; i < co.nfractions && !sim_interrupted() && !sim_fault_noted(); i++) {
         po.rate = co.fractions[i] * max_iops;
         po.seed = o->seed + (uint64_t)i + 1;
         if (!c->quiet)

@@ -28,7 +28,8 @@ typedef struct tr_place {
  * With TR_MAP_NONE it refuses (SIM_EXIT_USAGE) a region smaller than the trace's span. */
 int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
                   uint64_t region_offset, uint64_t region_length, char *err, size_t errlen);
-/* Target offset and length of a record (length 0 for flushes). */
+/* Target offset and length of a record (length 0 for flushes). The I/O always lies in
+ * its volume's slice, whatever the record's offset and length (no arithmetic wraps). */
 void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *off, uint32_t *len);
 json_t *tr_place_json(const tr_place *pl);
 void tr_place_free(tr_place *pl);
@@ -40,7 +41,8 @@ void tr_place_free(tr_place *pl);
 int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
                         char *err, size_t errlen);
 
-/* The size the data file needs for a trace of this scan: the span, block-aligned. */
-uint64_t tr_replay_needed_size(const tr_scan *scan, uint32_t block);
+/* The size the data file needs for a trace of this scan: the span, block-aligned, in
+ * *out; -1 when it would exceed TR_MAX_EXTENT (an input error). */
+int tr_replay_needed_size(const tr_scan *scan, uint32_t block, uint64_t *out);
 
 #endif

@@ -12,17 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* v rounded up to a multiple of a; inputs are at most TR_MAX_EXTENT (< 2^63) and
+ * a < 2^32, so this cannot wrap. */
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
     return (v + a - 1) / a * a;
 }
 
-uint64_t tr_replay_needed_size(const tr_scan *scan, uint32_t block)
+int tr_replay_needed_size(const tr_scan *scan, uint32_t block, uint64_t *out)
 {
     uint64_t total = 0;
-    for (uint32_t i = 0; i < scan->nvolumes; i++)
-        total += round_up(scan->volumes[i].end ? scan->volumes[i].end : block, block);
-    return total ? total : block;
+    if (block == 0) block = 1;
+    for (uint32_t i = 0; i < scan->nvolumes; i++) {
+        uint64_t end = scan->volumes[i].end;
+        if (end > TR_MAX_EXTENT) return -1; /* the scan refuses these */
+        uint64_t span = round_up(end ? end : block, block);
+        if (span > TR_MAX_EXTENT - total) return -1;
+        total += span;
+    }
+    *out = total ? total : block;
+    return 0;
 }
 
 int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
@@ -47,7 +56,16 @@ int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
         return SIM_EXIT_USAGE;
     }
     region_length -= region_length % pl->block;
-    uint64_t need = tr_replay_needed_size(scan, pl->block);
+    uint64_t need;
+    if (region_offset > TR_MAX_EXTENT || region_length > TR_MAX_EXTENT - region_offset ||
+        tr_replay_needed_size(scan, pl->block, &need)) {
+        snprintf(err, errlen,
+                 "the trace's volumes or the region reach past %llu bytes, the most a file or "
+                 "device can address",
+                 (unsigned long long)TR_MAX_EXTENT);
+        tr_place_free(pl);
+        return SIM_EXIT_USAGE;
+    }
     if (map == TR_MAP_NONE && need > region_length) {
         char a[32], b[32];
         snprintf(err, errlen,
@@ -122,6 +140,9 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         *out_len = 0;
         return;
     }
+    /* No sum below can wrap: every comparison is against v->size - len (v->size is at
+     * least one block, len at most v->size), and offsets past the slice are folded
+     * into it before anything is added to them. */
     uint64_t off = r->offset, len = r->length;
     if (len > v->size) {
         len = v->size;
@@ -131,9 +152,9 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         off = (uint64_t)((unsigned __int128)off * v->size / v->span);
         pl->scaled++;
     }
-    if (off + len > v->size) {
+    if (off > v->size - len) {
         if (pl->map != TR_MAP_SCALE) off %= v->size;
-        if (off + len > v->size) off = v->size - len;
+        if (off > v->size - len) off = v->size - len;
         if (pl->map != TR_MAP_SCALE) pl->wrapped++; /* scaled I/Os are counted as such */
     }
     uint64_t b = pl->block;
@@ -150,7 +171,9 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
         if (r->offset % b || r->length % b) pl->aligned++;
     }
     *out_off = v->base + off;
-    *out_len = (uint32_t)len;
+    /* The replay refuses traces whose largest I/O, aligned, exceeds its 1 GiB of
+     * buffers (replay.c), so this never truncates there; saturate rather than wrap. */
+    *out_len = len > UINT32_MAX ? UINT32_MAX / b * b : (uint32_t)len;
 }
 
 json_t *tr_place_json(const tr_place *pl)

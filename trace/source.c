@@ -187,6 +187,7 @@ static int pull(file_source *fs, tr_record *r)
                          fs->p.why);
             continue;
         }
+        r->pos = fs->fmt->text ? fs->p.line : fs->p.rec_offset;
         if (fs->opts.volume >= 0 && r->volume != (uint64_t)fs->opts.volume) {
             fs->other_volume++;
             continue;
@@ -489,6 +490,19 @@ int tr_open_mem(const void *buf, size_t len, const char *name, const tr_open_opt
     tr_input *in;
     if (tr_input_open_mem(buf, len, &in, err, errlen) < 0) return SIM_EXIT_USAGE;
     return open_input(in, name ? name : "(memory)", opts, out, err, errlen);
+}
+
+void tr_source_where(const tr_source *s, uint64_t pos, uint64_t n, char *buf, size_t len)
+{
+    if (s->ops != &file_ops) {
+        snprintf(buf, len, "record %llu of the trace", (unsigned long long)n);
+        return;
+    }
+    const file_source *fs = s->ctx;
+    if (fs->fmt->text)
+        snprintf(buf, len, "%s:%llu", fs->name, (unsigned long long)pos);
+    else
+        snprintf(buf, len, "%s: byte offset %llu", fs->name, (unsigned long long)pos);
 }
 
 const char *tr_source_format(const tr_source *s)

@@ -36,6 +36,8 @@ typedef struct tr_record {
     uint32_t volume;     /* stream / disk number / LUN / device id */
     uint8_t op;          /* tr_op */
     uint64_t latency_ns; /* captured response time, or TR_LATENCY_UNKNOWN */
+    uint64_t pos;        /* where it came from: line (text) or byte offset (binary) of a
+                          * file source, else 0; for messages (tr_source_where) */
 } tr_record;
 
 /* A source of records in time order: a file reader, a composed VDI storm, ... */
@@ -69,6 +71,9 @@ json_t *tr_source_stats_json(const tr_source *s);
  * messages. For fuzzing and tests. */
 int tr_open_mem(const void *buf, size_t len, const char *name, const tr_open_opts *opts,
                 tr_source **out, char *err, size_t errlen);
+/* Where a record came from, for messages: "name:line" or "name: byte offset N" (pos =
+ * the record's pos) for a file source, "record N of the trace" (n, 1-based) for others. */
+void tr_source_where(const tr_source *s, uint64_t pos, uint64_t n, char *buf, size_t len);
 /* Name of the format a file source was opened with ("msr", "fio-v3", ...). */
 const char *tr_source_format(const tr_source *s);
 /* Convenience wrappers over the ops table. */
@@ -161,16 +166,21 @@ void tr_writer_abort(tr_writer *w);
  * need to know before the first I/O. */
 typedef struct tr_volume_span {
     uint32_t volume;
-    uint64_t end; /* highest offset + length seen on that volume, bytes */
+    uint64_t end;           /* highest offset + length seen on that volume, bytes */
+    uint64_t end_pos, end_n; /* the record that reaches end (tr_source_where) */
 } tr_volume_span;
 typedef struct tr_scan {
     uint64_t records;
     uint64_t duration_ns; /* time of the last record */
     uint64_t max_length;  /* largest I/O, bytes */
+    uint64_t max_pos, max_n; /* the record of the largest I/O (tr_source_where) */
     uint64_t span;        /* sum of the volumes' ends (identity layout size) */
     uint32_t nvolumes;    /* distinct volumes, sorted by id in volumes[] */
     tr_volume_span *volumes;
 } tr_scan;
+/* Offsets are checked: a record reaching TR_MAX_EXTENT or beyond, or volumes whose
+ * ends add up past it, are an input error (SIM_EXIT_USAGE, naming file:line). */
+#define TR_MAX_EXTENT ((uint64_t)INT64_MAX) /* off_t cannot address more */
 int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen);
 void tr_scan_free(tr_scan *s);
 

@@ -78,6 +78,8 @@ static int layout_device(st_target *t, uint64_t bytes, uint64_t seed, char *err,
         size_t len = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
         len = (len + 4095) / 4096 * 4096;
         if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
+            sim_fault_note(errno, "writing the layout on %s at offset %llu", st_target_path(t),
+                           (unsigned long long)off);
             snprintf(err, errlen, "writing the layout at %llu on %s: %s", (unsigned long long)off,
                      st_target_path(t), strerror(errno));
             rc = SIM_EXIT_FAIL;
@@ -240,6 +242,16 @@ static int vdi_main(int argc, char **argv)
         sim_error("vdi: --target is required (a directory on the drive, or a device)");
         return SIM_EXIT_USAGE;
     }
+    char eerr[256];
+    if (st_engine_name_check(engine, eerr, sizeof eerr)) {
+        sim_error("vdi: --engine: %s", eerr);
+        return SIM_EXIT_USAGE;
+    }
+    if (measure == 0) {
+        sim_error("vdi: --point-duration 0 leaves nothing to measure: give each curve point a "
+                  "measured interval (e.g. 5s)");
+        return SIM_EXIT_USAGE;
+    }
     combo combos[6];
     int ncombos = 0;
     if (all) {
@@ -305,7 +317,8 @@ static int vdi_main(int argc, char **argv)
 
     int status = SIM_EXIT_OK;
     bool laid_out[2] = {false, false};
-    for (int i = 0; i < ncombos && status == SIM_EXIT_OK && !sim_interrupted(); i++) {
+    for (int i = 0; i < ncombos && status == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted();
+         i++) {
         const combo *k = &combos[i];
         const vdi_trace *tr = &pt.t[k->phase];
         vdi_trace_stats ts;

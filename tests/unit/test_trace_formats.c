@@ -356,11 +356,11 @@ static void test_appsim_roundtrip(void **state)
     char err[512];
     assert_int_equal(tr_writer_open(path, "appsim", NULL, &w, err, sizeof err), 0);
     tr_record in[5] = {
-        {0, 4096, 4096, 0, TR_READ, TR_LATENCY_UNKNOWN},
-        {10, 8192, 4096, 0, TR_WRITE, 1234}, /* sequential: offset = previous end */
-        {10, 0, 0, 0, TR_FLUSH, TR_LATENCY_UNKNOWN},
-        {5000000000ull, 1ull << 40, 1 << 20, 7, TR_DISCARD, TR_LATENCY_UNKNOWN},
-        {5000000001ull, 512, 0, 7, TR_READ, 0},
+        {0, 4096, 4096, 0, TR_READ, TR_LATENCY_UNKNOWN, 0},
+        {10, 8192, 4096, 0, TR_WRITE, 1234, 0}, /* sequential: offset = previous end */
+        {10, 0, 0, 0, TR_FLUSH, TR_LATENCY_UNKNOWN, 0},
+        {5000000000ull, 1ull << 40, 1 << 20, 7, TR_DISCARD, TR_LATENCY_UNKNOWN, 0},
+        {5000000001ull, 512, 0, 7, TR_READ, 0, 0},
     };
     for (int i = 0; i < 5; i++)
         assert_int_equal(tr_writer_put(w, &in[i]), 0);
@@ -421,8 +421,8 @@ static void test_fio_writer(void **state)
     unlink(path);
     tr_writer_opts wo = {.fio_file = "/dev/nullb0"};
     assert_int_equal(tr_writer_open(path, "fio-v3", &wo, &w, err, sizeof err), 0);
-    tr_record a = {2500000, 4096, 4096, 0, TR_WRITE, TR_LATENCY_UNKNOWN};
-    tr_record b = {3000000, 0, 0, 0, TR_FLUSH, TR_LATENCY_UNKNOWN};
+    tr_record a = {2500000, 4096, 4096, 0, TR_WRITE, TR_LATENCY_UNKNOWN, 0};
+    tr_record b = {3000000, 0, 0, 0, TR_FLUSH, TR_LATENCY_UNKNOWN, 0};
     assert_int_equal(tr_writer_put(w, &a), 0);
     assert_int_equal(tr_writer_put(w, &b), 0);
     assert_int_equal(tr_writer_close(w, err, sizeof err), 0);

@@ -13,7 +13,7 @@
 
 static tr_record rec(uint64_t t, uint64_t sector)
 {
-    tr_record r = {t, sector * 512, 4096, 8, TR_READ, TR_LATENCY_UNKNOWN};
+    tr_record r = {t, sector * 512, 4096, 8, TR_READ, TR_LATENCY_UNKNOWN, 0};
     return r;
 }
 
