@@ -125,6 +125,39 @@ static int open_dbis(kv_db *d, bool create, char *err, size_t errlen)
     return rc ? lerr(err, errlen, "commit", rc) : 0;
 }
 
+/*
+ * LMDB opens its data and lock files by path itself, with no O_NOFOLLOW. So before it
+ * does, both must be the files appsim created (no symlink, the manifest's inodes), the
+ * lock file created by appsim if it is missing; the path handed over goes through the
+ * target's resolved directory. Afterwards the environment's data descriptor and the
+ * lock file's name are checked again, so a file swapped in meanwhile is refused before
+ * any page is written.
+ */
+static int lmdb_files_checked(st_target *t, const char *data, const char *lock, char *path,
+                              size_t len, char *err, size_t errlen)
+{
+    int rc = st_target_library_path(t, data, true, path, len, err, errlen);
+    if (rc) return rc;
+    int fd = -1;
+    rc = st_target_create_file(t, lock, 0, &fd, err, errlen);
+    if (rc) return rc;
+    close(fd);
+    char lock_path[4200];
+    return st_target_library_path(t, lock, true, lock_path, sizeof lock_path, err, errlen);
+}
+
+static int lmdb_fds_checked(st_target *t, MDB_env *env, const char *data, const char *lock,
+                            char *err, size_t errlen)
+{
+    int fd = -1;
+    if (mdb_env_get_fd(env, &fd) != 0 || fd < 0)
+        return lerr(err, errlen, "getting the data file descriptor", EBADF);
+    int rc = st_target_check_fd(t, data, fd, err, errlen);
+    char lock_path[4200];
+    if (!rc) rc = st_target_library_path(t, lock, true, lock_path, sizeof lock_path, err, errlen);
+    return rc;
+}
+
 static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, char *err,
                    size_t errlen)
 {
@@ -140,12 +173,16 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     }
     kv_db *d = calloc(1, sizeof *d);
     if (!d) return lerr(err, errlen, "open", ENOMEM);
+    int rc = lmdb_files_checked(t, data, lock, d->path, sizeof d->path, err, errlen);
+    if (rc) {
+        free(d);
+        return rc;
+    }
     d->o = *o;
     d->tables = o->tables;
     d->main = calloc(o->tables + 1, sizeof *d->main);
     d->sec = calloc(o->tables + 1, sizeof *d->sec);
-    st_target_file_path(t, data, d->path, sizeof d->path);
-    int rc = d->main && d->sec ? mdb_env_create(&d->env) : ENOMEM;
+    rc = d->main && d->sec ? mdb_env_create(&d->env) : ENOMEM;
     if (rc) {
         free(d->main);
         free(d->sec);
@@ -173,6 +210,14 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         free(d->sec);
         free(d);
         return lerr(err, errlen, "opening the environment", rc);
+    }
+    rc = lmdb_fds_checked(t, d->env, data, lock, err, errlen);
+    if (rc) {
+        mdb_env_close(d->env);
+        free(d->main);
+        free(d->sec);
+        free(d);
+        return rc;
     }
     /* Reader slots left by a process that was killed would pin old pages forever. */
     int dead = 0;

@@ -165,6 +165,7 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
         .max_connections = d->o.max_connections + 2,
         .engine = d->o.io_engine,
     };
+    snprintf(tb->name, sizeof tb->name, "%s", name);
     st_target_file_path(d->target, name, tb->path, sizeof tb->path);
     int rc = st_db_open(d->target, name, &so, create, &tb->db, err, errlen);
     if (rc) return rc;

@@ -13,6 +13,7 @@ typedef struct sq_table {
     sim_fifo_lock *writers; /* the file's FIFO writer queue (sysbench_sqlite.c) */
     sqlite3 *load;          /* prepare: the loader's connection, see the load file */
     uint32_t page_size;
+    char name[64]; /* in the target */
     char path[4096];
 } sq_table;
 

@@ -38,10 +38,15 @@ int sq_exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
  */
 
 /* The loader's connection (again after a page-level load, which needs it closed). */
-static int loader_connect(sq_table *d, char *err, size_t errlen)
+static int loader_connect(sq_table *d, st_target *t, char *err, size_t errlen)
 {
-    if (sqlite3_open_v2(d->path, &d->load, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    /* The default VFS opens by path: only after the files were checked, and never
+     * through a symlink. */
+    int rc = st_db_library_path(t, d->name, d->path, sizeof d->path, err, errlen);
+    if (rc) return rc;
+    if (sqlite3_open_v2(d->path, &d->load,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %s for the load: %s", d->path,
                  d->load ? sqlite3_errmsg(d->load) : "out of memory");
         sqlite3_close(d->load);
@@ -69,21 +74,21 @@ static int close_loader(sq_table *d, st_target *target, char *err, size_t errlen
 {
     sqlite3_close(d->load);
     d->load = NULL;
-    int fd = open(d->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fdatasync(fd)) {
+    char wal[80];
+    int fd = -1;
+    if (st_target_open_file(target, d->name, 0, false, &fd, err, errlen)) return SIM_EXIT_FAIL;
+    if (fdatasync(fd)) {
         /* not durable: the instance must not be marked complete */
         snprintf(err, errlen, "syncing %s after the load: %s", d->path, strerror(errno));
-        if (fd >= 0) close(fd);
+        close(fd);
         return SIM_EXIT_FAIL;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
-    char wal[4200];
-    snprintf(wal, sizeof wal, "%s-wal", d->path);
-    const char *base = strrchr(wal, '/');
-    if (st_target_owns(target, base ? base + 1 : wal) && access(wal, F_OK) != 0) {
-        int w = open(wal, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (w >= 0) close(w);
+    snprintf(wal, sizeof wal, "%s-wal", d->name);
+    if (st_target_owns(target, wal)) {
+        if (st_target_create_file(target, wal, 0, &fd, err, errlen)) return SIM_EXIT_FAIL;
+        close(fd);
     }
     return 0;
 }
@@ -214,8 +219,8 @@ out:
  * this one writes the same records (same draws, same encoding) at several times that
  * rate. Memory: 12 bytes per row for the k index sort.
  */
-static int load_pages(sq_table *d, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
-                      size_t errlen)
+static int load_pages(sq_table *d, st_target *t, uint32_t table, uint64_t rows, sim_rng *rng,
+                      char *err, size_t errlen)
 {
     char sql[256];
     snprintf(sql, sizeof sql, "CREATE INDEX k_%u ON sbtest%u(k)", table, table);
@@ -247,7 +252,7 @@ static int load_pages(sq_table *d, uint32_t table, uint64_t rows, sim_rng *rng, 
         rc = -1;
     }
     free(k_of);
-    if (loader_connect(d, err, errlen)) return SIM_EXIT_FAIL;
+    if (loader_connect(d, t, err, errlen)) return SIM_EXIT_FAIL;
     if (rc) {
         if (sim_interrupted())
             snprintf(err, errlen, "%s", why);
@@ -276,7 +281,7 @@ static int load_pages(sq_table *d, uint32_t table, uint64_t rows, sim_rng *rng, 
 int sq_load_file(sq_table *tbl, st_target *t, const char *via, uint32_t table, uint64_t rows,
                  sim_rng *rng, char *err, size_t errlen)
 {
-    if (loader_connect(tbl, err, errlen)) return SIM_EXIT_FAIL;
+    if (loader_connect(tbl, t, err, errlen)) return SIM_EXIT_FAIL;
     char sql[512];
     snprintf(sql, sizeof sql,
              "DROP TABLE IF EXISTS sbtest%u;"
@@ -286,7 +291,7 @@ int sq_load_file(sq_table *tbl, st_target *t, const char *via, uint32_t table, u
     int rc = SIM_EXIT_FAIL;
     if (sq_exec(tbl->load, sql, err, errlen) == 0)
         rc = via && !strcmp(via, "sql") ? load_sql(tbl, table, rows, rng, err, errlen)
-                                        : load_pages(tbl, table, rows, rng, err, errlen);
+                                        : load_pages(tbl, t, table, rows, rng, err, errlen);
     if (tbl->load) {
         char why[8192];
         int crc = close_loader(tbl, t, why, sizeof why);

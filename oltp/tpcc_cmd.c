@@ -250,7 +250,9 @@ static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo, 
                      char *err, size_t errlen)
 {
     sqlite3 *c = NULL;
-    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &c,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %.300s for the load: %s", path,
                  c ? sqlite3_errmsg(c) : "out of memory");
         sqlite3_close(c);
@@ -274,23 +276,24 @@ static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo, 
  * (the run's direct-I/O VFS starts from the drive), and the WAL file the VFS expects
  * present again, empty (SQLite removed it when the journal went off; it is in the
  * manifest, so appsim may create it). */
-static int settle_loaded_file(st_target *t, const char *name, const char *path, char *err,
-                              size_t errlen)
+static int settle_loaded_file(st_target *t, const char *name, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fdatasync(fd)) {
-        snprintf(err, errlen, "syncing %.300s after the load: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
+    int fd = -1;
+    int rc = st_target_open_file(t, name, 0, false, &fd, err, errlen);
+    if (rc) return rc;
+    if (fdatasync(fd)) {
+        snprintf(err, errlen, "syncing %.300s after the load: %s", name, strerror(errno));
+        close(fd);
         return SIM_EXIT_FAIL;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
-    char wal_name[80], wal_path[4200];
+    char wal_name[80];
     snprintf(wal_name, sizeof wal_name, "%s-wal", name);
-    snprintf(wal_path, sizeof wal_path, "%s-wal", path);
-    if (st_target_owns(t, wal_name) && access(wal_path, F_OK) != 0) {
-        int w = open(wal_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (w >= 0) close(w);
+    if (st_target_owns(t, wal_name)) {
+        rc = st_target_create_file(t, wal_name, 0, &fd, err, errlen);
+        if (rc) return rc;
+        close(fd);
     }
     return 0;
 }
@@ -313,14 +316,15 @@ static void *load_instance(void *arg)
     json_decref(dj);
     st_db_close(db);
     db = NULL;
-    st_target_file_path(j->t, name, path, sizeof path);
+    j->rc = st_db_library_path(j->t, name, path, sizeof path, j->err, sizeof j->err);
+    if (j->rc) return NULL;
     tpcc_load_opts lo = {.scale = (int64_t)o->scale,
                          .seed = o->seed,
                          .quiet = o->quiet,
                          .label = o->instances > 1 ? label : NULL,
                          .defer_complete = true};
     j->rc = bulk_load(path, page_size, &lo, &j->st, j->err, sizeof j->err);
-    if (!j->rc) j->rc = settle_loaded_file(j->t, name, path, j->err, sizeof j->err);
+    if (!j->rc) j->rc = settle_loaded_file(j->t, name, j->err, sizeof j->err);
     if (j->rc) return NULL;
     /* The completion marker: a durable WAL commit through the VFS, written only after
      * every row is on the drive, then checkpointed into the file. */

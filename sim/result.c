@@ -224,7 +224,8 @@ int sim_result_write(const json_t *doc, const char *path)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* never through a link planted under the temporary name */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
                   strerror(errno));

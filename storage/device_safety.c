@@ -2,7 +2,9 @@
  * storage/device_safety.c: may this block device be written? Refuses a device when it
  * or one of its partitions is mounted (/proc/self/mountinfo), used as swap (/proc/swaps),
  * held by another driver (/sys/class/block/<dev>/holders), or cannot be claimed with
- * O_EXCL (which also catches users the first three miss). Describes what is on a device
+ * O_EXCL (which also catches users the first three miss); and a whole disk whose kernel
+ * partitions hold a filesystem (probed at each partition's offset: libblkid on the
+ * whole device sees only its start). Describes what is on a device
  * (libblkid: filesystem signature, partition table, partitions) so that the refusal
  * without --allow-destroy says what would be destroyed.
  *
@@ -283,4 +285,72 @@ bool st_device_describe(const char *devpath, char *buf, size_t len)
              "no filesystem signature or partition table that libblkid "
              "recognizes (it may still hold data)");
     return false;
+}
+
+/* The superblock libblkid finds in [offset, offset + size) of the open device fd, as
+ * "ext4 signature (label ...)", or "". */
+static void describe_range(int fd, uint64_t offset, uint64_t size, char *out, size_t len)
+{
+    out[0] = 0;
+    blkid_probe pr = blkid_new_probe();
+    if (!pr) return;
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)offset, (blkid_loff_t)size) == 0) {
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
+                                                  BLKID_SUBLKS_UUID);
+        blkid_probe_enable_partitions(pr, 0);
+        const char *type = NULL, *label = NULL, *uuid = NULL;
+        if (blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0 &&
+            type) {
+            blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+            blkid_probe_lookup_value(pr, "UUID", &uuid, NULL);
+            append(out, len, "%s signature", type);
+            if (label)
+                append(out, len, " (label \"%s\")", label);
+            else if (uuid)
+                append(out, len, " (UUID %s)", uuid);
+        }
+    }
+    blkid_free_probe(pr);
+}
+
+static uint64_t sysfs_u64(const char *name, const char *attr)
+{
+    char p[320], buf[64];
+    snprintf(p, sizeof p, "/sys/class/block/%s/%s", name, attr);
+    if (st_sysfs_read(p, buf, sizeof buf) != 0) return 0;
+    return strtoull(buf, NULL, 10);
+}
+
+int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_t errlen)
+{
+    devset s;
+    collect(rdev, &s);
+    if (s.n < 2) return 0;
+    int fd = open(devpath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0; /* the caller's own open reports it */
+    int rc = 0;
+    for (int i = 1; i < s.n && !rc; i++) {
+        /* sysfs gives the kernel's view (start and size in 512-byte sectors), whether
+         * it came from a partition table or was added by hand (BLKPG, addpart). */
+        uint64_t start = sysfs_u64(s.name[i], "start") * 512;
+        uint64_t size = sysfs_u64(s.name[i], "size") * 512;
+        char what[512];
+        if (size == 0) continue;
+        describe_range(fd, start, size, what, sizeof what);
+        if (!what[0]) continue;
+        char sz[32];
+        snprintf(err, errlen,
+                 "refusing to use block device %s: its partition %s (%s at byte %llu) holds "
+                 "data libblkid recognizes: %s. appsim writes the whole device and would "
+                 "destroy it, with or without --allow-destroy or appsim's mark; if nothing on "
+                 "it is needed, wipe it (wipefs -a /dev/%s) and delete the partition "
+                 "(delpart, or a new empty partition table), or give a directory on that "
+                 "filesystem as the target",
+                 devpath, s.name[i], sim_format_size(size, sz, sizeof sz),
+                 (unsigned long long)start, what, s.name[i]);
+        rc = SIM_EXIT_USAGE;
+    }
+    close(fd);
+    return rc;
 }

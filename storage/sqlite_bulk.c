@@ -495,7 +495,7 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
         snprintf(err, errlen, "%s has a non-empty WAL; checkpoint it before a bulk load", path);
         return -1;
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC); /* a checked path (st_db_library_path) */
     if (fd < 0) {
         snprintf(err, errlen, "opening %s: %s", path, strerror(errno));
         return -1;

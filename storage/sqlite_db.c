@@ -126,6 +126,15 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
     sqlite3 *c = NULL;
     int flags =
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+    if (db->buffered) {
+        /* The default VFS opens by path: check the files again (each connection), and
+         * let SQLite refuse a symlink anywhere in the path (its own opens add
+         * O_NOFOLLOW). */
+        char path[PATH_MAX];
+        int rc = st_db_library_path(db->target, db->name, path, sizeof path, err, errlen);
+        if (rc) return rc;
+        flags |= SQLITE_OPEN_NOFOLLOW;
+    }
     int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open SQLite database %s: %s", db->path,
@@ -268,15 +277,15 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen)
 /* ------------------------------------------------------------------ open / close */
 
 /* Buffered target: the default VFS opens the files itself; list them in the manifest
- * first so that appsim still writes only what it recorded. */
+ * and create them first (recording which files they are), so that appsim still writes
+ * only what it recorded and SQLite finds each of them already there. */
 static int create_buffered_files(st_db *db, bool create, char *err, size_t errlen)
 {
     static const char *const suffix[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
         char name[PATH_MAX];
         snprintf(name, sizeof name, "%s%s", db->name, suffix[i]);
-        if (st_target_owns(db->target, name)) continue;
-        if (!create && i == 0) {
+        if (!create && i == 0 && !st_target_owns(db->target, name)) {
             snprintf(err, errlen, "database %s is not in the target's manifest", name);
             return SIM_EXIT_USAGE;
         }
@@ -286,6 +295,21 @@ static int create_buffered_files(st_db *db, bool create, char *err, size_t errle
         close(fd);
     }
     return 0;
+}
+
+int st_db_library_path(st_target *t, const char *name, char *path, size_t len, char *err,
+                       size_t errlen)
+{
+    /* SQLite opens these beside the database on its own (rollback journal, WAL, WAL
+     * index): none may be a link or a file appsim did not create. */
+    static const char *const sidecar[] = {"-journal", "-wal", "-shm"};
+    char side[PATH_MAX], ignored[PATH_MAX];
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", name, sidecar[i]);
+        int rc = st_target_library_path(t, side, false, ignored, sizeof ignored, err, errlen);
+        if (rc) return rc;
+    }
+    return st_target_library_path(t, name, true, path, len, err, errlen);
 }
 
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
@@ -365,6 +389,13 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);
         db->conn_cache_pages = pages > INT_MAX ? INT_MAX : (int)pages;
         rc = create_buffered_files(db, create, err, errlen);
+        char lp[PATH_MAX];
+        if (!rc) rc = st_db_library_path(t, name, lp, sizeof lp, err, errlen);
+        if (!rc) {
+            free(db->path);
+            db->path = strdup(lp); /* through the resolved directory: no symlink in it */
+            if (!db->path) rc = SIM_EXIT_FAIL;
+        }
     } else {
         db->conn_cache_pages = CONN_CACHE_PAGES;
         if (!create && !st_target_owns(t, name)) {

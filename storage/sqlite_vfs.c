@@ -1083,7 +1083,14 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     pthread_mutex_lock(&m->mu);
     int rc = open_shared_fd(m, true, e2, sizeof e2);
     pthread_mutex_unlock(&m->mu);
-    if (rc == SQLITE_OK) {
+    if (rc != SQLITE_OK) {
+        /* The target's own message says what was found (a symlink, a replaced file,
+         * O_DIRECT refused) and what to do. */
+        snprintf(err, errlen, "%s", e2);
+        vf_instance_free(vi);
+        return SIM_EXIT_USAGE;
+    }
+    {
         /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
         void *probe = NULL;
         if (posix_memalign(&probe, 4096, unit) == 0) {

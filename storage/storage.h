@@ -12,7 +12,11 @@
  *   - a block device target is opened for writing only with allow_destroy, or when it
  *     carries appsim's mark (left the first time appsim wrote it; capacity ends before
  *     it) and libblkid finds no filesystem or partition table on it; never while it or
- *     one of its partitions is mounted or held (flag or not);
+ *     one of its partitions is mounted or held, or one of its partitions holds a
+ *     filesystem signature (flag or not);
+ *   - no file of a directory target is opened through a symlink, and a listed name
+ *     that no longer holds the file appsim created (inode in the manifest) is refused;
+ *   - one appsim per target: a second one is refused at once, naming the holder;
  *   - space is checked before anything is filled.
  * Functions that can fail take (char *err, size_t errlen) and return 0 on success or
  * an exit status (SIM_EXIT_USAGE for a target the user must change, SIM_EXIT_FAIL
@@ -63,6 +67,16 @@ int st_target_create_file(st_target *t, const char *name, int extra_flags, int *
 int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable, int *fd,
                         char *err, size_t errlen);
 bool st_target_owns(const st_target *t, const char *name);
+/* Checks that fd (opened by the caller inside the target) is the regular file the
+ * manifest recorded for name: refused (SIM_EXIT_USAGE, saying what was found) otherwise. */
+int st_target_check_fd(st_target *t, const char *name, int fd, char *err, size_t errlen);
+/* For libraries that open files by path themselves (SQLite's default VFS, LMDB): checks
+ * that name is not a symlink and is the file the manifest recorded (or, unless
+ * must_exist, absent), and returns its path through the target directory's
+ * resolved path (no symlink in it). The library must still open it without following
+ * links (SQLITE_OPEN_NOFOLLOW), or the caller checks the library's fd afterwards. */
+int st_target_library_path(st_target *t, const char *name, bool must_exist, char *buf, size_t len,
+                           char *err, size_t errlen);
 /* Full path of a file inside the target (for sqlite3_open and messages). */
 const char *st_target_file_path(const st_target *t, const char *name, char *buf, size_t len);
 int st_target_remove_file(st_target *t, const char *name, char *err, size_t errlen);
@@ -265,6 +279,12 @@ typedef struct st_db st_db;
 /* Opens (create = true: creates and records in the manifest) database `name`. */
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
                char *err, size_t errlen);
+/* For opening database `name` with SQLite's default VFS (bulk loads): checks that it
+ * and its -journal, -wal and -shm files are no symlinks and are the files appsim
+ * created (or absent), and returns its path through the target's resolved directory.
+ * Open it with SQLITE_OPEN_NOFOLLOW. */
+int st_db_library_path(st_target *t, const char *name, char *path, size_t len, char *err,
+                       size_t errlen);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
  * per-connection cache). Use from one thread at a time. Opened with extended result
  * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic

@@ -2,11 +2,11 @@
  * storage/target.c: opening a target (directory or block device), its accessors, space
  * checks, and the file operations that go through the manifest.
  *
- * Invariants: nothing is created when opening fails (a directory made for create_dir is
- * removed again); in a directory target a file is written, truncated or deleted only if
- * its name is in the manifest, and the name is recorded there (durably) before the file
- * is created; writable opens never follow a symlink; a device target is writable only
- * with allow_destroy after the safety checks of device_safety.c passed.
+ * Invariants: nothing is left behind when opening fails (a directory made for
+ * create_dir is removed again); a target is locked (target_lock.c) for as long as it is
+ * open; a device target is writable only with allow_destroy, or with appsim's mark and
+ * nothing put on it since, after the safety checks of device_safety.c passed. The files
+ * inside a directory target are opened by target_files.c.
  */
 #include "storage/target_internal.h"
 
@@ -31,11 +31,6 @@ static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
     if (err && errlen) vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return status;
-}
-
-static int direct_flag(const st_target *t)
-{
-    return t->buffered ? 0 : O_DIRECT;
 }
 
 static uint32_t read_u32_attr(const char *disk, const char *attr)
@@ -78,6 +73,13 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
         return fail(err, errlen, SIM_EXIT_USAGE, "cannot open target directory %s: %s", t->path,
                     strerror(errno));
     t->dev = st->st_dev;
+    /* Libraries that open by path (SQLite's default VFS, LMDB) get this one: it holds
+     * no symlink, so SQLite's "no symlink anywhere" open flag can be used. */
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", t->dirfd);
+    if (!realpath(fdpath, t->realdir) && !realpath(t->path, t->realdir))
+        return fail(err, errlen, SIM_EXIT_USAGE, "cannot resolve target directory %s: %s", t->path,
+                    strerror(errno));
     if (t->allow_destroy)
         sim_warn("--allow-destroy has no effect on a directory target (%s): appsim only "
                  "writes the files it creates there",
@@ -104,6 +106,8 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
                         "may write to, or run with the needed permissions",
                         t->path, strerror(errno));
     }
+    int lrc = st_target_lock(t, err, errlen);
+    if (lrc) return lrc;
     t->block_size = t->disk[0] ? read_u32_attr(t->disk, "logical_block_size") : 0;
     if (!t->buffered && !t->read_only) {
         int rc = probe_direct(t, err, errlen);
@@ -138,12 +142,16 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
     t->device_bytes = size;
     t->block_size = lbs > 0 ? (uint32_t)lbs : 512;
     t->dio_mem_align = t->block_size;
-    if (t->read_only) return 0;
+    /* Before the other checks: a second appsim learns who holds the device, rather
+     * than only that it is busy. */
+    int lrc = st_target_lock(t, err, errlen);
+    if (lrc || t->read_only) return lrc;
     if (ro)
         return fail(err, errlen, SIM_EXIT_USAGE,
                     "block device %s is read-only: choose a writable device", t->path);
     /* Mounted or held is refused whatever the flags say. */
     int rc = st_device_check_unused(t->path, t->dev, &t->excl_fd, err, errlen);
+    if (!rc) rc = st_device_check_partitions(t->path, t->dev, err, errlen);
     if (rc) return rc;
     char what[2048], when[64];
     bool holds = st_device_describe(t->path, what, sizeof what);
@@ -175,7 +183,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
                     "or --target /dev/DEVICE");
     st_target *t = calloc(1, sizeof *t);
     if (!t) return fail(err, errlen, SIM_EXIT_FAIL, "out of memory");
-    t->dirfd = t->excl_fd = -1;
+    t->dirfd = t->excl_fd = t->lock_fd = -1;
     t->buffered = o->buffered;
     t->read_only = o->read_only;
     t->allow_destroy = o->allow_destroy;
@@ -190,7 +198,6 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
     memcpy(t->path, o->path, n);
     t->path[n] = 0;
 
-    bool made_dir = false;
     struct stat st;
     if (stat(t->path, &st) != 0) {
         int e = errno;
@@ -203,7 +210,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
                             "its parent directory first",
                             o->path, strerror(e));
             }
-            made_dir = true;
+            t->made_dir = true;
             stat(t->path, &st);
         } else {
             st_target_close(t);
@@ -230,11 +237,9 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
         rc = fail(err, errlen, SIM_EXIT_USAGE,
                   "target %s is neither a directory nor a block device", o->path);
     if (rc) {
-        st_target_close(t);
-        if (made_dir) rmdir(o->path);
+        st_target_close(t); /* removes the directory it made, which is still empty */
         return rc;
     }
-    t->made_dir = made_dir;
     *out = t;
     return 0;
 }
@@ -242,11 +247,12 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
 void st_target_close(st_target *t)
 {
     if (!t) return;
+    st_target_unlock(t);
     if (t->dirfd >= 0) close(t->dirfd);
-    /* A run refused after the open created nothing in it: leave no empty directory
-     * behind (rmdir fails on a directory that holds anything, the manifest included). */
-    if (t->made_dir) rmdir(t->path);
     if (t->excl_fd >= 0) close(t->excl_fd);
+    /* A directory made for this run and left empty (a refusal, or a cleanup) goes
+     * again: refusals leave nothing behind. rmdir removes only an empty one. */
+    if (t->made_dir) rmdir(t->path);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -317,212 +323,4 @@ bool st_space_guard_check(void *ctx, char *why, size_t whylen)
              "(%llu bytes)",
              have, (unsigned long long)avail, g->t->path, keep, (unsigned long long)g->keep_free);
     return true;
-}
-
-static int check_name(const st_target *t, const char *name, char *err, size_t errlen)
-{
-    if (t->is_device) {
-        if (name)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "target %s is a block device: it holds no named files (%s)", t->path, name);
-        return 0;
-    }
-    if (!name || !st_manifest_name_ok(name))
-        return fail(err, errlen, SIM_EXIT_USAGE, "invalid file name '%s' inside target %s",
-                    name ? name : "(null)", t->path);
-    return 0;
-}
-
-int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd, char *err,
-                          size_t errlen)
-{
-    *fd = -1;
-    int rc = check_name(t, name, err, errlen);
-    if (rc) return rc;
-    if (t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
-    if (t->is_device) {
-        *fd = open(t->path, O_RDWR | O_CLOEXEC | direct_flag(t) | extra_flags);
-        if (*fd < 0)
-            return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s for writing: %s", t->path,
-                        strerror(errno));
-        /* Marked when first opened for writing, not at st_target_open: a command that
-         * fails its own checks afterwards leaves the device untouched. */
-        pthread_mutex_lock(&t->lock);
-        if (!t->marked) {
-            rc = st_device_mark_write(t->path, t->device_bytes, err, errlen);
-            t->marked = rc == 0;
-        }
-        pthread_mutex_unlock(&t->lock);
-        if (rc) {
-            close(*fd);
-            *fd = -1;
-        }
-        return rc;
-    }
-    pthread_mutex_lock(&t->lock);
-    bool listed = st_manifest_contains(t, name);
-    if (!listed) {
-        struct stat st;
-        if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            pthread_mutex_unlock(&t->lock);
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "%s/%s already exists and appsim did not create it (it is not in %s/"
-                        "%s); appsim never overwrites files it did not create: use an empty "
-                        "directory, or move the file away",
-                        t->path, name, t->path, ST_MANIFEST_NAME);
-        }
-        int e = st_manifest_add(t, name);
-        if (e) {
-            pthread_mutex_unlock(&t->lock);
-            return fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name, t->path,
-                        ST_MANIFEST_NAME, strerror(-e));
-        }
-    }
-    int flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | direct_flag(t) | extra_flags;
-    *fd = openat(t->dirfd, name, flags, 0644);
-    if (*fd < 0) {
-        int e = errno;
-        if (!listed) {
-            /* Undo: the file (if the failed open made it) and its manifest line. */
-            unlinkat(t->dirfd, name, 0);
-            st_manifest_remove(t, name);
-        }
-        pthread_mutex_unlock(&t->lock);
-        if (e == EINVAL && !t->buffered)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "the filesystem of %s (%s) refuses O_DIRECT for %s; pass --buffered "
-                        "to run through the page cache (the result will say so)",
-                        t->path, t->fstype[0] ? t->fstype : "unknown type", name);
-        return fail(err, errlen,
-                    e == ENOSPC || e == EROFS || e == EACCES ? SIM_EXIT_USAGE : SIM_EXIT_FAIL,
-                    "cannot create %s/%s: %s", t->path, name, strerror(e));
-    }
-    pthread_mutex_unlock(&t->lock);
-    return 0;
-}
-
-int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable, int *fd,
-                        char *err, size_t errlen)
-{
-    *fd = -1;
-    int rc = check_name(t, name, err, errlen);
-    if (rc) return rc;
-    if (writable && t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
-    int flags =
-        (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | direct_flag(t) | extra_flags;
-    if (t->is_device) {
-        *fd = open(t->path, flags);
-        if (*fd < 0)
-            return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s: %s", t->path, strerror(errno));
-        return 0;
-    }
-    if (writable && !st_target_owns(t, name))
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s was not created by appsim (it is not in the target's manifest); "
-                    "appsim writes only files it created",
-                    t->path, name);
-    *fd = openat(t->dirfd, name, flags);
-    if (*fd < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "%s/%s does not exist: run the workload's prepare step first", t->path,
-                        name);
-        if (e == EINVAL && !t->buffered)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "the filesystem of %s refuses O_DIRECT for %s; pass --buffered", t->path,
-                        name);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s/%s: %s", t->path, name,
-                    strerror(e));
-    }
-    return 0;
-}
-
-bool st_target_owns(const st_target *t, const char *name)
-{
-    if (t->is_device || !name || !st_manifest_name_ok(name)) return false;
-    pthread_mutex_lock((pthread_mutex_t *)&t->lock);
-    bool r = st_manifest_contains(t, name);
-    pthread_mutex_unlock((pthread_mutex_t *)&t->lock);
-    return r;
-}
-
-const char *st_target_file_path(const st_target *t, const char *name, char *buf, size_t len)
-{
-    if (t->is_device || !name)
-        snprintf(buf, len, "%s", t->path);
-    else
-        snprintf(buf, len, "%s/%s", t->path, name);
-    return buf;
-}
-
-int st_target_remove_file(st_target *t, const char *name, char *err, size_t errlen)
-{
-    int rc = check_name(t, name, err, errlen);
-    if (rc) return rc;
-    if (t->is_device || t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot remove files from target %s", t->path);
-    pthread_mutex_lock(&t->lock);
-    if (!st_manifest_contains(t, name)) {
-        pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "refusing to remove %s/%s: appsim did not create it (not in the manifest)",
-                    t->path, name);
-    }
-    if (unlinkat(t->dirfd, name, 0) != 0 && errno != ENOENT) {
-        int e = errno;
-        pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot remove %s/%s: %s", t->path, name,
-                    strerror(e));
-    }
-    int e = st_manifest_remove(t, name);
-    pthread_mutex_unlock(&t->lock);
-    if (e)
-        return fail(err, errlen, SIM_EXIT_FAIL, "removed %s but cannot update the manifest: %s",
-                    name, strerror(-e));
-    return 0;
-}
-
-int st_target_cleanup(st_target *t, char *err, size_t errlen)
-{
-    if (t->is_device) {
-        sim_info("%s is a block device: appsim keeps no files on it, nothing to remove", t->path);
-        return 0;
-    }
-    if (t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
-    pthread_mutex_lock(&t->lock);
-    char **names = NULL;
-    int e = st_manifest_load(t, &names);
-    if (e) {
-        pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot read %s/%s: %s", t->path, ST_MANIFEST_NAME,
-                    strerror(-e));
-    }
-    int failed = 0, removed = 0;
-    char first_fail[512] = "";
-    for (char **n = names; *n; n++) {
-        struct stat st;
-        if (fstatat(t->dirfd, *n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* already gone */
-        if (unlinkat(t->dirfd, *n, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) {
-            if (!failed++) snprintf(first_fail, sizeof first_fail, "%s: %s", *n, strerror(errno));
-            continue;
-        }
-        char sz[32];
-        sim_info("removed %s/%s (%s)", t->path, *n,
-                 sim_format_size((uint64_t)st.st_size, sz, sizeof sz));
-        removed++;
-        st_manifest_remove(t, *n);
-    }
-    st_manifest_free(names);
-    if (!failed) st_manifest_delete(t);
-    pthread_mutex_unlock(&t->lock);
-    if (failed)
-        return fail(err, errlen, SIM_EXIT_FAIL,
-                    "could not remove %d file(s) listed in %s/%s (first: %s); they stay listed",
-                    failed, t->path, ST_MANIFEST_NAME, first_fail);
-    sim_info("cleanup of %s: %d file(s) removed", t->path, removed);
-    return 0;
 }

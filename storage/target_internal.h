@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #define ST_MANIFEST_NAME ".appsim-manifest"
+#define ST_LOCK_NAME ".appsim-lock"
 #define ST_NAME_MAX 200
 /* Directory targets: the preconditioning record (precondition_record.c). */
 #define ST_PRECONDITION_RECORD "appsim-precondition.json"
@@ -27,7 +28,6 @@ struct st_target {
     bool buffered;
     bool read_only;
     bool allow_destroy;
-    bool made_dir; /* this open created the directory: removed at close if still empty */
     int dirfd;   /* directory targets: O_PATH-free O_DIRECTORY fd */
     int excl_fd; /* device targets opened for writing: O_EXCL claim */
     dev_t dev;   /* st_dev of the directory, or st_rdev of the device */
@@ -40,8 +40,19 @@ struct st_target {
     char fstype[64];       /* directory targets: filesystem type from mountinfo */
     char mount_point[4096];
     char mount_source[4096];
+    char realdir[4096];   /* directory targets: the directory with no symlink in its path */
+    bool made_dir;        /* st_target_open created the directory (removed if left empty) */
+    int lock_fd;          /* the target lock (target_lock.c), -1 when none */
     pthread_mutex_t lock; /* manifest updates */
 };
+
+/* ---- target_lock.c */
+/* Takes the target's lock unless it was opened read-only. A target in use is refused at
+ * once (SIM_EXIT_USAGE) with the holder's pid and command line. Directory
+ * targets lock DIR/.appsim-lock, device targets /run/lock/appsim-dev-MAJ-MIN.lock. */
+int st_target_lock(st_target *t, char *err, size_t errlen);
+/* Releases it; a directory's lock file is removed when appsim keeps nothing there. */
+void st_target_unlock(st_target *t);
 
 /* ---- manifest.c */
 bool st_manifest_name_ok(const char *name);
@@ -55,12 +66,26 @@ int st_manifest_add(st_target *t, const char *name);
 /* Rewrites the manifest without name (atomically). 0 or -errno. */
 int st_manifest_remove(st_target *t, const char *name);
 int st_manifest_delete(st_target *t);
+/* Which file a name holds: device, inode, and birth time (statx; 0 when the filesystem
+ * keeps none), since a freed inode number is soon given to the next new file. */
+typedef struct st_file_id {
+    uint64_t dev, ino, btime_ns;
+} st_file_id;
+/* Which file a listed name is (recorded once it was created): 1 with *id filled, 0 when
+ * none is recorded yet, -ENOENT when the name is not listed, other -errno. */
+int st_manifest_identity(const st_target *t, const char *name, st_file_id *id);
+/* Records (durably) which file a listed name now is. 0 or -errno. */
+int st_manifest_set_identity(st_target *t, const char *name, const st_file_id *id);
 
 /* ---- device_safety.c */
 /* Refuses (SIM_EXIT_USAGE) when dev or one of its partitions is mounted, used as swap,
  * held by another driver, or cannot be claimed exclusively; on success *excl_fd is an
  * O_EXCL descriptor of the device that the caller keeps while writing. */
 int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *err, size_t errlen);
+/* Refuses (SIM_EXIT_USAGE) a whole disk any of whose kernel partitions (sysfs, however
+ * they were made) holds a filesystem or other signature libblkid knows, whatever the
+ * flags or the mark say: libblkid on the whole device sees only its first bytes. */
+int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_t errlen);
 /* Describes what is on the device (filesystem signature, partition table, partitions)
  * via libblkid, e.g. "an ext4 filesystem (label \"data\")". Returns true when libblkid
  * found any of them. */

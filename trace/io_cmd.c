@@ -21,6 +21,9 @@
     "appsim io --list"
 
 #define MAX_JOBS 32
+/* The data file of a directory target when --file-size is not given (recorded as 0, so
+ * that results of device and directory targets keep one configuration). */
+#define IO_DEFAULT_FILE_SIZE (4ull << 30)
 #define MAX_POINTS 64
 
 typedef struct io_cli {
@@ -140,8 +143,15 @@ static int parse_points(const char *s, double *out, int max)
 static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *err, size_t errlen)
 {
     uint32_t bs = st_target_block_size(p->t);
-    p->data_bytes =
-        st_target_is_device(p->t) ? st_target_capacity(p->t) : (c->file_size + bs - 1) / bs * bs;
+    bool dev = st_target_is_device(p->t);
+    if (dev && sim_opts_find(opts, "file-size")->set) {
+        snprintf(err, errlen,
+                 "--file-size applies to directory targets; on a device the "
+                 "section is a part of the device (--section, --offset, --size)");
+        return SIM_EXIT_USAGE;
+    }
+    uint64_t file_size = c->file_size ? c->file_size : IO_DEFAULT_FILE_SIZE;
+    p->data_bytes = dev ? st_target_capacity(p->t) : (file_size + bs - 1) / bs * bs;
     if (c->offset % bs || c->offset >= p->data_bytes) {
         snprintf(err, errlen,
                  "--offset %llu must be a multiple of the block size (%u) inside the data "
@@ -333,7 +343,6 @@ static int io_main(int argc, char **argv)
                 .section_pct = 25,
                 .threads = 8,
                 .numjobs = 1,
-                .file_size = 4ull << 30,
                 .fill_bs = 128 << 10,
                 .fill_qd = 32,
                 .warmup = 5000000000ull,
@@ -383,8 +392,8 @@ static int io_main(int argc, char **argv)
          "section as a percent of the data after --offset (the labs use 25)", NULL, 0.001, 100,
          false},
         {"file-size", SIM_OPT_SIZE, &c.file_size,
-         "directory target: size of the data file appsim creates and fills once", NULL, 1048576, 0,
-         false},
+         "directory target: size of the data file appsim creates and fills once (0 = 4 GiB)", NULL,
+         0, 0, false},
         {"fill", SIM_OPT_FLAG, &c.fill,
          "write the section end to end before the first run (preconditioning; recorded)", NULL, 0,
          0, false},

@@ -170,6 +170,42 @@ static void test_run_finished_during_warmup(void **state)
     sim_run_free(run);
 }
 
+/* --warmup takes a duration or "steady"; the round options need "steady". */
+static void test_warmup_option(void **state)
+{
+    uint64_t warmup = 5000000000ull, round = SIM_STEADY_DEFAULT_ROUND_NS,
+             rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS;
+    sim_opt opts[] = {
+        {.name = "warmup", .kind = SIM_OPT_WARMUP, .dst = &warmup, .help = "w"},
+        SIM_STEADY_OPTS(&round, &rounds),
+        SIM_OPT_END,
+    };
+    char *pos[1];
+    int np = 0;
+    char *a1[] = {"x", "--warmup", "steady", "--steady-round", "10s"};
+    assert_int_equal(sim_opts_parse("x", opts, 5, a1, pos, 0, &np, NULL), 0);
+    assert_true(warmup == SIM_WARMUP_STEADY);
+    assert_true(round == 10000000000ull);
+    assert_int_equal(sim_steady_opts_check("x", opts, warmup), 0);
+    json_t *j = sim_opts_to_json(opts);
+    assert_string_equal(json_string_value(json_object_get(j, "warmup")), "steady");
+    json_decref(j);
+
+    sim_opt opts2[] = {
+        {.name = "warmup", .kind = SIM_OPT_WARMUP, .dst = &warmup, .help = "w"},
+        SIM_STEADY_OPTS(&round, &rounds),
+        SIM_OPT_END,
+    };
+    char *a2[] = {"x", "--warmup", "30s", "--steady-max-rounds", "9"};
+    assert_int_equal(sim_opts_parse("x", opts2, 5, a2, pos, 0, &np, NULL), 0);
+    assert_true(warmup == 30000000000ull);
+    assert_int_equal(sim_steady_opts_check("x", opts2, warmup), SIM_EXIT_USAGE);
+    char *a3[] = {"x", "--warmup", "stable"};
+    assert_int_equal(sim_opts_parse("x", opts2, 3, a3, pos, 0, &np, NULL), SIM_EXIT_USAGE);
+    char *a4[] = {"x", "--steady-max-rounds", "4"}; /* the window needs 5 */
+    assert_int_equal(sim_opts_parse("x", opts2, 3, a4, pos, 0, &np, NULL), SIM_EXIT_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_stalled_and_bad_values),
         cmocka_unit_test(test_run_ends_warmup_when_steady),
         cmocka_unit_test(test_run_finished_during_warmup),
+        cmocka_unit_test(test_warmup_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,16 +163,17 @@ static void test_manifest_and_cleanup(void **state)
     sub(p, sizeof p, "work/a.dat");
     assert_string_equal(st_target_file_path(t, "a.dat", fp, sizeof fp), p);
 
-    /* Manifest lists both, in order, before anything else. */
+    /* Manifest lists both, in order, before anything else, and which file each is. */
     sub(p, sizeof p, "work/.appsim-manifest");
     FILE *f = fopen(p, "r");
     assert_non_null(f);
     char line[256];
-    int names = 0;
+    int names = 0, ids = 0;
     while (fgets(line, sizeof line, f))
-        if (line[0] != '#') names++;
+        if (line[0] != '#') strchr(line, '\t') ? ids++ : names++;
     fclose(f);
     assert_int_equal(names, 2);
+    assert_int_equal(ids, 2);
 
     /* A hand-added escape attempt and a user file are never deleted. */
     sub(p, sizeof p, "outside.txt");
@@ -206,18 +207,75 @@ static void test_symlink_never_written_through(void **state)
     int fd;
     assert_int_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), 0);
     close(fd);
-    /* Someone replaces appsim's file with a symlink to a user file. */
-    sub(p, sizeof p, "links/data");
-    unlink(p);
+    /* Someone replaces appsim's file with a symlink to a user file (made first, so
+     * that it cannot reuse the inode number of appsim's file). */
     sub(victim, sizeof victim, "victim.txt");
     write_file(victim, "keep me\n");
+    sub(p, sizeof p, "links/data");
+    unlink(p);
     assert_int_equal(symlink(victim, p), 0);
-    assert_int_not_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err), 0);
-    assert_int_not_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), 0);
+    assert_int_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err), SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "symbolic link to"));
+    assert_non_null(strstr(err, victim));
+    assert_null(strstr(err, "--buffered"));
+    assert_int_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), SIM_EXIT_USAGE);
+    assert_int_equal(st_target_open_file(t, "data", 0, false, &fd, err, sizeof err),
+                     SIM_EXIT_USAGE);
+    char lib[4200];
+    assert_int_equal(st_target_library_path(t, "data", true, lib, sizeof lib, err, sizeof err),
+                     SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "symbolic link to"));
+    /* A hard link to a user file in its place: not the inode appsim recorded. */
+    unlink(p);
+    assert_int_equal(link(victim, p), 0);
+    int hrc = st_target_open_file(t, "data", 0, true, &fd, err, sizeof err);
+    if (hrc != SIM_EXIT_USAGE) fprintf(stderr, "hard link: rc %d %s\n", hrc, err);
+    assert_int_equal(hrc, SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "not the file appsim created"));
+    assert_int_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), SIM_EXIT_USAGE);
+    assert_int_equal(st_target_library_path(t, "data", true, lib, sizeof lib, err, sizeof err),
+                     SIM_EXIT_USAGE);
+    /* Gone altogether: created again, and the new file is the one recorded. */
+    unlink(p);
+    assert_int_equal(st_target_library_path(t, "data", false, lib, sizeof lib, err, sizeof err), 0);
+    assert_int_equal(st_target_create_file(t, "data", 0, &fd, err, sizeof err), 0);
+    close(fd);
+    assert_int_equal(st_target_open_file(t, "data", 0, true, &fd, err, sizeof err), 0);
+    close(fd);
+    assert_int_equal(st_target_library_path(t, "data", true, lib, sizeof lib, err, sizeof err), 0);
+    unlink(p);
+    assert_int_equal(symlink(victim, p), 0);
     assert_int_equal(st_target_cleanup(t, err, sizeof err), 0);
     assert_false(exists(p));     /* the link (listed name) is removed */
     assert_true(exists(victim)); /* what it pointed to is not */
     st_target_close(t);
+}
+
+/* One appsim per target: a second open for writing is refused at once, naming the
+ * holder; the lock goes with its holder, and leaves no file behind when appsim keeps
+ * nothing in the directory. */
+static void test_target_lock(void **state)
+{
+    st_target *t = open_dir("locked", true);
+    char err[1024], p[300], pid[32];
+    st_target *t2 = NULL;
+    st_target_opts o = {.path = NULL};
+    sub(p, sizeof p, "locked");
+    o.path = p;
+    assert_int_equal(st_target_open(&o, &t2, err, sizeof err), SIM_EXIT_USAGE);
+    assert_null(t2);
+    snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+    assert_non_null(strstr(err, "in use by"));
+    assert_non_null(strstr(err, pid));
+    assert_non_null(strstr(err, "test_storage_target"));
+    st_target_close(t);
+    sub(p, sizeof p, "locked/.appsim-lock");
+    assert_false(exists(p)); /* nothing of appsim's there: no lock file either */
+    sub(p, sizeof p, "locked");
+    assert_false(exists(p)); /* nor the directory it made for the run */
+    o.create_dir = true;
+    assert_int_equal(st_target_open(&o, &t2, err, sizeof err), 0);
+    st_target_close(t2);
 }
 
 static void test_direct_io_alignment(void **state)
@@ -305,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_space_check_names_both_numbers),
         cmocka_unit_test(test_manifest_and_cleanup),
         cmocka_unit_test(test_symlink_never_written_through),
+        cmocka_unit_test(test_target_lock),
         cmocka_unit_test(test_direct_io_alignment),
         cmocka_unit_test(test_read_only_target),
         cmocka_unit_test(test_shared_option_entries),

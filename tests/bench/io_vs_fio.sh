@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `appsim io` against fio on the same data file, same engine (io_uring), same queue
+# depth, in the same run, rounds alternating appsim and fio:
+#   4 KiB random read at QD 1, 32 and 128; 128 KiB sequential write at QD 32.
+# Each tool runs DURATION seconds as fast as possible (no warm-up, so that every I/O
+# it did is counted) over the whole file. Reported: IOPS (I/Os completed over the
+# measured seconds) and CPU seconds per million I/Os (user + sys of the whole process,
+# setup included, from /usr/bin/time). fio runs with norandommap (appsim keeps no
+# random map either: both draw offsets independently) and direct=1.
+# Usage: tests/bench/io_vs_fio.sh [DIR] [FILE_SIZE] [DURATION] [ROUNDS]
+#   ZRAM=1 (root): both run on a zram device of FILE_SIZE the script creates and removes
+#   (RAM-backed: the disk's noise out, the tools' own costs in), filled with random data.
+# Needs: fio, python3, /usr/bin/time. Not run by ctest. The load average is printed
+# before every round: on a shared machine, compare the two lines of one round.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+APPSIM=${APPSIM:-build/appsim}
+DIR=${1:-/tmp/appsim-bench-io}
+SIZE=${2:-1G}
+DURATION=${3:-10}
+ROUNDS=${4:-3}
+command -v fio >/dev/null || { echo "fio is needed" >&2; exit 2; }
+mkdir -p "$DIR/tgt"
+DATA=$DIR/tgt/io.data
+TARGET=(--target "$DIR/tgt" --file-size "$SIZE")
+if [ "${ZRAM:-0}" = 1 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "ZRAM=1 needs root" >&2; exit 2; }
+  ZID=$(cat /sys/class/zram-control/hot_add)
+  DATA=/dev/zram$ZID
+  trap 'echo "$ZID" >/sys/class/zram-control/hot_remove' EXIT
+  echo "$SIZE" >/sys/block/zram$ZID/disksize
+  dd if=/dev/urandom of="$DATA" bs=1M oflag=direct status=none || true
+  TARGET=(--target "$DATA" --allow-destroy)
+  echo "== on $DATA (zram, $SIZE)"
+fi
+# Creates and fills the data file once (later runs reuse it).
+"$APPSIM" io "${TARGET[@]}" --section 100 --duration 1 --warmup 0 --quiet >/dev/null
+
+appsim_round() { # label, then appsim's definition options
+  local label=$1; shift
+  /usr/bin/time -f "%e %U %S" -o "$DIR/time.a" "$APPSIM" io "${TARGET[@]}" --section 100 \
+    --warmup 0 --duration "$DURATION" --quiet --json "$DIR/a.json" "$@" >/dev/null
+  python3 - "$DIR/a.json" "$DIR/time.a" "$label" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); e, u, s = map(float, open(sys.argv[2]).read().split()[-3:])
+n = d["profiles"][0]["replay"]["completed"]
+print("  %-16s appsim %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s)"
+      % (sys.argv[3], d["summary"]["iops"], (u + s) / n * 1e6, n, e))
+PY
+}
+fio_round() { # label, then fio's options
+  local label=$1; shift
+  /usr/bin/time -f "%e %U %S" -o "$DIR/time.f" fio --name=io --filename="$DATA" \
+    --ioengine=io_uring --direct=1 --norandommap --time_based --runtime="$DURATION" \
+    --output-format=json --output="$DIR/f.json" "$@" >/dev/null
+  python3 - "$DIR/f.json" "$DIR/time.f" "$label" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); e, u, s = map(float, open(sys.argv[2]).read().split()[-3:])
+j = d["jobs"][0]
+n = j["read"]["total_ios"] + j["write"]["total_ios"]
+secs = j["job_runtime"] / 1000.0
+print("  %-16s fio    %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s)"
+      % (sys.argv[3], n / secs, (u + s) / n * 1e6, n, e))
+PY
+}
+pair() { # label, qd, appsim options..., --, fio options...
+  local label=$1 qd=$2; shift 2
+  local a=() f=()
+  while [ "$1" != "--" ]; do a+=("$1"); shift; done
+  shift
+  f=("$@")
+  appsim_round "$label" --threads "$qd" "${a[@]}"
+  fio_round "$label" --iodepth="$qd" "${f[@]}"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  echo "-- round $r ($(uptime | sed 's/.*load/load/'))"
+  for qd in 1 32 128; do
+    pair "4k randread qd$qd" "$qd" --bs 4k --read-pct 100 --random-pct 100 -- \
+      --rw=randread --bs=4k
+  done
+  pair "128k write qd32" 32 --bs 128k --read-pct 0 --random-pct 0 -- --rw=write --bs=128k
+done
