@@ -272,6 +272,12 @@ typedef struct st_db_opts {
     const char *checkpoint_mode;   /* "passive" (default), "full", "restart", "truncate" */
     int max_connections;           /* for the buffer's minimum size check */
     const char *engine;            /* I/O engine name for the VFS (NULL = default) */
+    /* The WAL's bound: from half of it on, the checkpointer restarts the WAL from its
+     * beginning (holding writers back while the readers of older snapshots finish);
+     * from 7/8 of it writers wait until it has (docs/sqlite-vfs.md). 0 = the larger of
+     * 64 MiB and four times checkpoint_wal_bytes; UINT64_MAX = no bound (SQLite's own
+     * behaviour, for comparison). */
+    uint64_t wal_limit_bytes;
 } st_db_opts;
 
 typedef struct st_db st_db;
@@ -363,6 +369,10 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
  * PRIMARY KEY column is NULL in its table's record (the rowid holds it). */
 size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *vals, int n,
                              uint8_t *out, size_t cap);
+/* The offset of SQLite's lock bytes (PENDING_BYTE, 2^30 unless the process moved it
+ * with sqlite3_test_control(SQLITE_TESTCTRL_PENDING_BYTE), as tests do to cross it in
+ * a small file). The page holding it is never used; open() sets 2^30. */
+void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset);
 int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
 int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len,
                        char *err, size_t errlen);
