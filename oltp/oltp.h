@@ -132,8 +132,13 @@ typedef struct sb_db_opts {
 typedef struct sb_engine_ops {
     const char *name;
     const char *description;
-    /* Files instance `instance` keeps in the target, in names[0..n) (n returned). */
-    int (*files)(int instance, char names[][64], int max);
+    /* Files instance `instance` keeps in the target, in names[0..n) (n returned): for
+     * table 0 the instance's own files (names[0] marks the instance as present), for
+     * table t >= 1 the files that hold table t alone (none when tables share a file). */
+    int (*files)(int instance, uint32_t table, char names[][64], int max);
+    /* load_table may run for different tables of one db on different threads at once
+     * (each table in its own file with its own writer). */
+    bool parallel_tables;
     int (*open)(st_target *t, const sb_db_opts *o, bool create, void **db, char *err,
                 size_t errlen);
     void (*close)(void *db);
@@ -147,6 +152,10 @@ typedef struct sb_engine_ops {
     void (*disconnect)(void *conn);
     const char *(*conn_error)(void *conn);
     int (*begin)(void *conn, bool write);
+    /* Optional: the tables the next begin(write=true) will write, so that an engine
+     * with one writer lock per table takes them all at begin, in one global order
+     * (no deadlock, no retry). Writes to other tables are still allowed. */
+    void (*plan_writes)(void *conn, const uint32_t *tables, int n);
     int (*commit)(void *conn);
     void (*rollback)(void *conn);
     int (*point_select)(void *conn, uint32_t table, uint64_t id, sb_result *r);

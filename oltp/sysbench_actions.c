@@ -5,9 +5,10 @@
  * Instance i keeps its own database files (the engine names them after i), so N
  * instances are N independent sets of tables on one target, like N VMs on one drive;
  * each has its own --threads connections, TPS is summed and histograms merged by sim/.
- * Prepare loads instances in parallel (one loader thread each, at most one per CPU)
- * and marks an instance complete only after all its tables are in, so an interrupted
- * prepare is detected instead of being measured.
+ * Prepare loads in parallel (instances, or tables when the engine keeps each table in
+ * its own file; at most one thread per CPU) and marks an instance complete only after
+ * all its tables are in, so an interrupted prepare is detected instead of being
+ * measured.
  */
 #include "oltp/sysbench_internal.h"
 
@@ -38,20 +39,28 @@ sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
 bool sb_cmd_instance_exists(const sb_cmd *c, int instance)
 {
     char names[MAX_FILES][64];
-    int n = c->engine->files(instance, names, MAX_FILES);
+    int n = c->engine->files(instance, 0, names, MAX_FILES);
     return n > 0 && st_target_owns(c->t, names[0]);
 }
 
-static uint64_t files_bytes(const sb_cmd *c, int instance)
+static uint64_t table_files_bytes(const sb_cmd *c, int instance, uint32_t table)
 {
     char names[MAX_FILES][64], path[4096];
-    int n = c->engine->files(instance, names, MAX_FILES);
+    int n = c->engine->files(instance, table, names, MAX_FILES);
     uint64_t total = 0;
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (stat(st_target_file_path(c->t, names[i], path, sizeof path), &st) == 0)
             total += (uint64_t)st.st_size;
     }
+    return total;
+}
+
+static uint64_t files_bytes(const sb_cmd *c, int instance)
+{
+    uint64_t total = table_files_bytes(c, instance, 0);
+    for (uint32_t t = 1; t <= c->tables; t++)
+        total += table_files_bytes(c, instance, t);
     return total;
 }
 
@@ -96,9 +105,18 @@ int sb_action_needs_prepare(sb_cmd *c, int *needs)
 
 /* ------------------------------------------------------------------ prepare */
 
+/*
+ * Loading: the databases of all instances are opened (created) first and marked
+ * incomplete; then threads, at most one per CPU, take work items: one table each
+ * when the engine keeps tables in separate files (parallel_tables), else one whole
+ * instance. An instance is marked complete by the main thread once every one of its
+ * tables loaded (each engine makes its files durable before load_table returns).
+ */
 typedef struct loader {
     sb_cmd *c;
-    atomic_int next; /* next instance to load */
+    void **dbs;
+    uint64_t items;
+    atomic_uint_fast64_t next; /* next work item */
     atomic_uint_fast64_t rows;
     atomic_int rc;
     pthread_mutex_t lock;
@@ -115,47 +133,92 @@ static void load_fail(loader *l, int rc, const char *msg)
     pthread_mutex_unlock(&l->lock);
 }
 
-static void load_instance(loader *l, int inst)
+static int load_one(loader *l, int inst, uint32_t t)
 {
     sb_cmd *c = l->c;
     char err[1024];
-    sb_db_opts o = sb_cmd_db_opts(c, inst, true);
-    void *db = NULL;
-    int rc = c->engine->open(c->t, &o, true, &db, err, sizeof err);
-    if (rc) {
-        load_fail(l, rc, err);
-        return;
-    }
-    sb_meta m = {.tables = (uint32_t)c->tables, .table_size = c->table_size, .seed = c->seed};
-    rc = c->engine->meta_put(db, &m, err, sizeof err);
-    for (uint32_t t = 1; rc == 0 && t <= c->tables; t++) {
-        if (sim_interrupted() || atomic_load(&l->rc)) {
-            rc = -1;
-            break;
-        }
-        sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst, t,
-                 (unsigned long long)c->table_size);
-        sim_rng rng;
-        sim_rng_seed(&rng, c->seed, (uint64_t)inst << 32 | t);
-        rc = c->engine->load_table(db, t, c->table_size, &rng, err, sizeof err);
-        if (rc == 0) atomic_fetch_add(&l->rows, c->table_size);
-    }
-    if (rc == 0) {
-        m.complete = true;
-        rc = c->engine->meta_put(db, &m, err, sizeof err);
-    }
-    c->engine->close(db);
-    if (rc > 0) load_fail(l, rc, err);
-    if (rc < 0) load_fail(l, SIM_EXIT_FAIL, "interrupted");
+    if (sim_interrupted() || atomic_load(&l->rc)) return -1;
+    sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst, t,
+             (unsigned long long)c->table_size);
+    sim_rng rng;
+    sim_rng_seed(&rng, c->seed, (uint64_t)inst << 32 | t);
+    int rc = c->engine->load_table(l->dbs[inst], t, c->table_size, &rng, err, sizeof err);
+    if (rc == 0)
+        atomic_fetch_add(&l->rows, c->table_size);
+    else
+        load_fail(l, rc, sim_interrupted() ? "interrupted" : err);
+    return rc;
 }
 
 static void *loader_main(void *arg)
 {
     loader *l = arg;
-    int inst;
-    while ((inst = atomic_fetch_add(&l->next, 1)) < (int)l->c->instances)
-        load_instance(l, inst);
+    uint64_t item;
+    bool per_table = l->c->engine->parallel_tables;
+    while ((item = atomic_fetch_add(&l->next, 1)) < l->items) {
+        if (per_table) {
+            load_one(l, (int)(item / l->c->tables), (uint32_t)(item % l->c->tables) + 1);
+            continue;
+        }
+        for (uint32_t t = 1; t <= l->c->tables; t++)
+            if (load_one(l, (int)item, t)) break;
+    }
+    if (sim_interrupted()) load_fail(l, SIM_EXIT_FAIL, "interrupted");
     return NULL;
+}
+
+/* Opens every instance for loading and writes its incomplete meta row. */
+static int open_for_load(loader *l)
+{
+    sb_cmd *c = l->c;
+    char err[1024];
+    for (int i = 0; i < (int)c->instances; i++) {
+        sb_db_opts o = sb_cmd_db_opts(c, i, true);
+        int rc = c->engine->open(c->t, &o, true, &l->dbs[i], err, sizeof err);
+        sb_meta m = {.tables = (uint32_t)c->tables, .table_size = c->table_size, .seed = c->seed};
+        if (rc == 0) rc = c->engine->meta_put(l->dbs[i], &m, err, sizeof err);
+        if (rc) {
+            load_fail(l, rc, err);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Loads with up to one thread per CPU; returns the threads used. */
+static int load_all(loader *l)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t max = cpus > 0 ? (uint64_t)cpus : 1;
+    if (max > 256) max = 256;
+    int nthreads = (int)(l->items < max ? l->items : max);
+    pthread_t th[256];
+    int started = 0;
+    for (int i = 0; i < nthreads; i++)
+        if (pthread_create(&th[started], NULL, loader_main, l) == 0) started++;
+    if (!started) loader_main(l);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return started ? started : 1;
+}
+
+/* Marks every instance complete (after all tables loaded) and closes them. */
+static void close_after_load(loader *l)
+{
+    sb_cmd *c = l->c;
+    char err[1024];
+    for (int i = 0; i < (int)c->instances; i++) {
+        if (!l->dbs[i]) continue;
+        if (!atomic_load(&l->rc)) {
+            sb_meta m = {.tables = (uint32_t)c->tables,
+                         .table_size = c->table_size,
+                         .seed = c->seed,
+                         .complete = true};
+            int rc = c->engine->meta_put(l->dbs[i], &m, err, sizeof err);
+            if (rc) load_fail(l, rc, err);
+        }
+        c->engine->close(l->dbs[i]);
+    }
 }
 
 int sb_action_prepare(sb_cmd *c, json_t *doc)
@@ -178,36 +241,36 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
                   sim_format_size(c->keep_free, keep, sizeof keep));
         return rc;
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nthreads =
-        (int)(c->instances < (uint64_t)(cpus > 0 ? cpus : 1) ? c->instances : (uint64_t)cpus);
     loader l = {.c = c};
+    l.dbs = calloc(c->instances, sizeof *l.dbs);
+    if (!l.dbs) return SIM_EXIT_FAIL;
+    l.items = c->engine->parallel_tables ? c->instances * c->tables : c->instances;
     pthread_mutex_init(&l.lock, NULL);
     uint64_t t0 = sim_now_ns();
-    pthread_t th[256];
-    int started = 0;
-    for (int i = 0; i < nthreads; i++)
-        if (pthread_create(&th[started], NULL, loader_main, &l) == 0) started++;
-    if (!started) loader_main(&l);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    int threads = 0;
+    if (open_for_load(&l) == 0) threads = load_all(&l);
+    close_after_load(&l);
     double secs = (double)(sim_now_ns() - t0) / 1e9;
     pthread_mutex_destroy(&l.lock);
+    free(l.dbs);
     uint64_t rows = atomic_load(&l.rows), bytes = 0;
     for (int i = 0; i < (int)c->instances; i++)
         bytes += files_bytes(c, i);
     json_object_set_new(doc, "prepare",
-                        json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:b}", "engine", c->engine->name,
-                                  "rows", (json_int_t)rows, "seconds", secs, "rows_per_s",
-                                  secs > 0 ? rows / secs : 0.0, "bytes", (json_int_t)bytes,
-                                  "loader_threads", started ? started : 1, "complete",
+                        json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:s, s:b}", "engine",
+                                  c->engine->name, "rows", (json_int_t)rows, "seconds", secs,
+                                  "rows_per_s", secs > 0 ? rows / secs : 0.0, "bytes",
+                                  (json_int_t)bytes, "loader_threads", threads, "parallel",
+                                  c->engine->parallel_tables ? "tables" : "instances", "complete",
                                   atomic_load(&l.rc) == 0));
     if (atomic_load(&l.rc)) {
         sim_error("prepare failed: %s", l.err);
         return atomic_load(&l.rc);
     }
-    printf("prepare (%s): %llu rows in %.2f s = %.0f rows/s, %.1f MiB on disk\n", c->engine->name,
-           (unsigned long long)rows, secs, secs > 0 ? rows / secs : 0.0, bytes / 1048576.0);
+    printf("prepare (%s): %llu rows in %.2f s = %.0f rows/s, %.1f MiB on disk, %d loader "
+           "thread(s)\n",
+           c->engine->name, (unsigned long long)rows, secs, secs > 0 ? rows / secs : 0.0,
+           bytes / 1048576.0, threads);
     fflush(stdout);
     return 0;
 }
@@ -492,26 +555,40 @@ int sb_action_check(sb_cmd *c, json_t *doc)
     return worst;
 }
 
+/* Removes the files of one instance's table (0: the instance's own); the count
+ * of files of it that were there. */
+static int remove_files(sb_cmd *c, int inst, uint32_t table, json_t *arr, int *removed, int *rc)
+{
+    char names[MAX_FILES][64], err[1024];
+    int nf = c->engine->files(inst, table, names, MAX_FILES);
+    int here = 0;
+    for (int f = 0; f < nf; f++) {
+        if (!st_target_owns(c->t, names[f])) continue;
+        here++;
+        if (st_target_remove_file(c->t, names[f], err, sizeof err)) {
+            sim_error("%s", err);
+            *rc = SIM_EXIT_FAIL;
+            continue;
+        }
+        (*removed)++;
+        json_array_append_new(arr, json_string(names[f]));
+    }
+    return here;
+}
+
 int sb_action_cleanup(sb_cmd *c, json_t *doc)
 {
-    char err[1024];
     int removed = 0, rc = 0;
     json_t *arr = json_array();
-    /* Every instance this engine may have left, whatever --instances says now. */
+    /* Every instance and table this engine may have left, whatever --instances and
+     * --tables say now: tables are numbered from 1 without gaps, as prepare creates
+     * them, so a table with no file ends an instance's tables (past --tables). */
     for (int i = 0; i < 4096; i++) {
-        char names[MAX_FILES][64];
-        int nf = c->engine->files(i, names, MAX_FILES);
-        int here = 0;
-        for (int f = 0; f < nf; f++) {
-            if (!st_target_owns(c->t, names[f])) continue;
-            here++;
-            if (st_target_remove_file(c->t, names[f], err, sizeof err)) {
-                sim_error("%s", err);
-                rc = SIM_EXIT_FAIL;
-                continue;
-            }
-            removed++;
-            json_array_append_new(arr, json_string(names[f]));
+        int here = remove_files(c, i, 0, arr, &removed, &rc);
+        for (uint32_t t = 1; t < UINT32_MAX; t++) {
+            int n = remove_files(c, i, t, arr, &removed, &rc);
+            here += n;
+            if (!n && t > c->tables) break;
         }
         if (!here && i >= (int)c->instances) break;
     }

@@ -5,7 +5,8 @@
  * The statement order, the table drawn per statement group and the ids follow
  * sysbench's oltp_common.lua and oltp_<workload>.lua: each group (point selects, each
  * range kind, index updates, non-index updates, delete/inserts) draws its table
- * uniformly once, then its ids with --rand-type. Range ends are id + range_size - 1.
+ * uniformly once, then its ids with --rand-type (the three write groups draw their
+ * tables together before the first write). Range ends are id + range_size - 1.
  *
  * Transactions: the selects of an event run in one read snapshot and its writes in one
  * write transaction, committed at the end. That is what InnoDB's REPEATABLE READ gives
@@ -195,9 +196,8 @@ static int do_reads(attempt *a)
     return do_ranges(a, SB_RANGE_DISTINCT, m->distinct_ranges);
 }
 
-static int do_index_updates(attempt *a, uint32_t count)
+static int do_index_updates(attempt *a, uint32_t t, uint32_t count)
 {
-    uint32_t t = draw_table(a);
     for (uint32_t i = 0; i < count; i++) {
         sb_result r = {0};
         TRY(need(a, 2));
@@ -207,9 +207,8 @@ static int do_index_updates(attempt *a, uint32_t count)
     return SB_OK;
 }
 
-static int do_non_index_updates(attempt *a, uint32_t count)
+static int do_non_index_updates(attempt *a, uint32_t t, uint32_t count)
 {
-    uint32_t t = draw_table(a);
     for (uint32_t i = 0; i < count; i++) {
         char c[SB_C_LEN + 1];
         sb_gen_c(a->rng, c);
@@ -223,10 +222,9 @@ static int do_non_index_updates(attempt *a, uint32_t count)
     return SB_OK;
 }
 
-static int do_delete_inserts(attempt *a, uint32_t count)
+static int do_delete_inserts(attempt *a, uint32_t t, uint32_t count)
 {
     const sb_engine_ops *e = a->cfg->engine;
-    uint32_t t = draw_table(a);
     for (uint32_t i = 0; i < count; i++) {
         uint64_t id = draw_id(a);
         uint64_t k = draw_id(a);
@@ -245,12 +243,24 @@ static int do_delete_inserts(attempt *a, uint32_t count)
     return SB_OK;
 }
 
+/* The three write groups draw their tables first, so that an engine with a writer
+ * per table can take the ones it needs at begin, in one order (plan_writes). */
 static int do_writes(attempt *a)
 {
     const sb_mix *m = &a->cfg->mix;
-    TRY(do_index_updates(a, m->index_updates));
-    TRY(do_non_index_updates(a, m->non_index_updates));
-    return do_delete_inserts(a, m->delete_inserts);
+    uint32_t t[3];
+    for (int i = 0; i < 3; i++) /* in order: initializers are not sequenced */
+        t[i] = draw_table(a);
+    uint32_t counts[3] = {m->index_updates, m->non_index_updates, m->delete_inserts};
+    uint32_t planned[3];
+    int n = 0;
+    for (int i = 0; i < 3; i++)
+        if (counts[i]) planned[n++] = t[i];
+    if (a->cfg->engine->plan_writes && !a->autocommit && a->open != 2)
+        a->cfg->engine->plan_writes(a->conn, planned, n);
+    TRY(do_index_updates(a, t[0], counts[0]));
+    TRY(do_non_index_updates(a, t[1], counts[1]));
+    return do_delete_inserts(a, t[2], counts[2]);
 }
 
 static int do_insert(attempt *a)
@@ -289,10 +299,10 @@ static int run_attempt(attempt *a)
         TRY(do_point_selects(a, 1));
         break;
     case SB_WL_UPDATE_INDEX:
-        TRY(do_index_updates(a, cfg->mix.index_updates));
+        TRY(do_index_updates(a, draw_table(a), cfg->mix.index_updates));
         break;
     case SB_WL_UPDATE_NON_INDEX:
-        TRY(do_non_index_updates(a, cfg->mix.non_index_updates));
+        TRY(do_non_index_updates(a, draw_table(a), cfg->mix.non_index_updates));
         break;
     case SB_WL_INSERT:
         TRY(do_insert(a));

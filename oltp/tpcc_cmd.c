@@ -744,7 +744,8 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
                  "give at most %s per instance (half of it leaves room for the rest), or leave "
                  "--buffer out to use the reference ratio within half of the memory",
                  sim_format_size(o->buffer, a, sizeof a), (unsigned long long)ninst,
-                 sim_format_size(phys, b, sizeof b), sim_format_size(phys / 2 / ninst, c, sizeof c));
+                 sim_format_size(phys, b, sizeof b),
+                 sim_format_size(phys / 2 / ninst, c, sizeof c));
         return SIM_EXIT_USAGE;
     }
     if (!o->buffer) {

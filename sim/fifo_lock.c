@@ -70,6 +70,15 @@ void sim_fifo_lock_acquire(sim_fifo_lock *l)
     pthread_cond_destroy(&me.cond);
 }
 
+bool sim_fifo_lock_try(sim_fifo_lock *l)
+{
+    pthread_mutex_lock(&l->mu);
+    bool got = !l->held && !l->head;
+    if (got) l->held = true;
+    pthread_mutex_unlock(&l->mu);
+    return got;
+}
+
 void sim_fifo_lock_release(sim_fifo_lock *l)
 {
     pthread_mutex_lock(&l->mu);

@@ -561,8 +561,7 @@ void sim_run_finish(sim_run *r)
     uint64_t now = sim_now_ns();
     if (sim_interrupted())
         atomic_store(&r->interrupted, true);
-    if (sim_fault_noted())
-        atomic_store(&r->failed, true);
+    if (sim_fault_noted()) atomic_store(&r->failed, true);
     /* Close the measured phase now if it was open-ended or cut short; a steady-state
      * warm-up cut short ends here with an empty measured phase. */
     if (measure_at(r) == UINT64_MAX) {

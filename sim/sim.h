@@ -409,6 +409,8 @@ typedef struct sim_fifo_lock sim_fifo_lock;
 sim_fifo_lock *sim_fifo_lock_new(void); /* NULL when out of memory */
 void sim_fifo_lock_free(sim_fifo_lock *l);
 void sim_fifo_lock_acquire(sim_fifo_lock *l);
+/* Takes the lock only if it is free and nobody waits; true when taken. */
+bool sim_fifo_lock_try(sim_fifo_lock *l);
 void sim_fifo_lock_release(sim_fifo_lock *l);
 /* Threads queued behind the owner (for tests and diagnostics). */
 unsigned sim_fifo_lock_waiting(sim_fifo_lock *l);

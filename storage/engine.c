@@ -46,8 +46,7 @@ const char *st_engine_choices(void)
 int st_engine_name_check(const char *name, char *err, size_t errlen)
 {
     if (!name || st_find_engine(name)) return 0;
-    snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name,
-             st_engine_choices());
+    snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name, st_engine_choices());
     return SIM_EXIT_USAGE;
 }
 
@@ -183,7 +182,8 @@ static void note_fault(const st_io *io)
 {
     int err = (int)-io->result;
     if (!sim_fault_errno_is_fatal(err) || sim_fault_noted()) return;
-    static const char *const verbs[] = {"reading", "writing", "syncing", "syncing", "discarding in"};
+    static const char *const verbs[] = {"reading", "writing", "syncing", "syncing",
+                                        "discarding in"};
     char link[64], path[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", io->fd);
     ssize_t len = readlink(link, path, sizeof path - 1);

@@ -11,7 +11,9 @@
  * order they complete. The roots, at the pages the schema names, and the header (page
  * count, change counter) are written by st_sqlite_bulk_close() once every tree is
  * complete, so SQLite reads the new trees on its next open, and a load that stops
- * early leaves the empty trees SQLite created.
+ * early leaves the empty trees SQLite created. The page holding SQLite's lock bytes
+ * (offset 2^30, so page 2^30 / page_size + 1 in files past 1 GiB) is skipped, as
+ * SQLite's own allocator skips it.
  *
  * Level 0 holds the leaves and level L the interior pages L steps above them. Every
  * level fills one page at a time and hands each finished page to the level above,
@@ -39,6 +41,10 @@
 #define WRITE_PAGES_MIN 16 /* pages gathered per pwrite (at least) */
 #define WRITE_BYTES (1u << 20)
 #define MAX_ROOTS 16 /* trees per bulk session */
+/* SQLite's PENDING_BYTE: the lock bytes sit at this offset, and SQLite never puts
+ * b-tree content on the page that holds them (its "locking page", page
+ * PENDING_BYTE / page_size + 1), treating a tree that points to it as corrupt. */
+#define SQLITE_PENDING_BYTE 0x40000000ull
 
 enum { LEAF_TABLE = 0x0d, INTERIOR_TABLE = 0x05, LEAF_INDEX = 0x0a, INTERIOR_INDEX = 0x02 };
 
@@ -66,6 +72,7 @@ struct st_sqlite_bulk {
     char path[4096];
     uint32_t page_size, usable;
     uint32_t first_new, next_pgno; /* appended pages: first_new .. next_pgno-1 */
+    uint32_t lock_page;            /* SQLite's locking page: left out of every tree */
     bool format4;                  /* serial types 8 and 9 for 0 and 1 */
     uint8_t header[100];
     /* the tree being built */
@@ -231,11 +238,20 @@ static int flush_writes(st_sqlite_bulk *b, char *err, size_t errlen)
     return 0;
 }
 
-/* Appends a finished page; returns its page number (0 on a write error). */
+/* Appends a finished page; returns its page number (0 on a write error). The locking
+ * page is stepped over as zeros (what SQLite leaves there), so the trees never use it
+ * and the appended pages stay one contiguous run. */
 static uint32_t emit(st_sqlite_bulk *b, const uint8_t *page, char *err, size_t errlen)
 {
     if (b->wcount == b->wcap && flush_writes(b, err, errlen)) return 0;
     if (b->wcount == 0) b->wfirst = b->next_pgno;
+    if (b->next_pgno == b->lock_page) {
+        memset(b->wbuf + (size_t)b->wcount * b->page_size, 0, b->page_size);
+        b->wcount++;
+        b->next_pgno++;
+        if (b->wcount == b->wcap && flush_writes(b, err, errlen)) return 0;
+        if (b->wcount == 0) b->wfirst = b->next_pgno;
+    }
     memcpy(b->wbuf + (size_t)b->wcount * b->page_size, page, b->page_size);
     b->wcount++;
     return b->next_pgno++;
@@ -537,10 +553,17 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     b->page_size = psz;
     b->usable = psz - h[20];
     b->first_new = b->next_pgno = pages + 1;
+    st_sqlite_bulk_set_pending_byte(b, SQLITE_PENDING_BYTE);
     b->format4 = get_be32(h + 44) >= 4;
     memcpy(b->header, h, sizeof h);
     *out = b;
     return 0;
+}
+
+void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset)
+{
+    uint64_t page = offset / b->page_size + 1;
+    b->lock_page = page > UINT32_MAX ? 0 : (uint32_t)page; /* 0: beyond any page */
 }
 
 int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen)

@@ -878,7 +878,8 @@ static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
     vf_instance *vi = vfs->pAppData;
     vf_shared *sf = shared_for(vi, name);
     if (!sf || sf->kind == VF_MAIN) return SQLITE_IOERR_DELETE;
-    if (refuse_after_fault()) return SQLITE_IOERR_DELETE; /* the WAL may be all that holds the last commits */
+    if (refuse_after_fault())
+        return SQLITE_IOERR_DELETE; /* the WAL may be all that holds the last commits */
     pthread_mutex_lock(&sf->mu);
     bp_invalidate(vi->pool, sf->file_id, 0);
     sf->pending = false;

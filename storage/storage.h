@@ -338,6 +338,10 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
  * PRIMARY KEY column is NULL in its table's record (the rowid holds it). */
 size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *vals, int n,
                              uint8_t *out, size_t cap);
+/* The offset of SQLite's lock bytes (PENDING_BYTE, 2^30 unless the process moved it
+ * with sqlite3_test_control(SQLITE_TESTCTRL_PENDING_BYTE), as tests do to cross it in
+ * a small file). The page holding it is never used; open() sets 2^30. */
+void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset);
 int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
 int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len,
                        char *err, size_t errlen);

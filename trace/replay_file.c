@@ -54,7 +54,8 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
         ssize_t w = pwrite(fd, buf, n, (off_t)off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            if (w < 0) sim_fault_note(errno, "filling %s at offset %llu", path, (unsigned long long)off);
+            if (w < 0)
+                sim_fault_note(errno, "filling %s at offset %llu", path, (unsigned long long)off);
             snprintf(err, errlen, "filling %s failed at %llu: %s", path, (unsigned long long)off,
                      w < 0 ? strerror(errno) : "short write");
             st_free_aligned(buf);

@@ -166,7 +166,7 @@ void tr_writer_abort(tr_writer *w);
  * need to know before the first I/O. */
 typedef struct tr_volume_span {
     uint32_t volume;
-    uint64_t end;           /* highest offset + length seen on that volume, bytes */
+    uint64_t end;            /* highest offset + length seen on that volume, bytes */
     uint64_t end_pos, end_n; /* the record that reaches end (tr_source_where) */
 } tr_volume_span;
 typedef struct tr_scan {

@@ -317,8 +317,8 @@ static int vdi_main(int argc, char **argv)
 
     int status = SIM_EXIT_OK;
     bool laid_out[2] = {false, false};
-    for (int i = 0; i < ncombos && status == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted();
-         i++) {
+    for (int i = 0;
+         i < ncombos && status == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted(); i++) {
         const combo *k = &combos[i];
         const vdi_trace *tr = &pt.t[k->phase];
         vdi_trace_stats ts;

@@ -37,7 +37,8 @@ static int mr_next(tr_source *s, tr_record *r)
     memset(r, 0, sizeof *r);
     r->time_ns = m->next;
     r->offset = le64(p);
-    r->length = (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
+    r->length =
+        (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
     r->volume = (uint32_t)(p[12] | p[13] << 8);
     r->op = p[14] % 4;
     r->latency_ns = TR_LATENCY_UNKNOWN;

@@ -1,0 +1,29 @@
+/*
+ * oltp/sysbench_sqlite_internal.h: what the SQLite sysbench engine's files share
+ * (sysbench_sqlite.c: the engine; sysbench_sqlite_load.c: prepare's two load paths).
+ */
+#ifndef APPSIM_SYSBENCH_SQLITE_INTERNAL_H
+#define APPSIM_SYSBENCH_SQLITE_INTERNAL_H
+
+#include "oltp/oltp.h"
+
+/* One sbtest table's database file. */
+typedef struct sq_table {
+    st_db *db;              /* through st_db (run, check); NULL while loading */
+    sim_fifo_lock *writers; /* the file's FIFO writer queue (sysbench_sqlite.c) */
+    sqlite3 *load;          /* prepare: the loader's connection, see the load file */
+    uint32_t page_size;
+    char name[64]; /* in the target */
+    char path[4096];
+} sq_table;
+
+int sq_exec(sqlite3 *c, const char *sql, char *err, size_t errlen);
+
+/* Creates sbtest<table> with `rows` rows and its k index in tbl's file (created by
+ * st_db, then closed), by `via` ("pages" or "sql"); on return the loader's connection
+ * is closed and the file synced with its cached pages dropped. Thread-safe for
+ * different tables. */
+int sq_load_file(sq_table *tbl, st_target *t, const char *via, uint32_t table, uint64_t rows,
+                 sim_rng *rng, char *err, size_t errlen);
+
+#endif
