@@ -55,6 +55,8 @@ typedef struct kv_db {
     char path[4096];
     uint64_t map_size;
     sim_fifo_lock *writers; /* see the top of the file */
+    /* at open, for the file's growth over the run: file size and pages in use */
+    uint64_t file_at_open, pages_at_open;
 } kv_db;
 
 typedef struct kv_conn {
@@ -219,6 +221,10 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         free(d);
         return rc;
     }
+    MDB_envinfo at_open;
+    mdb_env_info(d->env, &at_open);
+    d->file_at_open = file;
+    d->pages_at_open = (uint64_t)at_open.me_last_pgno + 1;
     /* Reader slots left by a process that was killed would pin old pages forever. */
     int dead = 0;
     mdb_reader_check(d->env, &dead);
@@ -860,6 +866,45 @@ static void kv_run_end(void *const *dbs, int ndbs, json_t *section)
     json_object_set_new(mem, "resident_at_end", residency(dbs, ndbs));
 }
 
+/* Pages on LMDB's freelist (freed pages waiting for reuse): the data of each record of
+ * the free database (dbi 0) is a page list whose first word is its length, as mdb_stat
+ * -f counts them. -1 when it cannot be read. */
+static int64_t free_pages(MDB_env *env)
+{
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) return -1;
+    int64_t n = 0;
+    if (mdb_cursor_open(txn, 0, &cur)) {
+        n = -1;
+    } else {
+        MDB_val k, v;
+        for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            size_t len;
+            memcpy(&len, v.mv_data, sizeof len);
+            n += (int64_t)len;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    return n;
+}
+
+/* How the file grew since open: with a data set that does not grow (updates, delete +
+ * insert of the same ids), freed pages are reused and the pages in use stay flat, unless
+ * a long read transaction keeps them from being reused. */
+static json_t *growth_json(const kv_db *d, uint64_t file, const MDB_envinfo *info, uint32_t psize)
+{
+    uint64_t pages = (uint64_t)info->me_last_pgno + 1;
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I}", "file_bytes_start",
+                     (json_int_t)d->file_at_open, "file_bytes_end", (json_int_t)file, "pages_start",
+                     (json_int_t)d->pages_at_open, "pages_end", (json_int_t)pages, "pages_grown",
+                     (json_int_t)(pages - d->pages_at_open), "map_used",
+                     info->me_mapsize ? (double)(pages * psize) / (double)info->me_mapsize : 0.0,
+                     "free_pages_end", (json_int_t)free_pages(d->env));
+}
+
 static json_t *kv_json(void *db)
 {
     kv_db *d = db;
@@ -871,17 +916,19 @@ static json_t *kv_json(void *db)
     uint64_t file = stat(d->path, &fs) == 0 ? (uint64_t)fs.st_size : 0;
     unsigned flags = 0;
     mdb_env_get_flags(d->env, &flags);
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:s, s:b, s:s, s:s}", "file", d->path,
-                     "file_bytes", (json_int_t)file, "map_size", (json_int_t)info.me_mapsize,
-                     "last_page", (json_int_t)info.me_last_pgno, "page_size",
-                     (json_int_t)st.ms_psize, "max_readers", (int)info.me_maxreaders, "sync",
-                     flags & MDB_NOSYNC       ? "off (MDB_NOSYNC)"
-                     : flags & MDB_NOMETASYNC ? "normal (MDB_NOMETASYNC)"
-                                              : "full (synced commit per transaction)",
-                     "nordahead", (flags & MDB_NORDAHEAD) != 0, "transactions",
-                     "reads in a reused read transaction (reset/renew), writes in one write "
-                     "transaction",
-                     "version", MDB_VERSION_STRING);
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:s, s:b, s:s, s:s}", "file", d->path,
+                          "file_bytes", (json_int_t)file, "map_size", (json_int_t)info.me_mapsize,
+                          "last_page", (json_int_t)info.me_last_pgno, "page_size",
+                          (json_int_t)st.ms_psize, "max_readers", (int)info.me_maxreaders, "sync",
+                          flags & MDB_NOSYNC       ? "off (MDB_NOSYNC)"
+                          : flags & MDB_NOMETASYNC ? "normal (MDB_NOMETASYNC)"
+                                                   : "full (synced commit per transaction)",
+                          "nordahead", (flags & MDB_NORDAHEAD) != 0, "transactions",
+                          "reads in a reused read transaction (reset/renew), writes in one write "
+                          "transaction",
+                          "version", MDB_VERSION_STRING);
+    json_object_set_new(j, "growth", growth_json(d, file, &info, st.ms_psize));
+    return j;
 }
 
 static const sb_engine_ops lmdb_engine = {

@@ -118,6 +118,7 @@ typedef struct sb_db_opts {
     const char *sync;       /* "full" | "normal" | "off" */
     int max_connections;    /* --threads (readers, pool sizing) */
     const char *io_engine;  /* storage I/O engine for a VFS (NULL = default) */
+    uint64_t wal_limit;     /* SQLite: the WAL's bound (0 = storage's default) */
     bool loading;           /* opened for prepare: bulk-load settings */
     const char *load_via;   /* SQLite prepare: "pages" (default) or "sql" */
 } sb_db_opts;

@@ -31,6 +31,7 @@ sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
         .sync = c->sync,
         .max_connections = (int)c->threads,
         .io_engine = c->io_engine,
+        .wal_limit = c->wal_limit,
         .loading = loading,
         .load_via = c->load_via,
     };

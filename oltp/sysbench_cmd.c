@@ -150,6 +150,12 @@ static int sysbench_main(int argc, char **argv)
          .kind = SIM_OPT_STRING,
          .dst = &c->io_engine,
          .help = "I/O engine of the SQLite VFS (io_uring, psync)"},
+        {.name = "wal-limit",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->wal_limit,
+         .help = "the SQLite WAL's bound per database: restarted from half of it on, writers held "
+                 "back from 7/8 (0 = 256 MiB, four times the 64 MiB checkpoint trigger; e.g. 1T "
+                 "for practically none)"},
         {.name = "load-via",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->load_via,
@@ -216,9 +222,10 @@ static int sysbench_main(int argc, char **argv)
         }
         c->load_via = NULL; /* the result's config: not applicable */
     }
-    if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered)) {
-        sim_error("--io-engine and --buffered apply to the SQLite VFS; LMDB always reads through "
-                  "the page cache (mmap), limited by --buffer's memory cgroup");
+    if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered || c->wal_limit)) {
+        sim_error("--io-engine, --buffered and --wal-limit apply to SQLite; LMDB always reads "
+                  "through the page cache (mmap), limited by --buffer's memory cgroup, and "
+                  "has no WAL");
         return SIM_EXIT_USAGE;
     }
     char err[1024];

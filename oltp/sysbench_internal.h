@@ -19,6 +19,7 @@ typedef struct sb_cmd {
     uint64_t threads, instances, time_ns, warmup_ns, report_ns, buffer, seed, max_retries;
     uint64_t steady_round_ns, steady_max_rounds; /* warmup_ns == SIM_WARMUP_STEADY */
     uint64_t keep_free; /* bytes prepare and run leave free on the target */
+    uint64_t wal_limit; /* SQLite: the WAL's bound (0 = storage's default) */
     bool skip_trx, buffered, quiet;
 
     /* resolved */

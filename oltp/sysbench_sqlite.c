@@ -164,6 +164,7 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
         .checkpoint_mode = "passive",
         .max_connections = d->o.max_connections + 2,
         .engine = d->o.io_engine,
+        .wal_limit_bytes = d->o.wal_limit,
     };
     snprintf(tb->name, sizeof tb->name, "%s", name);
     st_target_file_path(d->target, name, tb->path, sizeof tb->path);

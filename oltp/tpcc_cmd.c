@@ -132,6 +132,11 @@ static sim_opt opts[] = {
      .choices = "full|quick|off",
      .help = "SQLite integrity check done by the check (default full for `check`, off when no "
              "action is given)"},
+    {.name = "wal-limit",
+     .kind = SIM_OPT_SIZE,
+     .dst = &opt.wal_limit,
+     .help = "the SQLite WAL's bound: restarted from half of it on, writers held back from "
+             "7/8 (0 = 64 MiB; e.g. 1T for practically none)"},
     {.name = "keep-pristine",
      .kind = SIM_OPT_FLAG,
      .dst = &opt.keep_pristine,
@@ -206,6 +211,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->checkpoint_mode = "passive";
     dbo->max_connections = (int)connections_of(o, o->vusers) + 2;
     dbo->engine = o->engine;
+    dbo->wal_limit_bytes = o->wal_limit;
 }
 
 /* ---------------------------------------------------------------- prepare */

@@ -33,6 +33,7 @@ typedef struct tpcc_options {
     const char *integrity;
     bool keep_pristine;
     uint64_t keep_free; /* bytes the run and the load leave free on the target */
+    uint64_t wal_limit; /* the WAL's bound (0 = storage's default) */
     bool quiet;
     st_target_opts target;
     const char *engine;

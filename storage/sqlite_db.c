@@ -10,6 +10,21 @@
  * with its own connection runs a checkpoint in the configured mode, so commits meet
  * the drive's write-back the way a database's background flusher makes them, not as
  * a stall in the committing thread.
+ *
+ * WAL bound: a passive checkpoint copies frames but cannot restart the WAL while any
+ * reader holds a snapshot that uses it, and with readers always running it never does
+ * (checkpoint starvation): the WAL grows by every commit. So once the WAL passes half
+ * of wal_limit, the checkpointer runs a TRUNCATE checkpoint: it takes the WAL write
+ * lock (writers wait; readers never do: once everything is copied, new readers read
+ * the database file alone), copies what the passive checkpoints left, waits for the
+ * readers of older snapshots to finish and restarts the WAL from its beginning (the
+ * VFS keeps the file's blocks, sqlite_vfs.c). It waits for them up to 100 ms, then
+ * lets writers go on and tries again after the next commit. If the WAL reaches 7/8 of
+ * the bound all the same, writers are held back (the VFS refuses them the WAL write
+ * lock) until a restart succeeds, and the restart waits up to 10 s at a time: the WAL
+ * passes the bound only by a transaction larger than an eighth of it. The busy
+ * handler sleeps until a WAL-index lock is released (vf_shm_wait_release), so writers
+ * wait only as long as the slowest older reader, not a polling interval.
  */
 #include "storage/sqlite_internal.h"
 
@@ -19,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,8 +44,21 @@
 #define MIN_PAGES_PER_CONNECTION 16
 #define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
 #define WAL_FRAME_HEADER 24
+#define WAL_HEADER 32
 #define CONN_BUSY_MS 10000
 #define CHECKPOINT_BUSY_MS 1000
+#define DEFAULT_WAL_LIMIT (64ull << 20)
+#define MIN_WAL_LIMIT_FRAMES 64
+#define RESTART_WAIT_MS 100 /* a restart before the hold waits this long for old readers */
+#define LIMIT_WAIT_MS 10000 /* at the hold, this long */
+/* A restart first copies this much or more without holding writers back (passive). */
+#define RESTART_CATCHUP_BYTES (256u << 10)
+#define BUSY_SLICE_NS 10000000ull /* the checkpointer's busy wait rechecks its deadline */
+
+/* Sizes of the database file and its WAL on the target (-1: no such file). */
+typedef struct db_sizes {
+    int64_t db_bytes, wal_bytes;
+} db_sizes;
 
 struct st_db {
     st_target *target;
@@ -46,11 +75,17 @@ struct st_db {
     const char *ck_mode_name;
     int ck_mode;
     uint64_t ck_wal_bytes;
+    uint64_t wal_limit;      /* the WAL's bound in bytes (0 = none) */
+    uint64_t restart_frames; /* frames from which the WAL is restarted (half the bound) */
+    uint64_t hold_frames;    /* frames from which writers are held back (7/8 of it) */
     atomic_int connections;
+    db_sizes sizes_at_open;
 
     /* checkpointer */
     sqlite3 *ck_conn;
-    pthread_mutex_t ck_conn_mu; /* the checkpoint connection */
+    pthread_mutex_t ck_conn_mu; /* the checkpoint connection and the two below */
+    uint64_t ck_deadline_ns;    /* its busy handler gives up then */
+    uint64_t ck_release_seq;    /* WAL-index lock releases it has seen */
     pthread_t ck_thread;
     bool ck_started;
     pthread_mutex_t mu; /* below */
@@ -61,6 +96,13 @@ struct st_db {
     uint64_t ck_backfilled; /* frames of this WAL generation already checkpointed */
     uint64_t wal_frames_max;
     uint64_t ck_count, ck_busy, ck_errors, ck_frames, ck_total_ns, ck_max_ns, ck_manual;
+    uint64_t wal_gen;         /* restarts of the WAL seen (new generations) */
+    uint64_t gen_last_frames; /* frames of the generation before the last restart */
+    /* restart checkpoints: done, given up (readers held old snapshots past the wait),
+     * run at the bound, and how long they held writers back */
+    uint64_t rs_done, rs_busy, rs_at_limit, rs_total_ns, rs_max_ns;
+    /* writers held back at the bound: since when (0 = not now), how often, how long */
+    uint64_t hold_since_ns, hold_count, hold_total_ns, hold_max_ns;
     char ck_last_error[256];
 };
 
@@ -68,6 +110,12 @@ static const char *const sync_names[] = {"off", "normal", "full"};
 static const char *const mode_names[] = {"passive", "full", "restart", "truncate"};
 static const int mode_values[] = {SQLITE_CHECKPOINT_PASSIVE, SQLITE_CHECKPOINT_FULL,
                                   SQLITE_CHECKPOINT_RESTART, SQLITE_CHECKPOINT_TRUNCATE};
+
+/* Bytes of a WAL holding n frames. */
+static uint64_t wal_bytes_of(const st_db *db, uint64_t n)
+{
+    return n ? WAL_HEADER + n * (db->page_size + WAL_FRAME_HEADER) : 0;
+}
 
 static int find_name(const char *const *names, int n, const char *s)
 {
@@ -83,6 +131,13 @@ uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size)
     return (uint64_t)(conns + 1) * MIN_PAGES_PER_CONNECTION * page_size;
 }
 
+static uint64_t wal_limit_of(const st_db_opts *opts, uint64_t ck_wal_bytes)
+{
+    if (opts->wal_limit_bytes == UINT64_MAX) return 0; /* no bound */
+    if (opts->wal_limit_bytes) return opts->wal_limit_bytes;
+    return ck_wal_bytes > DEFAULT_WAL_LIMIT / 4 ? 4 * ck_wal_bytes : DEFAULT_WAL_LIMIT;
+}
+
 static uint32_t page_size_for(const st_target *t)
 {
     uint32_t bs = st_target_block_size(t);
@@ -94,18 +149,41 @@ static uint32_t page_size_for(const st_target *t)
 
 /* ------------------------------------------------------------------ connections */
 
+/* Holds writers back (on) or lets them go; db->mu held. Only the VFS can hold them. */
+static void set_hold(st_db *db, bool on)
+{
+    if (!db->vi || on == (db->hold_since_ns != 0)) return;
+    uint64_t now = sim_now_ns();
+    if (on) {
+        db->hold_since_ns = now;
+        db->hold_count++;
+    } else {
+        uint64_t dt = now - db->hold_since_ns;
+        db->hold_total_ns += dt;
+        if (dt > db->hold_max_ns) db->hold_max_ns = dt;
+        db->hold_since_ns = 0;
+    }
+    atomic_store(&db->vi->hold_writers, on);
+}
+
 static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
 {
     st_db *db = arg;
     pthread_mutex_lock(&db->mu);
     uint64_t n = (uint64_t)frames;
-    if (n < db->wal_frames || n < db->ck_backfilled)
-        db->ck_backfilled = 0; /* the WAL restarted from its beginning */
+    if (n < db->wal_frames) { /* the WAL restarted from its beginning */
+        db->wal_gen++;
+        db->gen_last_frames = db->wal_frames;
+    }
+    if (n < db->wal_frames || n < db->ck_backfilled) db->ck_backfilled = 0;
     db->wal_frames = n;
     if (n > db->wal_frames_max) db->wal_frames_max = n;
+    if (db->wal_limit) set_hold(db, n >= db->hold_frames);
     db->hook_seq++;
     uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
-    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes) pthread_cond_signal(&db->cv);
+    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes ||
+        (db->wal_limit && n >= db->restart_frames))
+        pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
     return SQLITE_OK;
 }
@@ -183,15 +261,58 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
 
 /* ------------------------------------------------------------------ checkpoints */
 
-/* Runs one checkpoint on the checkpoint connection and records it. */
-static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t errlen)
+/* The checkpoint connection's busy handler: until its deadline, wait for the next
+ * release of a WAL-index lock (the writer's, or an old reader's) and try again. */
+static int ck_busy(void *arg, int calls)
+{
+    st_db *db = arg;
+    uint64_t now = sim_now_ns();
+    if (now >= db->ck_deadline_ns) return 0;
+    if (!db->vi) { /* SQLite's own -shm locks: poll */
+        usleep(100);
+        return 1;
+    }
+    /* a release between the failed attempt and the first call: just try again */
+    if (calls > 0) {
+        uint64_t left = db->ck_deadline_ns - now;
+        vf_shm_wait_release(db->vi, db->ck_release_seq,
+                            left < BUSY_SLICE_NS ? left : BUSY_SLICE_NS);
+    }
+    db->ck_release_seq = vf_shm_release_seq(db->vi);
+    return 1;
+}
+
+/* Frames copied by a TRUNCATE checkpoint that succeeded: all of the generation it
+ * ended. Called with db->mu held; gen0 and b0 as when it started. */
+static void account_truncate(st_db *db, uint64_t gen0, uint64_t b0)
+{
+    uint64_t last;
+    if (db->wal_gen != gen0) {
+        /* a commit of the new generation reached the hook first and counted the restart */
+        last = db->gen_last_frames;
+    } else {
+        last = db->wal_frames;
+        db->wal_gen++;
+        db->gen_last_frames = last;
+        db->wal_frames = 0;
+        db->ck_backfilled = 0;
+    }
+    db->ck_frames += last > b0 ? last - b0 : 0;
+    set_hold(db, false);
+}
+
+/* Runs one checkpoint on the checkpoint connection and records it; in modes other than
+ * passive it waits for locks up to wait_ms. */
+static int run_checkpoint(st_db *db, int mode, bool manual, uint64_t wait_ms, char *err,
+                          size_t errlen)
 {
     int nlog = 0, nckpt = 0;
     pthread_mutex_lock(&db->mu);
-    uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled;
+    uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled, gen0 = db->wal_gen;
     pthread_mutex_unlock(&db->mu);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
+    db->ck_deadline_ns = t0 + wait_ms * 1000000ull;
     int rc = sqlite3_wal_checkpoint_v2(db->ck_conn, "main", mode, &nlog, &nckpt);
     uint64_t dt = sim_now_ns() - t0;
     char msg[200];
@@ -210,20 +331,59 @@ static int run_checkpoint(st_db *db, int mode, bool manual, char *err, size_t er
         snprintf(db->ck_last_error, sizeof db->ck_last_error, "%s", msg);
     }
     if (rc == SQLITE_OK && mode == SQLITE_CHECKPOINT_TRUNCATE && nlog == 0) {
-        /* everything was copied, then the WAL truncated to nothing */
-        db->ck_frames += w0 > b0 ? w0 - b0 : 0;
-        db->ck_backfilled = 0;
-        db->wal_frames = 0;
+        /* everything was copied, then the WAL restarted from nothing */
+        account_truncate(db, gen0, b0);
     } else if (nlog >= 0 && nckpt >= 0) {
         /* a smaller WAL than before means a writer restarted it meanwhile */
         uint64_t base = (uint64_t)nlog < w0 ? 0 : b0;
         if ((uint64_t)nckpt > base) db->ck_frames += (uint64_t)nckpt - base;
         db->ck_backfilled = (uint64_t)nckpt;
         db->wal_frames = (uint64_t)nlog;
+        /* the checkpoint's count is the WAL's own: a hold set by a late hook of the
+         * previous generation ends here */
+        if (db->wal_limit) set_hold(db, db->wal_frames >= db->hold_frames);
     }
     pthread_mutex_unlock(&db->mu);
     if (rc != SQLITE_OK && err) snprintf(err, errlen, "checkpoint of %s failed: %s", db->path, msg);
     return rc;
+}
+
+/* Restarts the WAL (see the header): first copies what it can without holding writers
+ * back, then a TRUNCATE checkpoint; records how long writers were held back. */
+static void restart_wal(st_db *db, bool at_limit)
+{
+    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
+    pthread_mutex_lock(&db->mu);
+    uint64_t left = db->wal_frames > db->ck_backfilled ? db->wal_frames - db->ck_backfilled : 0;
+    pthread_mutex_unlock(&db->mu);
+    if (left * frame_bytes >= RESTART_CATCHUP_BYTES)
+        run_checkpoint(db, SQLITE_CHECKPOINT_PASSIVE, false, 0, NULL, 0);
+    uint64_t t0 = sim_now_ns();
+    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, false,
+                            at_limit ? LIMIT_WAIT_MS : RESTART_WAIT_MS, NULL, 0);
+    uint64_t dt = sim_now_ns() - t0;
+    pthread_mutex_lock(&db->mu);
+    if (rc == SQLITE_OK) db->rs_done++;
+    if (rc == SQLITE_BUSY) db->rs_busy++;
+    /* an error, not readers: let writers go on (the result shows the checkpoint error
+     * and the WAL past its bound) rather than stall them for good */
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) set_hold(db, false);
+    if (at_limit) db->rs_at_limit++;
+    db->rs_total_ns += dt;
+    if (dt > db->rs_max_ns) db->rs_max_ns = dt;
+    pthread_mutex_unlock(&db->mu);
+}
+
+static void wait_for_work(st_db *db)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&db->cv, &db->mu, &ts);
 }
 
 static void *checkpointer(void *arg)
@@ -233,26 +393,29 @@ static void *checkpointer(void *arg)
     uint64_t seen_seq = UINT64_MAX;
     pthread_mutex_lock(&db->mu);
     while (!db->stop) {
-        bool due = (db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
-                   db->wal_frames >= db->ck_backfilled;
-        /* a checkpoint that could not progress is retried after the next commit */
-        if (!due || db->hook_seq == seen_seq) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
-            pthread_cond_timedwait(&db->cv, &db->mu, &ts);
+        bool holding = db->hold_since_ns != 0;
+        bool restart = db->wal_limit && (db->wal_frames >= db->restart_frames || holding);
+        bool due =
+            restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
+                        db->wal_frames >= db->ck_backfilled);
+        /* a checkpoint that could not progress is retried after the next commit, or,
+         * while writers are held back (no commits), after a pause */
+        if (!due || (db->hook_seq == seen_seq && !holding)) {
+            wait_for_work(db);
             continue;
         }
-        uint64_t before = db->ck_backfilled;
+        if (db->hook_seq == seen_seq) wait_for_work(db);
+        uint64_t before = db->ck_backfilled, gen = db->wal_gen;
         uint64_t seq = db->hook_seq;
+        bool at_limit = holding;
         pthread_mutex_unlock(&db->mu);
-        run_checkpoint(db, db->ck_mode, false, NULL, 0);
+        if (restart)
+            restart_wal(db, at_limit);
+        else
+            run_checkpoint(db, db->ck_mode, false, CHECKPOINT_BUSY_MS, NULL, 0);
         pthread_mutex_lock(&db->mu);
-        seen_seq = db->ck_backfilled == before ? seq : UINT64_MAX;
+        bool progressed = db->ck_backfilled != before || db->wal_gen != gen;
+        seen_seq = progressed ? UINT64_MAX : seq;
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;
@@ -265,7 +428,7 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen)
     pthread_mutex_lock(&db->ck_conn_mu);
     sqlite3_exec(db->ck_conn, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
     pthread_mutex_unlock(&db->ck_conn_mu);
-    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, err, errlen);
+    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, CHECKPOINT_BUSY_MS, err, errlen);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", db->sync);
     pthread_mutex_lock(&db->ck_conn_mu);
@@ -275,6 +438,20 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen)
 }
 
 /* ------------------------------------------------------------------ open / close */
+
+static int64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) ? -1 : (int64_t)st.st_size;
+}
+
+static void measure_sizes(const st_db *db, db_sizes *out)
+{
+    char wal[PATH_MAX];
+    snprintf(wal, sizeof wal, "%s-wal", db->path);
+    out->db_bytes = file_bytes(db->path);
+    out->wal_bytes = file_bytes(wal);
+}
 
 /* Buffered target: the default VFS opens the files itself; list them in the manifest
  * and create them first (recording which files they are), so that appsim still writes
@@ -341,6 +518,15 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         return SIM_EXIT_USAGE;
     }
     uint32_t ps = page_size_for(t);
+    uint64_t min_limit = (uint64_t)MIN_WAL_LIMIT_FRAMES * (ps + WAL_FRAME_HEADER);
+    if (opts->wal_limit_bytes && opts->wal_limit_bytes < min_limit) {
+        char a[32], b[32];
+        snprintf(err, errlen,
+                 "WAL limit %s is too small: the minimum is %s (%d frames of %u-byte pages)",
+                 sim_format_size(opts->wal_limit_bytes, a, sizeof a),
+                 sim_format_size(min_limit, b, sizeof b), MIN_WAL_LIMIT_FRAMES, ps);
+        return SIM_EXIT_USAGE;
+    }
     uint64_t min = st_db_min_buffer(opts, ps);
     if (opts->buffer_bytes < min) {
         char a[32], b[32];
@@ -375,6 +561,9 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     db->ck_mode = mode_values[mi];
     db->ck_wal_bytes =
         opts->checkpoint_wal_bytes ? opts->checkpoint_wal_bytes : DEFAULT_CHECKPOINT_WAL_BYTES;
+    db->wal_limit = wal_limit_of(opts, db->ck_wal_bytes);
+    db->restart_frames = db->wal_limit / 2 / (ps + WAL_FRAME_HEADER);
+    db->hold_frames = db->wal_limit / 8 * 7 / (ps + WAL_FRAME_HEADER);
     pthread_mutex_init(&db->mu, NULL);
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
@@ -405,13 +594,18 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         } else {
             rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
                                  errlen);
-            if (rc == 0) db->vi->flush_at_commit = si != 0;
+            if (rc == 0) {
+                db->vi->flush_at_commit = si != 0;
+                db->vi->wal_keep_bytes = db->wal_limit;
+            }
         }
     }
     if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
     /* full/restart/truncate checkpoints hold the WAL write lock while they wait for
      * readers: give up (recorded as busy) well before a waiting writer would. */
-    if (rc == 0) sqlite3_busy_timeout(db->ck_conn, CHECKPOINT_BUSY_MS);
+    if (rc == 0) sqlite3_busy_handler(db->ck_conn, ck_busy, db);
+    if (rc == 0 && db->vi) sqlite3_file_control(db->ck_conn, "main", VF_FCNTL_CHECKPOINTER, NULL);
+    if (rc == 0) measure_sizes(db, &db->sizes_at_open);
     if (rc == 0) {
         if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
             snprintf(err, errlen, "cannot start the checkpoint thread");
@@ -454,6 +648,7 @@ typedef struct db_snap {
     bp_stats pool;
     vf_counters ctr[VF_NFILES];
     uint64_t ck_count, ck_frames;
+    uint64_t wal_frames, wal_gen;
 } db_snap;
 
 static void take_snap(const st_db *cdb, db_snap *s)
@@ -468,6 +663,8 @@ static void take_snap(const st_db *cdb, db_snap *s)
     pthread_mutex_lock(&db->mu);
     s->ck_count = db->ck_count;
     s->ck_frames = db->ck_frames;
+    s->wal_frames = db->wal_frames;
+    s->wal_gen = db->wal_gen;
     pthread_mutex_unlock(&db->mu);
 }
 
@@ -479,6 +676,42 @@ static json_t *file_json(const vf_counters *c)
                      (json_int_t)c->dev_writes, "device_write_bytes",
                      (json_int_t)c->dev_write_bytes, "syncs", (json_int_t)c->syncs, "sync_avg_us",
                      c->syncs ? (double)c->sync_ns / (double)c->syncs / 1e3 : 0.0);
+}
+
+static json_t *size_json(int64_t bytes)
+{
+    return bytes < 0 ? json_null() : json_integer((json_int_t)bytes);
+}
+
+/* Times writers were held back at the bound and for how long (db->mu held). */
+static json_t *held_json(const st_db *db)
+{
+    if (!db->vi) return json_string("never: SQLite's default VFS cannot hold them back");
+    uint64_t total = db->hold_total_ns, max = db->hold_max_ns;
+    if (db->hold_since_ns) { /* still holding */
+        uint64_t dt = sim_now_ns() - db->hold_since_ns;
+        total += dt;
+        if (dt > max) max = dt;
+    }
+    return json_pack(
+        "{s:I,s:I,s:f,s:f}", "from_bytes", (json_int_t)wal_bytes_of(db, db->hold_frames), "count",
+        (json_int_t)db->hold_count, "ms_total", (double)total / 1e6, "ms_max", (double)max / 1e6);
+}
+
+/* The WAL bound and how it was kept (db->mu held). */
+static json_t *wal_limit_json(const st_db *db)
+{
+    if (!db->wal_limit) return json_pack("{s:s}", "policy", "none (SQLite's own: no bound)");
+    uint64_t max = wal_bytes_of(db, db->wal_frames_max);
+    return json_pack(
+        "{s:s,s:I,s:I,s:b,s:I,s:I,s:I,s:I,s:f,s:f,s:o}", "policy",
+        "restart (TRUNCATE checkpoint) from half the limit; writers held back from 7/8",
+        "limit_bytes", (json_int_t)db->wal_limit, "restart_from_bytes",
+        (json_int_t)wal_bytes_of(db, db->restart_frames), "within_limit", max <= db->wal_limit,
+        "wal_restarts", (json_int_t)db->wal_gen, "restart_checkpoints", (json_int_t)db->rs_done,
+        "restart_gave_up", (json_int_t)db->rs_busy, "restarts_at_limit",
+        (json_int_t)db->rs_at_limit, "restart_ms_total", (double)db->rs_total_ns / 1e6,
+        "restart_ms_max", (double)db->rs_max_ns / 1e6, "writers_held", held_json(db));
 }
 
 json_t *st_db_json(const st_db *cdb)
@@ -525,17 +758,26 @@ json_t *st_db_json(const st_db *cdb)
         json_object_set_new(j, "evictions", json_null());
     }
     pthread_mutex_lock(&db->mu);
-    json_t *ck = json_pack(
-        "{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I}", "thread", "background", "mode",
-        db->ck_mode_name, "wal_bytes_trigger", (json_int_t)db->ck_wal_bytes, "count",
-        (json_int_t)db->ck_count, "manual", (json_int_t)db->ck_manual, "busy",
-        (json_int_t)db->ck_busy, "errors", (json_int_t)db->ck_errors, "frames_backfilled",
-        (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max, "total_ms",
-        (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6, "wal_bytes_max",
-        (json_int_t)(db->wal_frames_max * (db->page_size + WAL_FRAME_HEADER)));
+    json_t *ck =
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I}", "thread", "background",
+                  "mode", db->ck_mode_name, "wal_bytes_trigger", (json_int_t)db->ck_wal_bytes,
+                  "count", (json_int_t)db->ck_count, "manual", (json_int_t)db->ck_manual, "busy",
+                  (json_int_t)db->ck_busy, "errors", (json_int_t)db->ck_errors, "frames_backfilled",
+                  (json_int_t)db->ck_frames, "wal_frames_max", (json_int_t)db->wal_frames_max,
+                  "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
+                  "wal_bytes_max", (json_int_t)wal_bytes_of(db, db->wal_frames_max));
     if (db->ck_errors) json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    json_object_set_new(ck, "wal_limit", wal_limit_json(db));
     pthread_mutex_unlock(&db->mu);
     json_object_set_new(j, "checkpoint", ck);
+    db_sizes now;
+    measure_sizes(db, &now);
+    json_object_set_new(j, "files",
+                        json_pack("{s:{s:o,s:o},s:{s:o,s:o}}", "database", "start_bytes",
+                                  size_json(db->sizes_at_open.db_bytes), "end_bytes",
+                                  size_json(now.db_bytes), "wal", "start_bytes",
+                                  size_json(db->sizes_at_open.wal_bytes), "end_bytes",
+                                  size_json(now.wal_bytes)));
     return j;
 }
 
@@ -548,6 +790,13 @@ static void *probe_snapshot(void *ctx)
     return s;
 }
 
+/* The WAL's size at the end of the interval and its restarts during it. */
+static void wal_probe_fields(const st_db *db, const db_snap *a, const db_snap *b, json_t *j)
+{
+    json_object_set_new(j, "wal_bytes", json_integer((json_int_t)wal_bytes_of(db, b->wal_frames)));
+    json_object_set_new(j, "wal_restarts", json_integer((json_int_t)(b->wal_gen - a->wal_gen)));
+}
+
 static json_t *probe_delta(void *ctx, const void *from, const void *to, double seconds,
                            uint64_t units)
 {
@@ -558,6 +807,7 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
         json_object_set_new(j, "pool", json_string("none: buffered target, page cache in play"));
         json_object_set_new(j, "checkpoints",
                             json_integer((json_int_t)(b->ck_count - a->ck_count)));
+        wal_probe_fields(db, a, b, j);
         return j;
     }
     uint64_t hits = b->pool.hits - a->pool.hits, misses = b->pool.misses - a->pool.misses;
@@ -581,6 +831,7 @@ static json_t *probe_delta(void *ctx, const void *from, const void *to, double s
     json_object_set_new(j, "checkpoints", json_integer((json_int_t)(b->ck_count - a->ck_count)));
     json_object_set_new(j, "frames_backfilled",
                         json_integer((json_int_t)(b->ck_frames - a->ck_frames)));
+    wal_probe_fields(db, a, b, j);
     if (units > 0) {
         double u = (double)units;
         json_object_set_new(j, "misses_per_unit", json_real((double)misses / u));

@@ -20,6 +20,7 @@
 #include "storage/storage.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -114,6 +115,10 @@ struct vf_instance {
     uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
     bool flush_at_commit;     /* write the WAL when the writer unlocks (sync != off) */
     uint32_t db_batch;        /* dirty database blocks that trigger a flush */
+    uint64_t wal_keep_bytes;  /* a WAL truncation keeps this much of the file (restarts) */
+    /* Set while the WAL is at its bound: the WAL write lock is refused (SQLITE_BUSY, the
+     * writer's busy handler waits) to every connection but the checkpointer's. */
+    atomic_bool hold_writers;
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
@@ -127,6 +132,13 @@ int vf_abs_path(const char *name, char *out, size_t n);
 /* Builds and registers the VFS for database file `name` of target t. */
 int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
                     const char *engine, vf_instance **out, char *err, size_t errlen);
+/* sqlite3_file_control op on the checkpoint connection's database file: its WAL write
+ * lock is never refused by hold_writers (it is the connection that ends the hold). */
+#define VF_FCNTL_CHECKPOINTER 0x61707301
+/* Releases of WAL-index locks so far; and a wait (at most timeout_ns) until the count
+ * passes seq: a busy handler's wait for the lock holder, woken when it lets go. */
+uint64_t vf_shm_release_seq(vf_instance *vi);
+void vf_shm_wait_release(vf_instance *vi, uint64_t seq, uint64_t timeout_ns);
 /* Unregisters and frees; every connection must be closed. */
 void vf_instance_free(vf_instance *vi);
 void vf_counters_get(vf_instance *vi, int kind, vf_counters *out);

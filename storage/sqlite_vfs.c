@@ -34,6 +34,13 @@
  * The WAL index (-shm) is process memory shared by the connections of the instance,
  * freed when the last one unmaps it (as a new first opener truncates the -shm file in
  * os_unix.c, the next one rebuilds it from the WAL).
+ *
+ * WAL bound (sqlite_db.c): while the instance's hold_writers is set, the WAL write lock
+ * is refused to every connection but the checkpointer's, so writers wait in their
+ * busy handlers (holding no read snapshot: SQLite lets go of it before calling the
+ * handler) until the checkpointer has restarted the WAL; releases of WAL-index locks
+ * wake the checkpointer's busy handler (vf_shm_wait_release). A truncation of the WAL
+ * (the restart) keeps its blocks, see vf_truncate.
  */
 #include "storage/sqlite_internal.h"
 
@@ -45,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHM_NLOCK 8
@@ -82,6 +90,11 @@ struct vf_shared {
 
 struct vf_shm {
     pthread_mutex_t mu;
+    /* A lock was released: release_seq counts releases, so that a busy handler can wait
+     * for the next one instead of sleeping a fixed time (vf_shm_wait_release). */
+    pthread_cond_t released;
+    uint64_t release_seq;
+    int waiters;
     int refs;
     int nregions;
     void **regions;
@@ -93,6 +106,7 @@ typedef struct vf_file {
     sqlite3_file base;
     vf_shared *sf;
     int lock;
+    bool checkpointer; /* VF_FCNTL_CHECKPOINTER: never held back at the WAL's bound */
     bool shm_mapped;
     uint16_t shm_shared_mask, shm_excl_mask;
 } vf_file;
@@ -502,7 +516,26 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
     /* The block holding the new end is dropped too (it is clean: WAL bytes were just
      * flushed, other files are write-through) and read back from the device if needed. */
     bp_invalidate(sf->vi->pool, sf->file_id, sz / unit);
-    if (ftruncate(sf->fd, (off_t)((sz + unit - 1) / unit * unit))) {
+    uint64_t dev = (sz + unit - 1) / unit * unit;
+    if (sf->kind == VF_WAL) {
+        /* A WAL restart (SQLite truncates the WAL at a TRUNCATE checkpoint) keeps the
+         * file's blocks up to wal_keep_bytes, as SQLite's journal_size_limit does: the
+         * next generation overwrites blocks the filesystem already has instead of
+         * allocating them again (metadata commits at every fdatasync of a growing file).
+         * Past the logical size SQLite sees, the old frames fail their salt check. */
+        struct stat st;
+        if (fstat(sf->fd, &st)) {
+            sim_fault_note(errno, "truncating %s", sf->path);
+            return SQLITE_IOERR_TRUNCATE;
+        }
+        uint64_t keep = (sf->vi->wal_keep_bytes + unit - 1) / unit * unit;
+        uint64_t have = (uint64_t)st.st_size;
+        if (dev < keep) dev = keep < have ? keep : have;
+        if (dev < have && ftruncate(sf->fd, (off_t)dev)) {
+            sim_fault_note(errno, "truncating %s", sf->path);
+            return SQLITE_IOERR_TRUNCATE;
+        }
+    } else if (ftruncate(sf->fd, (off_t)dev)) {
         sim_fault_note(errno, "truncating %s", sf->path);
         return SQLITE_IOERR_TRUNCATE;
     }
@@ -636,6 +669,9 @@ static int vf_file_control(sqlite3_file *pf, int op, void *arg)
         return f->sf->kind == VF_MAIN ? flush_db(f) : SQLITE_OK;
     case SQLITE_FCNTL_SIZE_HINT:
         return SQLITE_OK; /* blocks are allocated as they are written */
+    case VF_FCNTL_CHECKPOINTER:
+        f->checkpointer = true;
+        return SQLITE_OK;
     default:
         return SQLITE_NOTFOUND;
     }
@@ -689,6 +725,37 @@ out:
     return rc;
 }
 
+/* Called with shm->mu held whenever locks are given back. */
+static void note_release(vf_shm *shm)
+{
+    shm->release_seq++;
+    if (shm->waiters) pthread_cond_broadcast(&shm->released);
+}
+
+uint64_t vf_shm_release_seq(vf_instance *vi)
+{
+    pthread_mutex_lock(&vi->shm->mu);
+    uint64_t seq = vi->shm->release_seq;
+    pthread_mutex_unlock(&vi->shm->mu);
+    return seq;
+}
+
+void vf_shm_wait_release(vf_instance *vi, uint64_t seq, uint64_t timeout_ns)
+{
+    vf_shm *shm = vi->shm;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + timeout_ns;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&shm->mu);
+    shm->waiters++;
+    while (shm->release_seq == seq)
+        if (pthread_cond_timedwait(&shm->released, &shm->mu, &ts)) break;
+    shm->waiters--;
+    pthread_mutex_unlock(&shm->mu);
+}
+
 static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
 {
     vf_file *f = (vf_file *)pf;
@@ -708,6 +775,7 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
         }
         f->shm_shared_mask &= (uint16_t)~mask;
         f->shm_excl_mask &= (uint16_t)~mask;
+        note_release(shm);
     } else if (flags & SQLITE_SHM_SHARED) {
         for (int i = ofst; i < ofst + n; i++) {
             uint16_t bit = (uint16_t)(1u << i);
@@ -724,6 +792,8 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
             }
             f->shm_shared_mask |= mask;
         }
+    } else if (ofst == 0 && !f->checkpointer && atomic_load(&f->sf->vi->hold_writers)) {
+        rc = SQLITE_BUSY; /* the WAL is at its bound: no writer until it restarts */
     } else {
         for (int i = ofst; i < ofst + n; i++) {
             uint16_t bit = (uint16_t)(1u << i);
@@ -766,6 +836,7 @@ static int vf_shm_unmap(sqlite3_file *pf, int delete_flag)
         }
         f->shm_shared_mask = f->shm_excl_mask = 0;
         f->shm_mapped = false;
+        note_release(shm);
         if (--shm->refs == 0) {
             for (int i = 0; i < shm->nregions; i++)
                 free(shm->regions[i]);
@@ -1039,7 +1110,14 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     pthread_mutex_init(&vi->engines_mu, NULL);
     vi->shm = calloc(1, sizeof *vi->shm);
     vi->pool = bp_new(buffer_bytes / unit, unit);
-    if (vi->shm) pthread_mutex_init(&vi->shm->mu, NULL);
+    if (vi->shm) {
+        pthread_mutex_init(&vi->shm->mu, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&vi->shm->released, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     static const char *suffix[VF_NFILES] = {"", "-wal", "-journal"};
     bool ok = vi->main_name && vi->main_path && vi->shm && vi->pool;
     for (int k = 0; ok && k < VF_NFILES; k++)
@@ -1126,6 +1204,7 @@ void vf_instance_free(vf_instance *vi)
             free(vi->shm->regions[i]);
         free(vi->shm->regions);
         pthread_mutex_destroy(&vi->shm->mu);
+        pthread_cond_destroy(&vi->shm->released);
         free(vi->shm);
     }
     bp_free(vi->pool);

@@ -272,6 +272,12 @@ typedef struct st_db_opts {
     const char *checkpoint_mode;   /* "passive" (default), "full", "restart", "truncate" */
     int max_connections;           /* for the buffer's minimum size check */
     const char *engine;            /* I/O engine name for the VFS (NULL = default) */
+    /* The WAL's bound: from half of it on, the checkpointer restarts the WAL from its
+     * beginning (holding writers back while the readers of older snapshots finish);
+     * from 7/8 of it writers wait until it has (docs/sqlite-vfs.md). 0 = the larger of
+     * 64 MiB and four times checkpoint_wal_bytes; UINT64_MAX = no bound (SQLite's own
+     * behaviour, for comparison). */
+    uint64_t wal_limit_bytes;
 } st_db_opts;
 
 typedef struct st_db st_db;

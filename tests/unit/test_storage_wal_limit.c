@@ -1,0 +1,267 @@
+/*
+ * The SQLite WAL's bound (st_db_opts.wal_limit_bytes, storage/sqlite_db.c): writers
+ * commit while readers keep overlapping snapshots open, so that some snapshot always
+ * uses the WAL and passive checkpoints alone never let it restart (checkpoint
+ * starvation). With a 1 MiB bound the WAL restarts and neither its frames nor its file
+ * ever pass the bound; without one (the control) the same workload grows it past the
+ * bound, so the first case can fail. Every committed update is in the database after
+ * the run and after close and reopen. A bound below 64 frames is refused.
+ */
+#include "storage/storage.h"
+#include "vfs_workload.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NROWS 5000
+#define WRITERS 2
+#define READERS 2
+#define TXNS_PER_WRITER 1500
+#define LIMIT (1u << 20)
+
+static char root[256];
+
+static int setup(void **state)
+{
+    snprintf(root, sizeof root, "/tmp/appsim-test-wal-limit-XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    return system(cmd);
+}
+
+static st_target *open_target(const char *sub)
+{
+    char p[300], err[1024];
+    snprintf(p, sizeof p, "%s/%s", root, sub);
+    st_target_opts o = {.path = p, .create_dir = true};
+    st_target *t = NULL;
+    int rc = st_target_open(&o, &t, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    return t;
+}
+
+static st_db *open_db(st_target *t, uint64_t limit, bool create)
+{
+    char err[1024];
+    /* sync off: the test is about the WAL's size, not the drive's flush latency */
+    st_db_opts o = {.buffer_bytes = 2 << 20,
+                    .max_connections = WRITERS + READERS + 1,
+                    .checkpoint_wal_bytes = 128 * 1024,
+                    .sync = "off",
+                    .wal_limit_bytes = limit};
+    st_db *db = NULL;
+    int rc = st_db_open(t, "test.db", &o, create, &db, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    return db;
+}
+
+static sqlite3 *connect(st_db *db)
+{
+    char err[1024];
+    sqlite3 *c = NULL;
+    int rc = st_db_connect(db, &c, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+typedef struct job {
+    st_db *db;
+    atomic_bool *stop;
+    int id;
+    int committed, errors, snapshots;
+} job;
+
+static void *writer(void *arg)
+{
+    job *j = arg;
+    sqlite3 *c = NULL;
+    char err[512];
+    wl_conn wc;
+    if (st_db_connect(j->db, &c, err, sizeof err) || wl_prepare(&wc, c)) {
+        j->errors++;
+        sqlite3_close(c);
+        return NULL;
+    }
+    sim_rng rng;
+    sim_rng_seed(&rng, 7, (uint64_t)j->id);
+    for (int i = 0; i < TXNS_PER_WRITER; i++) {
+        int rc = wl_txn(&wc, &rng, NROWS, 1, 0);
+        if (rc == SQLITE_OK)
+            j->committed++;
+        else if ((rc & 0xff) != SQLITE_BUSY)
+            j->errors++;
+    }
+    wl_finish(&wc);
+    sqlite3_close(c);
+    return NULL;
+}
+
+/* Snapshots of 2 ms, the readers offset by 1 ms: one is nearly always open. */
+static void *reader(void *arg)
+{
+    job *j = arg;
+    sqlite3 *c = NULL;
+    char err[512];
+    if (st_db_connect(j->db, &c, err, sizeof err)) {
+        j->errors++;
+        return NULL;
+    }
+    sim_sleep_until_ns(sim_now_ns() + (uint64_t)j->id * 1000000ull);
+    while (!*j->stop) {
+        if (wl_exec(c, "BEGIN") || wl_query_i64(c, "SELECT v FROM t WHERE id = 1") < 0) {
+            j->errors++;
+            break;
+        }
+        sim_sleep_until_ns(sim_now_ns() + 2000000ull);
+        wl_exec(c, "COMMIT");
+        j->snapshots++;
+    }
+    sqlite3_close(c);
+    return NULL;
+}
+
+static json_int_t jint(json_t *j, const char *k)
+{
+    return json_integer_value(json_object_get(j, k));
+}
+
+/* Loads the table without a bound (the load is one transaction larger than it) and
+ * reopens the database with `limit`. */
+static st_db *load_and_reopen(st_target *t, uint64_t limit)
+{
+    st_db *db = open_db(t, UINT64_MAX, true);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_load(c, NROWS, 200), 0);
+    sqlite3_close(c);
+    st_db_close(db);
+    return open_db(t, limit, false);
+}
+
+/* Runs the workload; returns the number of committed updates and the "db" section. */
+static int run_workload(st_db *db, json_t **out)
+{
+    sqlite3 *c = connect(db);
+    atomic_bool stop = false;
+    job w[WRITERS], r[READERS];
+    pthread_t wt[WRITERS], rt[READERS];
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (job){.db = db, .stop = &stop, .id = i};
+        assert_int_equal(pthread_create(&rt[i], NULL, reader, &r[i]), 0);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        w[i] = (job){.db = db, .stop = &stop, .id = i};
+        assert_int_equal(pthread_create(&wt[i], NULL, writer, &w[i]), 0);
+    }
+    int committed = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(wt[i], NULL);
+        assert_int_equal(w[i].errors, 0);
+        committed += w[i].committed;
+    }
+    stop = true;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(rt[i], NULL);
+        assert_int_equal(r[i].errors, 0);
+        assert_true(r[i].snapshots > 0);
+    }
+    /* writers wait for restarts; none gives up */
+    assert_int_equal(committed, WRITERS * TXNS_PER_WRITER);
+    assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
+    char msg[256];
+    assert_true(wl_integrity_ok(c, msg, sizeof msg));
+    *out = st_db_json(db);
+    char *text = json_dumps(json_object_get(*out, "checkpoint"), JSON_INDENT(1));
+    fprintf(stderr, "checkpoint: %s\nfiles: ", text);
+    free(text);
+    text = json_dumps(json_object_get(*out, "files"), 0);
+    fprintf(stderr, "%s\n", text);
+    free(text);
+    sqlite3_close(c);
+    return committed;
+}
+
+static void wal_stays_under_bound(void **state)
+{
+    st_target *t = open_target("bounded");
+    st_db *db = load_and_reopen(t, LIMIT);
+    json_t *j = NULL;
+    int committed = run_workload(db, &j);
+    json_t *ck = json_object_get(j, "checkpoint");
+    json_t *lim = json_object_get(ck, "wal_limit");
+    assert_int_equal(jint(lim, "limit_bytes"), LIMIT);
+    assert_true(json_is_true(json_object_get(lim, "within_limit")));
+    assert_true(jint(ck, "wal_bytes_max") > 0);
+    assert_true(jint(ck, "wal_bytes_max") <= LIMIT);
+    assert_true(jint(lim, "wal_restarts") > 0);
+    assert_true(jint(lim, "restart_checkpoints") > 0);
+    assert_int_equal(jint(ck, "errors"), 0);
+    /* the file too: a restart keeps the blocks it has, never more than the bound */
+    json_t *wal = json_object_get(json_object_get(j, "files"), "wal");
+    assert_true(jint(wal, "end_bytes") <= LIMIT);
+    json_decref(j);
+    st_db_close(db);
+
+    db = open_db(t, LIMIT, false);
+    sqlite3 *c = connect(db);
+    assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_close(t);
+}
+
+/* The control: the same workload without a bound grows the WAL past it. */
+static void without_bound_wal_grows(void **state)
+{
+    st_target *t = open_target("unbounded");
+    st_db *db = load_and_reopen(t, UINT64_MAX);
+    json_t *j = NULL;
+    run_workload(db, &j);
+    json_t *ck = json_object_get(j, "checkpoint");
+    assert_true(jint(ck, "wal_bytes_max") > LIMIT);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(ck, "wal_limit"), "policy")),
+        "none (SQLite's own: no bound)");
+    json_decref(j);
+    st_db_close(db);
+    st_target_close(t);
+}
+
+static void tiny_bound_refused(void **state)
+{
+    st_target *t = open_target("tiny");
+    char err[1024];
+    st_db_opts o = {.buffer_bytes = 2 << 20, .wal_limit_bytes = 64 * 1024};
+    st_db *db = NULL;
+    assert_int_equal(st_db_open(t, "x.db", &o, true, &db, err, sizeof err), SIM_EXIT_USAGE);
+    assert_null(db);
+    assert_non_null(strstr(err, "WAL limit 64.0 KiB is too small"));
+    st_target_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(wal_stays_under_bound),
+        cmocka_unit_test(without_bound_wal_grows),
+        cmocka_unit_test(tiny_bound_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
