@@ -63,7 +63,7 @@ static int refuse_link(const st_target *t, const char *name, char *err, size_t e
                 "%s/%s is a symbolic link to %s, not the file appsim created there; appsim "
                 "never opens a file of its target through a link (it would write outside the "
                 "target). Remove the link (appsim did not make it), then run `appsim cleanup "
-                "--target %s` and prepare again, or use an empty target directory",
+                "--target %s` and start again, or use an empty target directory",
                 t->path, name, n > 0 ? to : "(unreadable)", t->path);
 }
 
@@ -109,7 +109,7 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
                     "%s/%s is not the file appsim created there (inode %llu born at %llu ns; "
                     "the manifest recorded inode %llu born at %llu ns): it was replaced or "
                     "linked in since. appsim writes only files it created; move it away, then "
-                    "run `appsim cleanup --target %s` and prepare again",
+                    "run `appsim cleanup --target %s` and start again",
                     t->path, name, (unsigned long long)now->ino, (unsigned long long)now->btime_ns,
                     (unsigned long long)rec.ino, (unsigned long long)rec.btime_ns, t->path);
     if (have == 0 && now->dev == (uint64_t)t->dev && st_manifest_set_identity(t, name, now) != 0)

@@ -3,9 +3,9 @@
 # a link, and never writes a file that replaced the one it created (issue 15, case 1).
 # Each of appsim's files in turn is replaced by a symlink to a file outside the target
 # (LMDB's lock and data files, SQLite's database with the direct-I/O VFS and with
-# --buffered, its -wal and -shm, tpcc's database), or by a copy: every command is
-# refused with exit 2, says what it found and what to do (never "--buffered"), and the
-# outside file keeps its bytes. Also: a refusal leaves no directory it created.
+# --buffered, its -wal and -shm, tpcc's database, replay's data file), or by a copy:
+# every command is refused with exit 2, says what it found and what to do (never
+# "--buffered"), and the outside file keeps its bytes. Also: a refusal leaves no directory it created.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
@@ -89,6 +89,16 @@ tp=(--target "$T" --duration 1 --warmup 0 --pacing off --quiet)
 refused "tpcc run, tpcc-1.db a symlink" -- tpcc run "${tp[@]}"
 refused "tpcc run --buffered, tpcc-1.db a symlink" -- tpcc run "${tp[@]}" --buffered
 rm -rf "$T"
+
+# ---- Trace replay's data file in a directory target
+R="$W/replay"
+mkdir "$R"
+for i in $(seq 0 15); do echo "$((128166385295514663 + i * 1000)),hm,0,Write,$((i * 65536)),4096,100"; done >"$W/w.csv"
+"$APPSIM" replay "$W/w.csv" --target "$R" --timing afap --quiet >/dev/null
+link_out "$R" replay.data
+refused "replay, replay.data a symlink" -- replay "$W/w.csv" --target "$R" --timing afap --quiet
+restore "$R" replay.data
+rm -rf "$R"
 
 # ---- A refusal leaves nothing behind: no directory it made.
 rc=0; "$APPSIM" tpcc run --target "$W/new" --duration 1 --quiet >"$W/out.txt" 2>&1 || rc=$?

@@ -248,17 +248,21 @@ static void test_curve(void **state)
         printf("point %.0f %%: target %.0f, offered %.0f, got %.0f IOPS, lag p50 %.1f us, p99 "
                "%.1f us, max %.1f us\n",
                f * 100, target_iops, offered, iops, lag50, lag99, lagmax);
-        /* The offered load (arrivals due in the measured phase) is the target's whatever
-         * the machine does: exponential arrivals, about 1.5 % standard deviation here. */
-        assert_true(fabs(offered - target_iops) <= 0.05 * target_iops);
+        /* The offered load (arrivals due in the measured second) is the target's whatever
+         * the machine does, up to the Poisson spread of exponential arrivals: sqrt(n) for
+         * n expected arrivals. Four standard deviations, so that a slow machine (a low
+         * maximum, hence few arrivals) does not fail the test by chance. */
+        double sigma = sqrt(target_iops * 1.0) / 1.0;
+        assert_true(fabs(offered - target_iops) <= fmax(0.02 * target_iops, 4 * sigma));
         assert_true(f > prev);
         prev = f;
         assert_true(fabs(target_iops - f * max) < 1e-6 * max + 1);
         /* Where the machine kept the schedule (a shared CI box may stall the replayer
          * for tens of ms: then the lag says so and the point proves nothing), the rate
-         * must be the target's within 5 %. */
+         * must be the offered load's within 5 % (the arrivals drawn, not their mean, are
+         * what the replayer can be held to). */
         if (f <= 0.8 && lag99 < 2000 && lagmax < 25000) {
-            assert_true(fabs(iops - target_iops) <= 0.05 * target_iops);
+            assert_true(fabs(iops - offered) <= 0.05 * offered);
             checked++;
         }
         /* reads and writes are reported apart */
