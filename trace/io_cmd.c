@@ -123,21 +123,6 @@ static int build_jobs(const io_cli *c, const sim_opt *opts, io_job *jobs, int *n
     return 0;
 }
 
-/* "10,20,50" (percent) into fractions; the count or -1. */
-static int parse_points(const char *s, double *out, int max)
-{
-    int n = 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        double v;
-        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000) return -1;
-        out[n++] = v / 100.0;
-    }
-    return n > 0 ? n : -1;
-}
-
 /* The section: --offset and --size (or --section percent of what follows the offset),
  * block-aligned, rounded down to whole MiB so that the fill covers it exactly. */
 static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *err, size_t errlen)
@@ -293,7 +278,7 @@ static int io_execute(io_cli *c, sim_opt *opts, int argc, char **argv)
         sim_error("io: %s", err);
         return rc;
     }
-    if (c->points && (nfr = parse_points(c->points, fr, MAX_POINTS)) < 0) {
+    if (c->points && (nfr = tr_curve_parse_points(c->points, fr, MAX_POINTS)) < 0) {
         sim_error("io: --curve-points '%s': percentages expected, e.g. 10,50,100,120", c->points);
         return SIM_EXIT_USAGE;
     }

@@ -25,21 +25,6 @@ static int parse_region(const char *s, uint64_t *off, uint64_t *len)
     return sim_parse_size(a, off) || sim_parse_size(colon + 1, len) || *len == 0 ? -1 : 0;
 }
 
-/* "10,20,50" (percent) into fractions; returns the count or -1. */
-static int parse_points(const char *s, double *out, int max)
-{
-    int n = 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        double v;
-        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000) return -1;
-        out[n++] = v / 100.0;
-    }
-    return n > 0 ? n : -1;
-}
-
 static void print_curve(const json_t *curve)
 {
     printf("\nrate curve: max %.0f IOPS\n", json_real_value(json_object_get(curve, "max_iops")));
@@ -180,7 +165,7 @@ static int replay_main(int argc, char **argv)
     }
     double fr[64];
     int nfr = 0;
-    if (points && (nfr = parse_points(points, fr, 64)) < 0) {
+    if (points && (nfr = tr_curve_parse_points(points, fr, 64)) < 0) {
         sim_error("--curve-points '%s': percentages expected, e.g. 10,50,100,120", points);
         return SIM_EXIT_USAGE;
     }

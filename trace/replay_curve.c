@@ -165,3 +165,17 @@ fail:
     json_decref(doc);
     return rc;
 }
+
+int tr_curve_parse_points(const char *s, double *out, int max)
+{
+    int n = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (n == max || sim_parse_double(t, &v) || v <= 0 || v > 1000) return -1;
+        out[n++] = v / 100.0;
+    }
+    return n > 0 ? n : -1;
+}

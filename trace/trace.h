@@ -290,6 +290,11 @@ typedef struct tr_curve_opts {
 int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const tr_curve_opts *c,
                     json_t **curve, char *err, size_t errlen);
 
+/* --curve-points "10,20,50" (percent, each in (0, 1000]) into fractions in out[0..max);
+ * the count, or -1 when a value is not a number, out of range, or there are more than
+ * max of them. */
+int tr_curve_parse_points(const char *s, double *out, int max);
+
 #ifdef __cplusplus
 }
 #endif
