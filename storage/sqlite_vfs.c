@@ -219,16 +219,10 @@ typedef struct load_ctx {
     vf_file *f;
 } load_ctx;
 
-/* The time an I/O is in flight, added up over I/Os: divided by the wall time it is
- * the number of this database's I/Os in flight on average, its own queue depth, which
- * the disk's counters cannot give on a disk shared with other processes. */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
+/* The time an I/O is in flight (sim_now_ns around it), added up over I/Os: divided by
+ * the wall time it is the number of this database's I/Os in flight on average, its own
+ * queue depth, which the disk's counters cannot give on a disk shared with other
+ * processes. */
 static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
 {
     st_engine *e = thread_engine(f->sf->vi);
@@ -239,9 +233,9 @@ static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
     io.buf = buf;
     io.offset = off;
     io.len = len;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = sim_now_ns();
     int64_t n = st_engine_do(e, &io);
-    uint64_t dt = mono_ns() - t0;
+    uint64_t dt = sim_now_ns() - t0;
     ctr_add(&f->sf->vi->ctr[f->sf->kind].io_ns, dt);
     if (op == ST_OP_READ) ctr_add(&f->sf->vi->ctr[f->sf->kind].read_ns, dt);
     return n;
@@ -371,7 +365,7 @@ static int flush_db(vf_file *f)
         uint64_t sent_ns[DB_BATCH];
         while (completed < k) {
             if (submitted < k) {
-                uint64_t now = mono_ns();
+                uint64_t now = sim_now_ns();
                 int r = st_engine_submit(e, ptrs + submitted, k - submitted);
                 if (r < 0) {
                     rc = SQLITE_IOERR_WRITE;
@@ -386,7 +380,7 @@ static int flush_db(vf_file *f)
                 rc = SQLITE_IOERR_WRITE;
                 break;
             }
-            uint64_t now = mono_ns();
+            uint64_t now = sim_now_ns();
             for (int j = 0; j < r; j++) {
                 ctr_add(&vi->ctr[sf->kind].io_ns, now - sent_ns[done[j] - ios]);
                 if (done[j]->result != (int64_t)unit)

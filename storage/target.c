@@ -21,10 +21,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
+int st_target_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -49,11 +46,12 @@ static int probe_direct(st_target *t, char *err, size_t errlen)
     int fd = openat(t->dirfd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno == EINVAL)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "the filesystem of %s (%s) refuses O_DIRECT; pass --buffered to run "
-                        "through the page cache (the result will then say the page cache "
-                        "was in play), or choose a target on a filesystem with direct I/O",
-                        t->path, t->fstype[0] ? t->fstype : "unknown type");
+            return st_target_fail(
+                err, errlen, SIM_EXIT_USAGE,
+                "the filesystem of %s (%s) refuses O_DIRECT; pass --buffered to run "
+                "through the page cache (the result will then say the page cache "
+                "was in play), or choose a target on a filesystem with direct I/O",
+                t->path, t->fstype[0] ? t->fstype : "unknown type");
         return 0; /* O_TMPFILE unsupported: checked when the first file is created */
     }
     struct statx sx;
@@ -70,16 +68,16 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
 {
     t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t->dirfd < 0)
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot open target directory %s: %s", t->path,
-                    strerror(errno));
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot open target directory %s: %s",
+                              t->path, strerror(errno));
     t->dev = st->st_dev;
     /* Libraries that open by path (SQLite's default VFS, LMDB) get this one: it holds
      * no symlink, so SQLite's "no symlink anywhere" open flag can be used. */
     char fdpath[64];
     snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", t->dirfd);
     if (!realpath(fdpath, t->realdir) && !realpath(t->path, t->realdir))
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot resolve target directory %s: %s", t->path,
-                    strerror(errno));
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot resolve target directory %s: %s",
+                              t->path, strerror(errno));
     if (t->allow_destroy)
         sim_warn("--allow-destroy has no effect on a directory target (%s): appsim only "
                  "writes the files it creates there",
@@ -96,15 +94,17 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
     if (!t->read_only) {
         struct statvfs vfs;
         if (fstatvfs(t->dirfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "target %s is on a read-only filesystem (mounted at %s): choose a "
-                        "directory on a writable filesystem of the drive to test",
-                        t->path, t->mount_point[0] ? t->mount_point : "?");
+            return st_target_fail(
+                err, errlen, SIM_EXIT_USAGE,
+                "target %s is on a read-only filesystem (mounted at %s): choose a "
+                "directory on a writable filesystem of the drive to test",
+                t->path, t->mount_point[0] ? t->mount_point : "?");
         if (faccessat(t->dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "target directory %s is not writable (%s): choose a directory you "
-                        "may write to, or run with the needed permissions",
-                        t->path, strerror(errno));
+            return st_target_fail(
+                err, errlen, SIM_EXIT_USAGE,
+                "target directory %s is not writable (%s): choose a directory you "
+                "may write to, or run with the needed permissions",
+                t->path, strerror(errno));
     }
     int lrc = st_target_lock(t, err, errlen);
     if (lrc) return lrc;
@@ -126,15 +126,16 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
     st_sysfs_disk_of(t->dev, t->disk, sizeof t->disk, t->part, sizeof t->part);
     int fd = open(t->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot open block device %s: %s%s", t->path,
-                    strerror(errno), errno == EACCES ? " (run appsim as root)" : "");
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot open block device %s: %s%s",
+                              t->path, strerror(errno),
+                              errno == EACCES ? " (run appsim as root)" : "");
     int lbs = 0, pbs = 0, ro = 0;
     uint64_t size = 0;
     if (ioctl(fd, BLKGETSIZE64, &size) != 0 || ioctl(fd, BLKSSZGET, &lbs) != 0) {
         int e = errno;
         close(fd);
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot query block device %s: %s", t->path,
-                    strerror(e));
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot query block device %s: %s",
+                              t->path, strerror(e));
     }
     (void)ioctl(fd, BLKPBSZGET, &pbs);
     (void)ioctl(fd, BLKROGET, &ro);
@@ -147,8 +148,8 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
     int lrc = st_target_lock(t, err, errlen);
     if (lrc || t->read_only) return lrc;
     if (ro)
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "block device %s is read-only: choose a writable device", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "block device %s is read-only: choose a writable device", t->path);
     /* Mounted or held is refused whatever the flags say. */
     int rc = st_device_check_unused(t->path, t->dev, &t->excl_fd, err, errlen);
     if (!rc) rc = st_device_check_partitions(t->path, t->dev, err, errlen);
@@ -164,12 +165,13 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
                      t->path, when);
             return 0;
         }
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "refusing to write to block device %s without --allow-destroy: it holds "
-                    "%s%s. appsim overwrites the whole device; if nothing on it is needed, "
-                    "pass --allow-destroy, otherwise give a directory on it instead",
-                    t->path, what,
-                    t->marked ? " (it carries appsim's mark, but that was put on it since)" : "");
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "refusing to write to block device %s without --allow-destroy: it holds "
+            "%s%s. appsim overwrites the whole device; if nothing on it is needed, "
+            "pass --allow-destroy, otherwise give a directory on it instead",
+            t->path, what,
+            t->marked ? " (it carries appsim's mark, but that was put on it since)" : "");
     }
     return 0;
 }
@@ -178,11 +180,12 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
 {
     *out = NULL;
     if (!o || !o->path || !o->path[0])
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "no target given: pass --target DIR (a directory on the drive to test) "
-                    "or --target /dev/DEVICE");
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "no target given: pass --target DIR (a directory on the drive to test) "
+            "or --target /dev/DEVICE");
     st_target *t = calloc(1, sizeof *t);
-    if (!t) return fail(err, errlen, SIM_EXIT_FAIL, "out of memory");
+    if (!t) return st_target_fail(err, errlen, SIM_EXIT_FAIL, "out of memory");
     t->dirfd = t->excl_fd = t->lock_fd = -1;
     t->buffered = o->buffered;
     t->read_only = o->read_only;
@@ -193,7 +196,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
         n--;
     if (n >= sizeof t->path) {
         st_target_close(t);
-        return fail(err, errlen, SIM_EXIT_USAGE, "target path is too long");
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target path is too long");
     }
     memcpy(t->path, o->path, n);
     t->path[n] = 0;
@@ -205,22 +208,23 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
             if (mkdir(t->path, 0755) != 0) {
                 e = errno;
                 st_target_close(t);
-                return fail(err, errlen, SIM_EXIT_USAGE,
-                            "target %s does not exist and cannot be created (%s): create "
-                            "its parent directory first",
-                            o->path, strerror(e));
+                return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                                      "target %s does not exist and cannot be created (%s): create "
+                                      "its parent directory first",
+                                      o->path, strerror(e));
             }
             t->made_dir = true;
             stat(t->path, &st);
         } else {
             st_target_close(t);
             if (e == ENOENT)
-                return fail(err, errlen, SIM_EXIT_USAGE,
-                            "target %s does not exist: create the directory first (mkdir %s) "
-                            "or give an existing directory or block device",
-                            o->path, o->path);
-            return fail(err, errlen, SIM_EXIT_USAGE, "cannot access target %s: %s", o->path,
-                        strerror(e));
+                return st_target_fail(
+                    err, errlen, SIM_EXIT_USAGE,
+                    "target %s does not exist: create the directory first (mkdir %s) "
+                    "or give an existing directory or block device",
+                    o->path, o->path);
+            return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot access target %s: %s",
+                                  o->path, strerror(e));
         }
     }
     int rc;
@@ -229,13 +233,14 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
     else if (S_ISBLK(st.st_mode))
         rc = open_device(t, &st, err, errlen);
     else if (S_ISREG(st.st_mode))
-        rc = fail(err, errlen, SIM_EXIT_USAGE,
-                  "target %s is a regular file; --target expects a directory (appsim creates "
-                  "its files inside it) or a block device",
-                  o->path);
+        rc = st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "target %s is a regular file; --target expects a directory (appsim creates "
+            "its files inside it) or a block device",
+            o->path);
     else
-        rc = fail(err, errlen, SIM_EXIT_USAGE,
-                  "target %s is neither a directory nor a block device", o->path);
+        rc = st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                            "target %s is neither a directory nor a block device", o->path);
     if (rc) {
         st_target_close(t); /* removes the directory it made, which is still empty */
         return rc;
@@ -296,15 +301,17 @@ int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t 
     sim_format_size(bytes, need, sizeof need);
     sim_format_size(cap, have, sizeof have);
     if (t->is_device)
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "not enough space: this needs %s (%llu bytes) but device %s holds only %s "
-                    "(%llu bytes); choose a smaller size or a larger device",
-                    need, (unsigned long long)bytes, t->path, have, (unsigned long long)cap);
-    return fail(err, errlen, SIM_EXIT_USAGE,
-                "not enough space: this needs %s (%llu bytes) but only %s (%llu bytes) is "
-                "free on the filesystem of %s; free some space, choose a smaller size, or "
-                "pick another target",
-                need, (unsigned long long)bytes, have, (unsigned long long)cap, t->path);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "not enough space: this needs %s (%llu bytes) but device %s holds only %s "
+            "(%llu bytes); choose a smaller size or a larger device",
+            need, (unsigned long long)bytes, t->path, have, (unsigned long long)cap);
+    return st_target_fail(
+        err, errlen, SIM_EXIT_USAGE,
+        "not enough space: this needs %s (%llu bytes) but only %s (%llu bytes) is "
+        "free on the filesystem of %s; free some space, choose a smaller size, or "
+        "pick another target",
+        need, (unsigned long long)bytes, have, (unsigned long long)cap, t->path);
 }
 
 bool st_space_guard_check(void *ctx, char *why, size_t whylen)

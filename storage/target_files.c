@@ -22,18 +22,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
 static int direct_flag(const st_target *t)
 {
     return t->buffered ? 0 : O_DIRECT;
@@ -43,13 +31,15 @@ static int check_name(const st_target *t, const char *name, char *err, size_t er
 {
     if (t->is_device) {
         if (name)
-            return fail(err, errlen, SIM_EXIT_USAGE,
-                        "target %s is a block device: it holds no named files (%s)", t->path, name);
+            return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                                  "target %s is a block device: it holds no named files (%s)",
+                                  t->path, name);
         return 0;
     }
     if (!name || !st_manifest_name_ok(name))
-        return fail(err, errlen, SIM_EXIT_USAGE, "invalid file name '%s' inside target %s",
-                    name ? name : "(null)", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "invalid file name '%s' inside target %s", name ? name : "(null)",
+                              t->path);
     return 0;
 }
 
@@ -59,12 +49,13 @@ static int refuse_link(const st_target *t, const char *name, char *err, size_t e
     char to[1024];
     ssize_t n = readlinkat(t->dirfd, name, to, sizeof to - 1);
     to[n > 0 ? n : 0] = 0;
-    return fail(err, errlen, SIM_EXIT_USAGE,
-                "%s/%s is a symbolic link to %s, not the file appsim created there; appsim "
-                "never opens a file of its target through a link (it would write outside the "
-                "target). Remove the link (appsim did not make it), then run `appsim cleanup "
-                "--target %s` and start again, or use an empty target directory",
-                t->path, name, n > 0 ? to : "(unreadable)", t->path);
+    return st_target_fail(
+        err, errlen, SIM_EXIT_USAGE,
+        "%s/%s is a symbolic link to %s, not the file appsim created there; appsim "
+        "never opens a file of its target through a link (it would write outside the "
+        "target). Remove the link (appsim did not make it), then run `appsim cleanup "
+        "--target %s` and start again, or use an empty target directory",
+        t->path, name, n > 0 ? to : "(unreadable)", t->path);
 }
 
 /* What `name` holds now (fd >= 0: the open file; else looked up without following a
@@ -93,10 +84,11 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
 {
     if (S_ISLNK(mode)) return refuse_link(t, name, err, errlen);
     if (!S_ISREG(mode))
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s is not a regular file, so appsim did not create it: move it away, "
-                    "or use an empty target directory",
-                    t->path, name);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "%s/%s is not a regular file, so appsim did not create it: move it away, "
+            "or use an empty target directory",
+            t->path, name);
     st_file_id rec;
     int have = st_manifest_identity(t, name, &rec);
     if (have < 0) return 0; /* not listed: opened read-only, identity not ours to check */
@@ -105,13 +97,14 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
     bool same = now->ino == rec.ino && now->dev == (uint64_t)t->dev &&
                 (!rec.btime_ns || !now->btime_ns || rec.btime_ns == now->btime_ns);
     if (have == 1 && !same)
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s is not the file appsim created there (inode %llu born at %llu ns; "
-                    "the manifest recorded inode %llu born at %llu ns): it was replaced or "
-                    "linked in since. appsim writes only files it created; move it away, then "
-                    "run `appsim cleanup --target %s` and start again",
-                    t->path, name, (unsigned long long)now->ino, (unsigned long long)now->btime_ns,
-                    (unsigned long long)rec.ino, (unsigned long long)rec.btime_ns, t->path);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "%s/%s is not the file appsim created there (inode %llu born at %llu ns; "
+            "the manifest recorded inode %llu born at %llu ns): it was replaced or "
+            "linked in since. appsim writes only files it created; move it away, then "
+            "run `appsim cleanup --target %s` and start again",
+            t->path, name, (unsigned long long)now->ino, (unsigned long long)now->btime_ns,
+            (unsigned long long)rec.ino, (unsigned long long)rec.btime_ns, t->path);
     if (have == 0 && now->dev == (uint64_t)t->dev && st_manifest_set_identity(t, name, now) != 0)
         sim_warn("cannot record the identity of %s/%s in the manifest", t->path, name);
     return 0;
@@ -123,8 +116,8 @@ static int check_fd_locked(st_target *t, const char *name, int fd, char *err, si
     st_file_id id;
     int e = stat_id(t, name, fd, &mode, &id);
     if (e)
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name,
-                    strerror(-e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name,
+                              strerror(-e));
     return check_identity(t, name, mode, &id, err, errlen);
 }
 
@@ -149,23 +142,27 @@ int st_target_library_path(st_target *t, const char *name, bool must_exist, char
     int e = stat_id(t, name, -1, &mode, &id);
     if (e == 0) {
         if (!S_ISLNK(mode) && !st_manifest_contains(t, name))
-            rc = fail(err, errlen, SIM_EXIT_USAGE,
-                      "%s/%s exists but appsim did not create it (it is not in %s/%s), and "
-                      "the library would write it: move it away, or use an empty target "
-                      "directory",
-                      t->path, name, t->path, ST_MANIFEST_NAME);
+            rc = st_target_fail(
+                err, errlen, SIM_EXIT_USAGE,
+                "%s/%s exists but appsim did not create it (it is not in %s/%s), and "
+                "the library would write it: move it away, or use an empty target "
+                "directory",
+                t->path, name, t->path, ST_MANIFEST_NAME);
         else
             rc = check_identity(t, name, mode, &id, err, errlen);
     } else if (e != -ENOENT) {
-        rc = fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name, strerror(-e));
+        rc = st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name,
+                            strerror(-e));
     } else if (must_exist) {
-        rc = fail(err, errlen, SIM_EXIT_USAGE,
-                  "%s/%s does not exist: run the workload's prepare step first", t->path, name);
+        rc = st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                            "%s/%s does not exist: run the workload's prepare step first", t->path,
+                            name);
     }
     pthread_mutex_unlock(&t->lock);
     if (rc) return rc;
     if ((size_t)snprintf(buf, len, "%s/%s", t->realdir, name) >= len)
-        return fail(err, errlen, SIM_EXIT_USAGE, "path of %s/%s is too long", t->path, name);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "path of %s/%s is too long", t->path,
+                              name);
     return 0;
 }
 
@@ -173,8 +170,8 @@ static int create_device_fd(st_target *t, int extra_flags, int *fd, char *err, s
 {
     *fd = open(t->path, O_RDWR | O_CLOEXEC | direct_flag(t) | extra_flags);
     if (*fd < 0)
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s for writing: %s", t->path,
-                    strerror(errno));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s for writing: %s", t->path,
+                              strerror(errno));
     /* Marked when first opened for writing, not at st_target_open: a command that
      * fails its own checks afterwards leaves the device untouched. */
     int rc = 0;
@@ -199,16 +196,17 @@ static int claim_name(st_target *t, const char *name, bool *listed, char *err, s
     struct stat st;
     if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(st.st_mode)) return refuse_link(t, name, err, errlen);
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s already exists and appsim did not create it (it is not in %s/%s); "
-                    "appsim never overwrites files it did not create: use an empty directory, "
-                    "or move the file away",
-                    t->path, name, t->path, ST_MANIFEST_NAME);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "%s/%s already exists and appsim did not create it (it is not in %s/%s); "
+            "appsim never overwrites files it did not create: use an empty directory, "
+            "or move the file away",
+            t->path, name, t->path, ST_MANIFEST_NAME);
     }
     int e = st_manifest_add(t, name);
     if (e)
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name, t->path,
-                    ST_MANIFEST_NAME, strerror(-e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name,
+                              t->path, ST_MANIFEST_NAME, strerror(-e));
     return 0;
 }
 
@@ -217,16 +215,18 @@ static int open_error(const st_target *t, const char *name, int e, bool creating
 {
     if (e == ELOOP) return refuse_link(t, name, err, errlen);
     if (e == EINVAL && !t->buffered)
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "the filesystem of %s (%s) refuses O_DIRECT for %s; pass --buffered to run "
-                    "through the page cache (the result will say so)",
-                    t->path, t->fstype[0] ? t->fstype : "unknown type", name);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "the filesystem of %s (%s) refuses O_DIRECT for %s; pass --buffered to run "
+            "through the page cache (the result will say so)",
+            t->path, t->fstype[0] ? t->fstype : "unknown type", name);
     if (e == ENOENT && !creating)
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s does not exist: run the workload's prepare step first", t->path, name);
-    return fail(err, errlen,
-                e == ENOSPC || e == EROFS || e == EACCES ? SIM_EXIT_USAGE : SIM_EXIT_FAIL,
-                "cannot %s %s/%s: %s", creating ? "create" : "open", t->path, name, strerror(e));
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "%s/%s does not exist: run the workload's prepare step first",
+                              t->path, name);
+    return st_target_fail(
+        err, errlen, e == ENOSPC || e == EROFS || e == EACCES ? SIM_EXIT_USAGE : SIM_EXIT_FAIL,
+        "cannot %s %s/%s: %s", creating ? "create" : "open", t->path, name, strerror(e));
 }
 
 /* Opens the listed file, creating it (and recording its identity) when absent. */
@@ -253,8 +253,8 @@ static int open_or_create(st_target *t, const char *name, int flags, int *fd, ch
         close(*fd);
         *fd = -1;
         unlinkat(t->dirfd, name, 0);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name, t->path,
-                    ST_MANIFEST_NAME, strerror(-e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name,
+                              t->path, ST_MANIFEST_NAME, strerror(-e));
     }
     return 0;
 }
@@ -266,7 +266,8 @@ int st_target_create_file(st_target *t, const char *name, int extra_flags, int *
     int rc = check_name(t, name, err, errlen);
     if (rc) return rc;
     if (t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only",
+                              t->path);
     if (t->is_device) return create_device_fd(t, extra_flags, fd, err, errlen);
     pthread_mutex_lock(&t->lock);
     bool listed = false;
@@ -293,20 +294,23 @@ int st_target_open_file(st_target *t, const char *name, int extra_flags, bool wr
     int rc = check_name(t, name, err, errlen);
     if (rc) return rc;
     if (writable && t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only",
+                              t->path);
     int flags =
         (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | direct_flag(t) | extra_flags;
     if (t->is_device) {
         *fd = open(t->path, flags & ~O_NOFOLLOW);
         if (*fd < 0)
-            return fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s: %s", t->path, strerror(errno));
+            return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s: %s", t->path,
+                                  strerror(errno));
         return 0;
     }
     if (writable && !st_target_owns(t, name))
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "%s/%s was not created by appsim (it is not in the target's manifest); "
-                    "appsim writes only files it created",
-                    t->path, name);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "%s/%s was not created by appsim (it is not in the target's manifest); "
+            "appsim writes only files it created",
+            t->path, name);
     *fd = openat(t->dirfd, name, flags);
     if (*fd < 0) return open_error(t, name, errno, false, err, errlen);
     rc = st_target_check_fd(t, name, *fd, err, errlen);
@@ -340,25 +344,27 @@ int st_target_remove_file(st_target *t, const char *name, char *err, size_t errl
     int rc = check_name(t, name, err, errlen);
     if (rc) return rc;
     if (t->is_device || t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "cannot remove files from target %s", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot remove files from target %s",
+                              t->path);
     pthread_mutex_lock(&t->lock);
     if (!st_manifest_contains(t, name)) {
         pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_USAGE,
-                    "refusing to remove %s/%s: appsim did not create it (not in the manifest)",
-                    t->path, name);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_USAGE,
+            "refusing to remove %s/%s: appsim did not create it (not in the manifest)", t->path,
+            name);
     }
     if (unlinkat(t->dirfd, name, 0) != 0 && errno != ENOENT) {
         int e = errno;
         pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot remove %s/%s: %s", t->path, name,
-                    strerror(e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot remove %s/%s: %s", t->path, name,
+                              strerror(e));
     }
     int e = st_manifest_remove(t, name);
     pthread_mutex_unlock(&t->lock);
     if (e)
-        return fail(err, errlen, SIM_EXIT_FAIL, "removed %s but cannot update the manifest: %s",
-                    name, strerror(-e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL,
+                              "removed %s but cannot update the manifest: %s", name, strerror(-e));
     return 0;
 }
 
@@ -369,14 +375,15 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen)
         return 0;
     }
     if (t->read_only)
-        return fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only", t->path);
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only",
+                              t->path);
     pthread_mutex_lock(&t->lock);
     char **names = NULL;
     int e = st_manifest_load(t, &names);
     if (e) {
         pthread_mutex_unlock(&t->lock);
-        return fail(err, errlen, SIM_EXIT_FAIL, "cannot read %s/%s: %s", t->path, ST_MANIFEST_NAME,
-                    strerror(-e));
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot read %s/%s: %s", t->path,
+                              ST_MANIFEST_NAME, strerror(-e));
     }
     int failed = 0, removed = 0;
     char first_fail[512] = "";
@@ -397,9 +404,10 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen)
     if (!failed) st_manifest_delete(t);
     pthread_mutex_unlock(&t->lock);
     if (failed)
-        return fail(err, errlen, SIM_EXIT_FAIL,
-                    "could not remove %d file(s) listed in %s/%s (first: %s); they stay listed",
-                    failed, t->path, ST_MANIFEST_NAME, first_fail);
+        return st_target_fail(
+            err, errlen, SIM_EXIT_FAIL,
+            "could not remove %d file(s) listed in %s/%s (first: %s); they stay listed", failed,
+            t->path, ST_MANIFEST_NAME, first_fail);
     sim_info("cleanup of %s: %d file(s) removed", t->path, removed);
     return 0;
 }

@@ -118,4 +118,9 @@ int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *m
  * object saying why it is unavailable. NULL when disk is not NVMe. */
 json_t *st_nvme_identify_json(const char *disk);
 
+/* Formats a message into err (when given) and returns status: the one way target code
+ * reports a refusal or failure. */
+int st_target_fail(char *err, size_t errlen, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
