@@ -71,9 +71,16 @@ static inline uint64_t make_key(uint32_t file, uint64_t blk)
     return ((uint64_t)file << 48) | (blk & ((1ULL << 48) - 1));
 }
 
+/* Fibonacci hashing: the shard takes bits 20 and up of the product, a shard's bucket
+ * bits 32 and up, so the two choices do not follow each other. */
+static inline uint64_t mix_key(uint64_t key)
+{
+    return key * 0x9E3779B97F4A7C15ULL;
+}
+
 static inline uint32_t hash_key(const bp_shard *p, uint64_t key)
 {
-    return (uint32_t)(key * 0x9E3779B97F4A7C15ULL >> 32) & p->mask;
+    return (uint32_t)(mix_key(key) >> 32) & p->mask;
 }
 
 static inline uint8_t *frame_mem(const bp_shard *p, uint32_t f)
@@ -85,11 +92,6 @@ static inline uint8_t *frame_mem(const bp_shard *p, uint32_t f)
  * their flush (about 512 at most) must never fill one shard. */
 #define SHARD_MIN_FRAMES 1024
 #define SHARDS_MAX 16
-
-static inline uint64_t mix_key(uint64_t key)
-{
-    return key * 0x9E3779B97F4A7C15ULL;
-}
 
 static bp_shard *shard_of(const bp_pool *p, uint64_t key)
 {
