@@ -345,8 +345,9 @@ static void interrupted_warning(cmp_group *g)
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++)
             if (g->entries[e].runs[r]->interrupted) {
-                char *msg = xstrdup_printf("%s ended early, interrupted or stopped (its measured phase is shorter)",
-                                           g->entries[e].runs[r]->path);
+                char *msg = xstrdup_printf(
+                    "%s ended early, interrupted or stopped (its measured phase is shorter)",
+                    g->entries[e].runs[r]->path);
                 if (g->warnings) {
                     char *w = xstrdup_printf("%s; %s", g->warnings, msg);
                     free(g->warnings);
