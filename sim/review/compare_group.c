@@ -1,6 +1,6 @@
 /*
- * sim/compare_group.c: from loaded results to ranked tables. Results are grouped by
- * workload and the configuration that matters (sim/compare_load.c decides which keys
+ * sim/review/compare_group.c: from loaded results to ranked tables. Results are grouped by
+ * workload and the configuration that matters (sim/review/compare_load.c decides which keys
  * matter); groups of one workload with different configurations are never ranked against
  * each other and each says why. Inside a group, the runs of one drive become one column.
  *
@@ -10,7 +10,7 @@
  * labs read paced OLTP results: fast drives reach the same offered load and latency
  * separates them.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <limits.h>
 #include <math.h>

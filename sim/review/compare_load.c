@@ -1,10 +1,10 @@
 /*
- * sim/compare_load.c: loading one result file for compare/report/suite: validation
+ * sim/review/compare_load.c: loading one result file for compare/report/suite: validation
  * (anything that is not an appsim result is refused with the file and the reason), the
  * drive label and key from the target identity, and the configuration key that decides
  * which results may be ranked against each other.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
