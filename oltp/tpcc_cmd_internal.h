@@ -74,8 +74,8 @@ typedef struct tpcc_instance {
     sim_hist *deferred; /* measured deferred executions (queue to commit) */
     uint64_t deferred_errors, deferred_skipped, deferred_done_total;
     _Atomic uint64_t errors_reported;
-    char first_error[256];
-    json_t *pristine; /* what --keep-pristine did */
+    char first_error[64 + 512]; /* "what: " and an error message (err[512]) */
+    json_t *pristine;           /* what --keep-pristine did */
     /* Measured transactions' block reads by type, from st_db_thread_reads deltas of
      * the thread that ran them (the delivery worker for Delivery). */
     _Atomic uint64_t rd_txns[TPCC_NTYPES];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: build and run the whole test suite; non-zero on any failure.
 # In CI (CI=true) it also checks the formatting (.clang-format), builds with -Werror, runs
-# the unit tests under ASan+UBSan, runs cppcheck, and runs each fuzz harness briefly.
+# the unit tests under ASan+UBSan, builds with -O3 (Release) and -Werror, runs cppcheck,
+# and runs each fuzz harness briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${CI:-}" = "true" ]; then
@@ -17,6 +18,8 @@ if [ "${CI:-}" = "true" ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DAPPSIM_SANITIZE=ON -DAPPSIM_WERROR=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j2 -L unit
+  echo "== -O3 build (Release), warnings as errors; built only, the tests ran above"
+  BUILD_DIR=build-o3 BUILD_TYPE=Release scripts/build.sh -DAPPSIM_WERROR=ON
   echo "== static analysis (cppcheck)"
   cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability \
     --inline-suppr --suppress=missingIncludeSystem --library=.ci/cppcheck.cfg -I . sim storage oltp kv trace

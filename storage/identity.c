@@ -16,11 +16,17 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+/* dir/name into p; false when it does not fit (then nothing is read through it). */
+static bool sysfs_path(char *p, size_t len, const char *dir, const char *name)
+{
+    int n = snprintf(p, len, "%s/%s", dir, name);
+    return n >= 0 && (size_t)n < len;
+}
+
 static json_t *attr(const char *dir, const char *name, json_t *unknown, const char *key)
 {
     char p[PATH_MAX], buf[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    if (st_sysfs_read(p, buf, sizeof buf) == 0 && buf[0]) {
+    if (sysfs_path(p, sizeof p, dir, name) && st_sysfs_read(p, buf, sizeof buf) == 0 && buf[0]) {
         /* Trim padding some drives put in model and serial strings. */
         char *s = buf;
         while (*s == ' ')
@@ -34,8 +40,8 @@ static json_t *attr(const char *dir, const char *name, json_t *unknown, const ch
 static json_t *attr_u64(const char *dir, const char *name)
 {
     char p[PATH_MAX], buf[64];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    if (st_sysfs_read(p, buf, sizeof buf) != 0 || !buf[0]) return json_null();
+    if (!sysfs_path(p, sizeof p, dir, name) || st_sysfs_read(p, buf, sizeof buf) != 0 || !buf[0])
+        return json_null();
     return json_integer((json_int_t)strtoull(buf, NULL, 10));
 }
 

@@ -41,7 +41,7 @@ static int teardown(void **state)
 
 static st_target *open_target(const char *sub, bool buffered)
 {
-    char p[300], err[1024];
+    char p[sizeof root + 64], err[1024];
     snprintf(p, sizeof p, "%s/%s", root, sub);
     st_target_opts o = {.path = p, .create_dir = true, .buffered = buffered};
     st_target *t = NULL;
