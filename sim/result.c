@@ -329,6 +329,8 @@ void sim_result_print(FILE *out, const json_t *doc)
             fprintf(out, "; per %s: %.2f reads, %.2f writes",
                     unit[0] == 't' ? "transaction" : "I/O", num(per, "reads"), num(per, "writes"));
         fputc('\n', out);
+        const char *warning = json_string_value(json_object_get(dev, "warning"));
+        if (warning) fprintf(out, "  WARNING: %s\n", warning);
     }
     const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
     if (json_is_object(pre))

@@ -2,8 +2,10 @@
  * storage/device_io.c: the "device_io" probe: the kernel's block-layer counters of the
  * whole disk under the target (/sys/block/<disk>/stat), sampled by sim/ at phase
  * boundaries and per interval, reported as deltas. This is what the drive was actually
- * asked to do, including I/O from other processes on the same disk (the result says
- * so), and what each transaction cost it.
+ * asked to do, including I/O from other processes on the same disk, and what each
+ * transaction cost it. Each snapshot also reads appsim's own I/O (/proc/self/io), so
+ * that the delta can say how much of the disk's traffic was not appsim's
+ * (foreign_io.c) and warn when the per-transaction figures are not this run's alone.
  *
  * Field order of the stat file (Documentation/block/stat.rst): read I/Os, read merges,
  * read sectors, read ticks (ms), write I/Os, write merges, write sectors, write ticks,
@@ -42,6 +44,8 @@ enum {
 typedef struct dio_snap {
     int nfields;
     uint64_t f[F_COUNT];
+    bool have_own; /* own: this process's I/O at the same moment */
+    st_own_io own;
 } dio_snap;
 
 static void *dio_snapshot(void *ctx)
@@ -64,6 +68,7 @@ static void *dio_snapshot(void *ctx)
         free(s);
         return NULL;
     }
+    s->have_own = st_own_io_read(&s->own) == 0;
     return s;
 }
 
@@ -88,6 +93,34 @@ static json_t *per_unit(uint64_t v, uint64_t units)
     return json_real((double)v / (double)units);
 }
 
+/* The disk's bytes against appsim's own; null figures when /proc/self/io is missing. */
+static void add_foreign(json_t *j, const dio_snap *a, const dio_snap *b, uint64_t rb, uint64_t wb)
+{
+    static const char *const keys[] = {"own_read_bytes", "own_write_bytes", "foreign_read_bytes",
+                                       "foreign_write_bytes", "foreign_io_share"};
+    if (!a->have_own || !b->have_own) {
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            json_object_set_new(j, keys[i], json_null());
+        return;
+    }
+    st_foreign_io f = st_foreign_io_judge(rb, wb, &a->own, &b->own);
+    json_object_set_new(j, keys[0], json_integer((json_int_t)f.own_read_bytes));
+    json_object_set_new(j, keys[1], json_integer((json_int_t)f.own_write_bytes));
+    json_object_set_new(j, keys[2], json_integer((json_int_t)f.read_bytes));
+    json_object_set_new(j, keys[3], json_integer((json_int_t)f.write_bytes));
+    json_object_set_new(j, keys[4], json_real(f.share));
+    if (f.warn)
+        json_object_set_new(j, "warning",
+                            json_sprintf("%.0f %% of the bytes %s moved (%.1f of %.1f MiB) were "
+                                         "not appsim's: another process (or the filesystem's "
+                                         "journal) used the disk, so these device figures are "
+                                         "not this run's alone",
+                                         f.share * 100,
+                                         json_string_value(json_object_get(j, "disk")),
+                                         (double)(f.read_bytes + f.write_bytes) / 1048576.0,
+                                         (double)(rb + wb) / 1048576.0));
+}
+
 static json_t *dio_delta(void *ctx, const void *from, const void *to, double seconds,
                          uint64_t units)
 {
@@ -104,7 +137,7 @@ static json_t *dio_delta(void *ctx, const void *from, const void *to, double sec
     json_object_set_new(j, "source", json_sprintf("/sys/block/%s/stat", t->disk));
     json_object_set_new(j, "note",
                         json_string("block-layer counters of the whole disk: they include "
-                                    "I/O by other processes on the same disk"));
+                                    "I/O by other processes on the same disk (foreign_*)"));
     json_object_set_new(j, "seconds", json_real(seconds));
     json_object_set_new(j, "reads", json_integer((json_int_t)rd));
     json_object_set_new(j, "writes", json_integer((json_int_t)wr));
@@ -132,6 +165,7 @@ static json_t *dio_delta(void *ctx, const void *from, const void *to, double sec
         json_object_set_new(j, "read_bytes_per_s", json_real((double)rb / seconds));
         json_object_set_new(j, "write_bytes_per_s", json_real((double)wb / seconds));
     }
+    add_foreign(j, a, b, rb, wb);
     if (units > 0) {
         /* Only per-unit figures inside per_unit (readers iterate it); the count beside. */
         json_object_set_new(j, "units", json_integer((json_int_t)units));

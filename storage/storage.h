@@ -124,8 +124,34 @@ int st_precondition_write(int fd, const st_precond_job *job, st_precond_outcome 
 
 /* Block-layer counters of the whole disk under the target, as a sim/ probe named
  * "device_io" (reads, writes, bytes, flushes, discards, io time, device latency per
- * op, and per transaction when units > 0). ctx is the target. */
+ * op, and per transaction when units > 0; the share of the bytes that were not
+ * appsim's own, with a warning when it is large). ctx is the target. */
 extern const sim_probe_ops st_device_io_probe;
+
+/* Bytes this process (all its threads) made the block layer read and write, from
+ * /proc/self/io; cumulative since the process started. */
+typedef struct st_own_io {
+    uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+} st_own_io;
+/* 0, or -1 when a field is missing (the kernel does no per-task I/O accounting). */
+int st_own_io_parse(const char *text, st_own_io *out);
+int st_own_io_read(st_own_io *out);
+
+/* A disk's traffic over a window against appsim's own over the same window: the bytes
+ * beyond appsim's, per direction, are another process's (or the filesystem's journal
+ * and metadata). warn: more than ST_FOREIGN_IO_WARN_SHARE of the disk's bytes, and at
+ * least ST_FOREIGN_IO_WARN_MIN_BYTES (a short run's few journal blocks are not worth
+ * a warning), so the per-transaction device figures are not this run's alone. */
+#define ST_FOREIGN_IO_WARN_SHARE 0.05
+#define ST_FOREIGN_IO_WARN_MIN_BYTES (4ull << 20)
+typedef struct st_foreign_io {
+    uint64_t own_read_bytes, own_write_bytes; /* appsim's, over the window */
+    uint64_t read_bytes, write_bytes;         /* the disk's beyond appsim's */
+    double share;                             /* foreign / all bytes of the disk; 0 when idle */
+    bool warn;
+} st_foreign_io;
+st_foreign_io st_foreign_io_judge(uint64_t disk_read_bytes, uint64_t disk_write_bytes,
+                                  const st_own_io *own_from, const st_own_io *own_to);
 
 /* ------------------------------------------------------------------ I/O engines */
 
