@@ -306,9 +306,16 @@ static int sysbench_main(int argc, char **argv)
     return rc;
 }
 
+static const char *const *sysbench_actions(void)
+{
+    static const char *const actions[] = {"prepare", "run", "check", "cleanup", NULL};
+    return actions;
+}
+
 static const sim_command sysbench_command = {
     .name = "sysbench",
     .summary = "sysbench OLTP tables and workloads on SQLite or LMDB",
     .main = sysbench_main,
+    .actions = sysbench_actions,
 };
 SIM_REGISTER_COMMAND(sysbench_command)

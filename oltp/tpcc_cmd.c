@@ -882,9 +882,16 @@ static int tpcc_main(int argc, char **argv)
     return rc;
 }
 
+static const char *const *tpcc_actions(void)
+{
+    static const char *const actions[] = {"prepare", "run", "check", "cleanup", NULL};
+    return actions;
+}
+
 static const sim_command tpcc_command = {
     .name = "tpcc",
     .summary = "TPC-C-like OLTP on SQLite: TPS, tpmC and latency per transaction type",
     .main = tpcc_main,
+    .actions = tpcc_actions,
 };
 SIM_REGISTER_COMMAND(tpcc_command)

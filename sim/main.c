@@ -2,7 +2,7 @@
  * sim/main.c: `appsim <command> [action] [options]`. Dispatches to the commands
  * that registered themselves (sim/sim.h, SIM_REGISTER_COMMAND).
  */
-#include "sim/sim.h"
+#include "sim/describe_internal.h"
 
 #include <string.h>
 
@@ -32,6 +32,9 @@ int main(int argc, char **argv)
         printf("appsim %s\n", APPSIM_VERSION);
         return SIM_EXIT_OK;
     }
+    /* Not in the usage: the build writes the man page and completion with these. */
+    if (!strcmp(argv[1], "--man") || !strcmp(argv[1], "--completion"))
+        return sim_describe_main(argc - 1, argv + 1);
     const sim_command *cmd = sim_find_command(argv[1]);
     if (!cmd) {
         sim_error("unknown command '%s'; `appsim --help` lists the commands", argv[1]);

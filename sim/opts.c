@@ -144,7 +144,7 @@ const sim_opt *sim_opts_find(const sim_opt *opts, const char *name)
     return NULL;
 }
 
-static const char *kind_hint(const sim_opt *o)
+const char *sim_opt_value_hint(const sim_opt *o)
 {
     switch (o->kind) {
     case SIM_OPT_FLAG:
@@ -258,9 +258,22 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
     return SIM_EXIT_USAGE;
 }
 
+static sim_opts_describer describer;
+static void *describer_ctx;
+
+void sim_opts_set_describer(sim_opts_describer fn, void *ctx)
+{
+    describer = fn;
+    describer_ctx = ctx;
+}
+
 int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char **positional,
                    int max_positional, int *npositional, const char *usage)
 {
+    if (describer) { /* the table is wanted, not the command: as after --help */
+        describer(describer_ctx, cmd, usage, opts);
+        return -1;
+    }
     int npos = 0;
     bool only_positional = false;
     for (int i = 1; i < argc; i++) {
@@ -311,7 +324,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         } else if (!value) {
             if (i + 1 >= argc) {
                 sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
-                          kind_hint(o), cmd);
+                          sim_opt_value_hint(o), cmd);
                 return SIM_EXIT_USAGE;
             }
             value = argv[++i];
@@ -324,7 +337,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
     return 0;
 }
 
-static void format_default(const sim_opt *o, char *buf, size_t len)
+void sim_opt_default_text(const sim_opt *o, char *buf, size_t len)
 {
     buf[0] = 0;
     switch (o->kind) {
@@ -367,8 +380,8 @@ void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt 
         if (o->kind == SIM_OPT_FLAG)
             snprintf(lhs, sizeof lhs, "%s%s", dash, o->name);
         else
-            snprintf(lhs, sizeof lhs, "%s%s %s", dash, o->name, kind_hint(o));
-        format_default(o, def, sizeof def);
+            snprintf(lhs, sizeof lhs, "%s%s %s", dash, o->name, sim_opt_value_hint(o));
+        sim_opt_default_text(o, def, sizeof def);
         fprintf(out, "  %-28s %s", lhs, o->help ? o->help : "");
         if (def[0]) fprintf(out, " (default: %s)", def);
         fputc('\n', out);

@@ -60,6 +60,10 @@ typedef struct sim_command {
     const char *summary; /* one line for `appsim --help` */
     /* argv[0] is the command name; returns an exit status (SIM_EXIT_*). */
     int (*main)(int argc, char **argv);
+    /* The words its first argument may be (actions such as "run", subcommands such
+     * as "info"), NULL-terminated; NULL when it takes none. For the man page and the
+     * shell completion. */
+    const char *const *(*actions)(void);
 } sim_command;
 
 void sim_register_command(const sim_command *cmd);
@@ -118,6 +122,16 @@ void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_
  * in seconds as numbers). */
 json_t *sim_opts_to_json(const sim_opt *opts);
 const sim_opt *sim_opts_find(const sim_opt *opts, const char *name);
+/* The default as the help shows it ("" when there is none); valid before parsing. */
+void sim_opt_default_text(const sim_opt *o, char *buf, size_t len);
+/* The value's placeholder in the help ("N", "SIZE", "a|b|c"); "" for a flag. */
+const char *sim_opt_value_hint(const sim_opt *o);
+/* While a describer is set, sim_opts_parse parses nothing: it hands the command's
+ * table (with its defaults) and usage text to the describer and returns -1, as after
+ * --help. `appsim --man` and `--completion` walk every command's table this way. */
+typedef void (*sim_opts_describer)(void *ctx, const char *command, const char *usage,
+                                   const sim_opt *opts);
+void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
 
 /* Single-value parsers used by the table parser, public for workloads with
  * structured arguments (e.g. --region OFFSET:LENGTH). Return 0 or -1. */

@@ -93,10 +93,21 @@ static int trace_main(int argc, char **argv)
     return SIM_EXIT_USAGE;
 }
 
+/* The subcommands' names, once all have registered (after the constructors). */
+static const char *const *trace_actions(void)
+{
+    static const char *names[MAX_SUBCOMMANDS + 1];
+    for (int i = 0; i < nsubs; i++)
+        names[i] = subs[i]->name;
+    names[nsubs] = NULL;
+    return names;
+}
+
 static const sim_command trace_command = {
     .name = "trace",
     .summary = "describe, convert, slice and merge block I/O traces",
     .main = trace_main,
+    .actions = trace_actions,
 };
 SIM_REGISTER_COMMAND(trace_command);
 

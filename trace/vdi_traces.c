@@ -7,9 +7,10 @@
  * when the user gives their own boot, or asks for the models, a login phase without
  * the user's own trace is modeled on the boot's image.
  *
- * Shipped captures are looked up in $APPSIM_DESKTOPS, next to the executable
- * (../trace/desktops for a build tree, ../share/appsim/desktops when installed), and
- * in the source tree this file was compiled from.
+ * Shipped captures are looked up in $APPSIM_DESKTOPS when it is set (and only there),
+ * else relative to the executable where `cmake --install` puts them
+ * (../share/appsim/desktops from bin/), else in the source tree the binary was built
+ * from (a build tree's binary). The build defines both places (CMakeLists.txt).
  */
 #include "trace/vdi_internal.h"
 
@@ -30,6 +31,22 @@ static bool readable(const char *p)
     return access(p, R_OK) == 0;
 }
 
+#ifndef APPSIM_DESKTOPS_FROM_BIN
+#define APPSIM_DESKTOPS_FROM_BIN "../share/appsim/desktops"
+#endif
+
+/* The directory of the running executable, or false. */
+static bool exe_dir(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0) return false;
+    out[n] = 0;
+    char *slash = strrchr(out, '/');
+    if (!slash) return false;
+    *slash = 0;
+    return true;
+}
+
 /* Finds a shipped capture; false when none of the places has it. */
 static bool find_shipped(vdi_phase p, char *out, size_t len)
 {
@@ -39,26 +56,16 @@ static bool find_shipped(vdi_phase p, char *out, size_t len)
         return readable(out);
     }
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(out, len, "%s/../trace/desktops/%s", exe, shipped_names[p]);
-            if (readable(out)) return true;
-            snprintf(out, len, "%s/../share/appsim/desktops/%s", exe, shipped_names[p]);
-            if (readable(out)) return true;
-        }
-    }
-    char src[PATH_MAX];
-    snprintf(src, sizeof src, "%s", __FILE__);
-    char *slash = strrchr(src, '/');
-    if (slash) {
-        *slash = 0;
-        snprintf(out, len, "%s/desktops/%s", src, shipped_names[p]);
+    if (exe_dir(exe, sizeof exe)) {
+        snprintf(out, len, "%s/%s/%s", exe, APPSIM_DESKTOPS_FROM_BIN, shipped_names[p]);
+        char canon[PATH_MAX]; /* the result records /usr/share/..., not /usr/bin/../share */
+        if (readable(out) && realpath(out, canon) && strlen(canon) < len) strcpy(out, canon);
         if (readable(out)) return true;
     }
+#ifdef APPSIM_SOURCE_DESKTOPS
+    snprintf(out, len, "%s/%s", APPSIM_SOURCE_DESKTOPS, shipped_names[p]);
+    if (readable(out)) return true;
+#endif
     return false;
 }
 
@@ -85,10 +92,11 @@ int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHAS
         if (!file) {
             if (p == VDI_BOOT) {
                 snprintf(err, errlen,
-                         "no boot trace: the shipped capture trace/desktops/%s was not "
-                         "found (set APPSIM_DESKTOPS to its directory) and --boot-trace "
-                         "was not given",
-                         shipped_names[p]);
+                         "no boot trace: the shipped capture %s was not found (in "
+                         "$APPSIM_DESKTOPS when set, else %s next to the appsim binary); "
+                         "set APPSIM_DESKTOPS to the directory that has it, or give "
+                         "--boot-trace",
+                         shipped_names[p], APPSIM_DESKTOPS_FROM_BIN);
                 goto fail;
             }
             continue;

@@ -129,5 +129,8 @@ static int compare_main(int argc, char **argv)
 }
 
 static const sim_command compare_command = {
-    "compare", "compare result files: tables per workload, drives ranked", compare_main};
+    .name = "compare",
+    .summary = "compare result files: tables per workload, drives ranked",
+    .main = compare_main,
+};
 SIM_REGISTER_COMMAND(compare_command)

@@ -638,5 +638,8 @@ static int report_main(int argc, char **argv)
 }
 
 static const sim_command report_command = {
-    "report", "write an HTML report with charts comparing result files", report_main};
+    .name = "report",
+    .summary = "write an HTML report with charts comparing result files",
+    .main = report_main,
+};
 SIM_REGISTER_COMMAND(report_command)

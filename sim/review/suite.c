@@ -667,6 +667,22 @@ static int suite_main(int argc, char **argv)
     return rc;
 }
 
+/* list, show, and the built-in suites' names (a suite file is the other choice). */
+static const char *const *suite_actions(void)
+{
+    static const char *words[16] = {"list", "show"};
+    size_t n = 2;
+    for (const char *const *s = suite_builtin_names(); *s && n + 1 < sizeof words / sizeof *words;
+         s++)
+        words[n++] = *s;
+    words[n] = NULL;
+    return words;
+}
+
 static const sim_command suite_command = {
-    "suite", "run a battery of workloads (e.g. the labs' review suite) and report", suite_main};
+    .name = "suite",
+    .summary = "run a battery of workloads (e.g. the labs' review suite) and report",
+    .main = suite_main,
+    .actions = suite_actions,
+};
 SIM_REGISTER_COMMAND(suite_command)

@@ -55,7 +55,8 @@ static int fake_main(int argc, char **argv)
     fx_write(&r, json);
     return failflag ? SIM_EXIT_FAIL : SIM_EXIT_OK;
 }
-static const sim_command fake_command = {"fakebench", "test only", fake_main};
+static const sim_command fake_command = {
+    .name = "fakebench", .summary = "test only", .main = fake_main};
 SIM_REGISTER_COMMAND(fake_command)
 
 static int setup(void **state)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# tests/integration/install.sh: `cmake --install` into a temporary prefix gives a
+# working appsim: `appsim vdi` finds the desktop traces installed beside it (not the
+# source tree's), `man -l` renders the page without warnings and `man appsim` finds
+# it, the bash completion (and the zsh one, when zsh is installed) completes commands,
+# actions, options and choices; and `cpack` builds a .deb with the same files and its
+# Debian dependencies, whose unpacked binary works the same way.
+set -euo pipefail
+: "${APPSIM:?}" "${APPSIM_SRC:?}" "${APPSIM_TMP:?}"
+rm -rf "$APPSIM_TMP"
+mkdir -p "$APPSIM_TMP"
+build=$(dirname "$APPSIM")
+prefix=$APPSIM_TMP/prefix
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+cmake --install "$build" --prefix "$prefix" >"$APPSIM_TMP/install.log"
+for f in bin/appsim share/man/man1/appsim.1 share/bash-completion/completions/appsim \
+  share/zsh/vendor-completions/_appsim share/appsim/desktops/boot.atr \
+  share/appsim/desktops/initial-login.atr share/appsim/desktops/monday-login.atr; do
+  [ -s "$prefix/$f" ] || fail "$f not installed"
+done
+
+# 1. vdi with the shipped captures: found under the prefix, wherever the build was.
+vdi_finds_desktops() { # BINARY ROOT
+  local out=$APPSIM_TMP/vdi-$(basename "$2")
+  env -u APPSIM_DESKTOPS "$1" vdi --clones full --phase boot --desktops 1 \
+    --target "$APPSIM_TMP/target" --curve-points 0.5 --point-warmup 0.2 \
+    --point-duration 0.4 --quiet -o "$out.json" >"$out.txt"
+  python3 - "$out.json" "$(realpath "$2")/share/appsim/desktops/boot.atr" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+origin = d["desktop_traces"]["boot"]["origin"]
+assert origin == sys.argv[2], (origin, sys.argv[2])
+EOF
+  "$APPSIM" cleanup --target "$APPSIM_TMP/target" --quiet
+}
+vdi_finds_desktops "$prefix/bin/appsim" "$prefix"
+
+# 2. The man page renders without a warning, and man finds it under the prefix.
+if command -v man >/dev/null; then
+  MANWIDTH=80 man --warnings -l "$prefix/share/man/man1/appsim.1" >"$APPSIM_TMP/man.txt" \
+    2>"$APPSIM_TMP/man.err"
+  [ ! -s "$APPSIM_TMP/man.err" ] || fail "man warnings: $(cat "$APPSIM_TMP/man.err")"
+  for want in 'appsim tpcc' '--target' 'APPSIM_DESKTOPS' 'EXIT STATUS'; do
+    grep -qF -- "$want" "$APPSIM_TMP/man.txt" || fail "the man page lacks '$want'"
+  done
+  MANPATH=$prefix/share/man man -w appsim | grep -qF "$prefix/share/man/man1/appsim.1" ||
+    fail "man appsim does not find the installed page"
+else
+  echo "note: man is not installed (man-db); the page was not rendered"
+fi
+
+# 3. bash: complete a few command lines with the installed script.
+bash --norc --noprofile -c '
+set -u
+source "$1"
+complete -p appsim >/dev/null
+t() { # WANT WORDS...
+  local want=$1; shift
+  COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _appsim
+  [[ " ${COMPREPLY[*]} " == *" $want "* ]] || { echo "FAIL: bash [$*] gave [${COMPREPLY[*]}], not $want"; exit 1; }
+}
+t tpcc appsim tp
+t --pacing appsim tpcc --pac
+t spec appsim tpcc --pacing ""
+t off appsim tpcc --pacing = o
+t prepare appsim sysbench ""
+t info appsim trace ""
+t --format appsim trace info --f
+t lmdb appsim sysbench run --engine ""
+t steady appsim tpcc --warmup ""
+' bash "$prefix/share/bash-completion/completions/appsim"
+
+# 4. zsh: the script loads through compinit and completes in an interactive shell.
+if command -v zsh >/dev/null; then
+  zsh -n "$prefix/share/zsh/vendor-completions/_appsim"
+  zsh -f "$APPSIM_SRC/tests/integration/zsh_complete.zsh" \
+    "$prefix/share/zsh/vendor-completions" >"$APPSIM_TMP/zsh.txt" 2>&1 ||
+    fail "zsh completion: $(cat "$APPSIM_TMP/zsh.txt")"
+else
+  echo "note: zsh is not installed; its completion was not tried"
+fi
+
+# 5. The Debian package: its files, its dependencies, and its binary unpacked.
+cpack -G DEB -B "$APPSIM_TMP/pkg" --config "$build/CPackConfig.cmake" >"$APPSIM_TMP/cpack.log" ||
+  fail "cpack: $(tail -20 "$APPSIM_TMP/cpack.log")"
+deb=$(ls "$APPSIM_TMP"/pkg/appsim_*.deb)
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libc6 libsqlite3-0 liblmdb0 liburing2 libjansson4 libzstd1 libbz2-1.0 zlib1g; do
+  [[ ", $depends" == *", $lib "* || ", $depends," == *", $lib,"* ]] ||
+    fail "the package does not depend on $lib: $depends"
+done
+dpkg-deb -c "$deb" >"$APPSIM_TMP/contents.txt"
+for f in usr/bin/appsim usr/share/man/man1/appsim.1 usr/share/bash-completion/completions/appsim \
+  usr/share/zsh/vendor-completions/_appsim usr/share/appsim/desktops/boot.atr; do
+  grep -q " \./$f\$" "$APPSIM_TMP/contents.txt" || fail "the package lacks /$f"
+done
+dpkg-deb -x "$deb" "$APPSIM_TMP/unpacked"
+vdi_finds_desktops "$APPSIM_TMP/unpacked/usr/bin/appsim" "$APPSIM_TMP/unpacked/usr"
+rm -rf "$APPSIM_TMP"
+echo ok
