@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=sim/review/suite_builtin.c
 {
+  # clang-format off: each line of a suite file stays one string line (scripts/format.sh).
   cat <<'HEAD'
+/* clang-format off */
 /*
  * sim/review/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
  * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit

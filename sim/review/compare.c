@@ -48,9 +48,10 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
     char **labels, *store;
     int nlabels = cmp_split_labels(label, &labels, &store);
     if (label && nlabels != nfiles) {
-        sim_error("%s: --label has %d labels for %d inputs; give one label per file or directory, in the "
-                  "order of the files (repeat a label for runs of the same drive)",
-                  command, nlabels, nfiles);
+        sim_error(
+            "%s: --label has %d labels for %d inputs; give one label per file or directory, in the "
+            "order of the files (repeat a label for runs of the same drive)",
+            command, nlabels, nfiles);
         free(labels);
         free(store);
         return SIM_EXIT_USAGE;
@@ -59,8 +60,7 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
     cmp_inputs in;
     int rc = cmp_inputs_expand(&in, files, nfiles, labels, nlabels, err, sizeof err);
     if (!rc)
-        rc = cmp_build(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, err,
-                       sizeof err);
+        rc = cmp_build(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, err, sizeof err);
     cmp_inputs_free(&in);
     free(labels);
     free(store);

@@ -81,8 +81,8 @@ static char *distinguisher(const cmp_set *set, const cmp_result *r)
     for (int j = 0; serial_tells && j < set->nresults; j++) {
         const cmp_result *o = &set->results[j];
         const char *os = cmp_find_string(json_object_get(o->doc, "target"), "serial", 0);
-        if (o != r && !strcmp(o->label, r->label) && strcmp(o->drive_key, r->drive_key) &&
-            os && !strcmp(os, serial))
+        if (o != r && !strcmp(o->label, r->label) && strcmp(o->drive_key, r->drive_key) && os &&
+            !strcmp(os, serial))
             serial_tells = false;
     }
     if (serial_tells) return strdup(serial);
@@ -397,8 +397,9 @@ static void interrupted_warning(cmp_group *g)
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++)
             if (g->entries[e].runs[r]->interrupted) {
-                char *msg = xstrdup_printf("%s ended early, interrupted or stopped (its measured phase is shorter)",
-                                           g->entries[e].runs[r]->path);
+                char *msg = xstrdup_printf(
+                    "%s ended early, interrupted or stopped (its measured phase is shorter)",
+                    g->entries[e].runs[r]->path);
                 if (g->warnings) {
                     char *w = xstrdup_printf("%s; %s", g->warnings, msg);
                     free(g->warnings);

@@ -63,8 +63,8 @@ static int add_dir(cmp_inputs *in, const char *dir, const char *label, char *err
     return 0;
 }
 
-int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels,
-                      char *err, size_t errlen)
+int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels, char *err,
+                      size_t errlen)
 {
     memset(in, 0, sizeof *in);
     for (int i = 0; i < nargs; i++) {

@@ -33,7 +33,8 @@ static const char css[] =
     "font-size:.85em}table.kv td,table.kv th{text-align:left;font-family:monospace}"
     ".note{color:#8a4b00}.warn{color:#a00}.config{font-family:monospace;font-size:.85em;"
     "word-break:break-all}svg.chart{display:block;margin:.8em 0;width:100%;height:auto}"
-    "table.summary td{white-space:nowrap}table.drives td{word-break:break-word}table.drives td.differs{"
+    "table.summary td{white-space:nowrap}table.drives td{word-break:break-word}table.drives "
+    "td.differs{"
     "background:#fff6e0}.swatch{display:inline-block;width:.8em;height:.8em;"
     "margin-right:.3em;vertical-align:baseline}"
     "svg .title{font-weight:bold;font-size:14px}svg .tick,svg .legend{font-size:11px}"
@@ -176,8 +177,8 @@ static void bars(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
     chart_id(id, sizeof id, gi, "latency");
     snprintf(title, sizeof title, "Latency per drive, microseconds (lower is better%s)",
              ys == SVG_LOG ? "; logarithmic" : "");
-    svg_bar_chart(b, &(svg_bars){id, title, "latency (us)", cats, colors, ne, series, ns, vals, lo,
-                                 hi, ys});
+    svg_bar_chart(
+        b, &(svg_bars){id, title, "latency (us)", cats, colors, ne, series, ns, vals, lo, hi, ys});
 }
 
 static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
@@ -194,8 +195,14 @@ static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g
             xs[ns][i] = curve_pcts[i];
             ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
         }
-        ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns], NULL,
-                               report_drive_color(set, g->entries[e].label), false, false};
+        ser[ns] = (svg_series){g->entries[e].label,
+                               NCURVE_PCTS,
+                               xs[ns],
+                               ys[ns],
+                               NULL,
+                               report_drive_color(set, g->entries[e].label),
+                               false,
+                               false};
         ns++;
     }
     cmp_buf missing = {0};
@@ -429,7 +436,7 @@ static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int 
             curve_line *l = &lines[nl++];
             *l = curve_line_of(curve, false);
             labels[ns] = run;
-            ser[ns++] = (svg_series){run, l->n, l->x, l->y, (const char *const *)l->labels,
+            ser[ns++] = (svg_series){run,   l->n,  l->x, l->y, (const char *const *)l->labels,
                                      color, r > 0, false};
             if (any_finite(l->y99, l->n)) {
                 if (asprintf(&labels[ns], "%s p99", run) < 0) abort();
@@ -440,8 +447,8 @@ static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int 
             *mx = curve_line_of(curve, true);
             if (!mx->n) continue;
             if (asprintf(&labels[ns], "%s maximum-rate run", run) < 0) abort();
-            ser[ns] = (svg_series){labels[ns], mx->n, mx->x, mx->y,
-                                   (const char *const *)mx->labels, color, false, true};
+            ser[ns] = (svg_series){labels[ns], mx->n, mx->x, mx->y, (const char *const *)mx->labels,
+                                   color,      false, true};
             ns++;
         }
     if (ns) {

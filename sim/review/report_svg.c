@@ -332,8 +332,8 @@ void svg_bar_chart(cmp_buf *b, const svg_bars *c)
     legend_item items[ncats + nseries + 1];
     int ni = 0;
     for (int cat = 0; cat < ncats; cat++)
-        items[ni++] = (legend_item){c->cats[cat], c->cat_colors ? c->cat_colors[cat] : svg_color(cat),
-                                    false, 1.0};
+        items[ni++] = (legend_item){
+            c->cats[cat], c->cat_colors ? c->cat_colors[cat] : svg_color(cat), false, 1.0};
     for (int s = 0; nseries > 1 && s < nseries; s++)
         items[ni++] = (legend_item){c->series[s], "#555", false, shade(s, nseries)};
     bool ranges = false;

@@ -87,8 +87,9 @@ typedef struct cmp_set {
  * wrong"); the caller exits with SIM_EXIT_USAGE. A suite's state file (suite.json,
  * "schema": "appsim-suite/1") is no result: 1, with err saying it was skipped. */
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
-/* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels may be NULL or have fewer entries: the rest
- * come from the drive identity), groups, combines and ranks. 0, or -1 with err. */
+/* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels
+ * may be NULL or have fewer entries: the rest come from the drive identity), groups, combines and
+ * ranks. 0, or -1 with err. */
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen);
 void cmp_set_free(cmp_set *set);

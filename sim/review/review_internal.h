@@ -97,7 +97,7 @@ typedef struct svg_bars {
     int ncats;
     const char *const *series; /* bars within a group (mean, p95...), shaded */
     int nseries;
-    const double *values; /* [cat * nseries + series] */
+    const double *values;  /* [cat * nseries + series] */
     const double *lo, *hi; /* run-to-run range per value, or NULL */
     svg_scale ys;          /* SVG_LINEAR or SVG_LOG */
 } svg_bars;
@@ -131,8 +131,8 @@ typedef struct cmp_inputs {
     const char **labels; /* borrowed from the caller's labels, or NULL */
     int n, cap;
 } cmp_inputs;
-int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels,
-                      char *err, size_t errlen);
+int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels, char *err,
+                      size_t errlen);
 void cmp_inputs_free(cmp_inputs *in);
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */

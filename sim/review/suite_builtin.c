@@ -1,3 +1,4 @@
+/* clang-format off */
 /*
  * sim/review/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
  * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit

@@ -22,8 +22,7 @@ static int cmp_u64(const void *a, const void *b)
 static uint64_t exact_percentile(const uint64_t *sorted, size_t n, double p)
 {
     size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-    if (rank < 1)
-        rank = 1;
+    if (rank < 1) rank = 1;
     return sorted[rank - 1];
 }
 
@@ -42,8 +41,8 @@ static void check_accuracy(uint64_t *v, size_t n, const char *what)
         uint64_t got = sim_hist_percentile(h, ps[i]);
         double rel = want ? fabs((double)got - (double)want) / (double)want : (double)got;
         if (want >= 1000 && rel > 0.001)
-            fail_msg("%s p%g: got %llu want %llu (rel %.5f)", what, ps[i],
-                     (unsigned long long)got, (unsigned long long)want, rel);
+            fail_msg("%s p%g: got %llu want %llu (rel %.5f)", what, ps[i], (unsigned long long)got,
+                     (unsigned long long)want, rel);
     }
     assert_int_equal(sim_hist_count(h), n);
     assert_int_equal(sim_hist_min(h), v[0]);
@@ -72,7 +71,7 @@ static void test_bimodal(void **state)
     sim_rng_seed(&r, 2, 1);
     for (size_t i = 0; i < N; i++)
         v[i] = (i % 10 == 0) ? sim_rng_range(&r, 20000000, 40000000) /* 20-40 ms */
-                             : sim_rng_range(&r, 80000, 120000);       /* 80-120 us */
+                             : sim_rng_range(&r, 80000, 120000);     /* 80-120 us */
     check_accuracy(v, N, "bimodal");
     free(v);
 }
@@ -159,9 +158,11 @@ static void test_json_round_trip_and_merge(void **state)
     /* Malformed inputs are refused, not trusted. */
     json_t *bad = json_loads("{\"layout\":\"other\",\"buckets\":[]}", 0, NULL);
     assert_null(sim_hist_from_json(bad, err, sizeof err));
-    json_t *bad2 = json_loads("{\"layout\":\"loglinear-ns-1024x42\",\"count\":5,\"buckets\":[[1,2]]}", 0, NULL);
+    json_t *bad2 = json_loads(
+        "{\"layout\":\"loglinear-ns-1024x42\",\"count\":5,\"buckets\":[[1,2]]}", 0, NULL);
     assert_null(sim_hist_from_json(bad2, err, sizeof err));
-    json_t *bad3 = json_loads("{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"buckets\":[[99999999,1]]}", 0, NULL);
+    json_t *bad3 = json_loads(
+        "{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"buckets\":[[99999999,1]]}", 0, NULL);
     assert_null(sim_hist_from_json(bad3, err, sizeof err));
     json_decref(bad);
     json_decref(bad2);
@@ -216,7 +217,8 @@ static void test_sparse_form(void **state)
     json_object_del(old, "sparse");
     json_object_set_new(old, "buckets", pairs);
     char err[128];
-    sim_hist *a = sim_hist_from_json(j, err, sizeof err), *b = sim_hist_from_json(old, err, sizeof err);
+    sim_hist *a = sim_hist_from_json(j, err, sizeof err),
+             *b = sim_hist_from_json(old, err, sizeof err);
     assert_non_null(a);
     assert_non_null(b);
     for (double p = 1; p <= 100; p += 0.5) {
@@ -235,20 +237,20 @@ static void test_sparse_form(void **state)
     assert_int_equal(sim_hist_count(e), 0);
     sim_hist_free(e);
     static const char *const bad[] = {
-        "5,0",         /* gap 0 after the first: the same bucket twice */
-        "5:0",         /* a zero count is never written */
-        "5,",          /* trailing comma */
-        ",5",          /* leading comma */
-        "5;3",         /* wrong separator */
-        "99999999",    /* past the last bucket */
-        "33000,33000", /* past the last bucket by the sum of gaps */
+        "5,0",                    /* gap 0 after the first: the same bucket twice */
+        "5:0",                    /* a zero count is never written */
+        "5,",                     /* trailing comma */
+        ",5",                     /* leading comma */
+        "5;3",                    /* wrong separator */
+        "99999999",               /* past the last bucket */
+        "33000,33000",            /* past the last bucket by the sum of gaps */
         "1:99999999999999999999", /* count overflows */
-        "-1",          /* sign */
+        "-1",                     /* sign */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[200];
-        snprintf(text, sizeof text, "{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"sparse\":\"%s\"}",
-                 bad[i]);
+        snprintf(text, sizeof text,
+                 "{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"sparse\":\"%s\"}", bad[i]);
         sim_hist *x = from_text(text);
         if (x) print_error("accepted malformed sparse form \"%s\"\n", bad[i]);
         assert_null(x);
@@ -259,7 +261,8 @@ static void test_sparse_form(void **state)
 
 static void test_delta(void **state)
 {
-    sim_hist *cum = sim_hist_new(), *snap = sim_hist_new(), *later = sim_hist_new(), *d = sim_hist_new();
+    sim_hist *cum = sim_hist_new(), *snap = sim_hist_new(), *later = sim_hist_new(),
+             *d = sim_hist_new();
     for (int i = 0; i < 1000; i++)
         sim_hist_record(cum, 1000000);
     sim_hist_merge(snap, cum);
@@ -289,10 +292,15 @@ static void test_stddev(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform),        cmocka_unit_test(test_bimodal),
-        cmocka_unit_test(test_heavy_tail),     cmocka_unit_test(test_one_hour_in_range),
-        cmocka_unit_test(test_merge_equals_union), cmocka_unit_test(test_json_round_trip_and_merge),
-        cmocka_unit_test(test_delta), cmocka_unit_test(test_sparse_form),          cmocka_unit_test(test_stddev),
+        cmocka_unit_test(test_uniform),
+        cmocka_unit_test(test_bimodal),
+        cmocka_unit_test(test_heavy_tail),
+        cmocka_unit_test(test_one_hour_in_range),
+        cmocka_unit_test(test_merge_equals_union),
+        cmocka_unit_test(test_json_round_trip_and_merge),
+        cmocka_unit_test(test_delta),
+        cmocka_unit_test(test_sparse_form),
+        cmocka_unit_test(test_stddev),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
