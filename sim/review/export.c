@@ -52,7 +52,7 @@ static void point_name(const json_t *pt, size_t i, char *buf, size_t len)
 
 /* ------------------------------------------------------------------ CSV */
 
-static const char *const lat_cols[] = {"mean_us", "p50_us", "p90_us", "p95_us",
+static const char *const lat_cols[] = {"mean_us", "p50_us",  "p90_us", "p95_us",
                                        "p99_us",  "p999_us", "max_us"};
 #define NLAT ((int)(sizeof lat_cols / sizeof lat_cols[0]))
 
@@ -122,8 +122,8 @@ static int export_csv(cmp_buf *b, const json_t *doc)
 
 /* One line per histogram of hists ("all" untagged when untagged_all, so that a reader's
  * default, untagged view is the whole run; the others tagged prefix+key). */
-static int hlog_histograms(cmp_buf *b, const json_t *hists, const char *prefix,
-                           bool untagged_all, double start, double length, int *lines)
+static int hlog_histograms(cmp_buf *b, const json_t *hists, const char *prefix, bool untagged_all,
+                           double start, double length, int *lines)
 {
     const char *key;
     json_t *hj;
@@ -255,14 +255,18 @@ static int export_main(int argc, char **argv)
     if (csv) {
         cmp_buf b = {0};
         int rows = export_csv(&b, r.doc);
-        if (write_out(csv, &b)) status = SIM_EXIT_FAIL;
-        else if (!rows) sim_warn("export: %s has no intervals (run with --report-interval)", files[0]);
+        if (write_out(csv, &b))
+            status = SIM_EXIT_FAIL;
+        else if (!rows)
+            sim_warn("export: %s has no intervals (run with --report-interval)", files[0]);
         cmp_buf_free(&b);
     }
     if (hlog && status == SIM_EXIT_OK) {
         cmp_buf b = {0};
-        if (export_hlog(&b, r.doc, &lines) || write_out(hlog, &b)) status = SIM_EXIT_FAIL;
-        else if (!lines) sim_warn("export: %s has no latency histograms", files[0]);
+        if (export_hlog(&b, r.doc, &lines) || write_out(hlog, &b))
+            status = SIM_EXIT_FAIL;
+        else if (!lines)
+            sim_warn("export: %s has no latency histograms", files[0]);
         cmp_buf_free(&b);
     }
     cmp_result_free(&r);

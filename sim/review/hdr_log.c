@@ -51,7 +51,7 @@ static void put_be(bytes *b, uint64_t v, int nbytes)
  * 2^55) would carry 8 bits, as HdrHistogram's ZigZagEncoding does. */
 static void put_zigzag(bytes *b, int64_t v)
 {
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    uint64_t z = v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1;
     for (int i = 0; i < 8 && z >= 0x80; i++) {
         unsigned char c = (unsigned char)((z & 0x7f) | 0x80);
         put(b, &c, 1);
@@ -153,8 +153,7 @@ void hdr_log_header(cmp_buf *out, double start_epoch_s, const char *comment)
                       "\"Interval_Compressed_Histogram\"\n");
 }
 
-int hdr_log_line(cmp_buf *out, const char *tag, double start_s, double length_s,
-                 const sim_hist *h)
+int hdr_log_line(cmp_buf *out, const char *tag, double start_s, double length_s, const sim_hist *h)
 {
     if (tag && *tag) cmp_buf_printf(out, "Tag=%s,", tag);
     /* Interval_Max in milliseconds, HdrHistogram's default ratio for nanosecond data. */
