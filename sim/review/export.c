@@ -274,6 +274,8 @@ static int export_main(int argc, char **argv)
 }
 
 static const sim_command export_command = {
-    "export", "write a result's interval series as CSV and its histograms as an HdrHistogram log",
-    export_main};
+    .name = "export",
+    .summary = "write a result's interval series as CSV and its histograms as an HdrHistogram log",
+    .main = export_main,
+};
 SIM_REGISTER_COMMAND(export_command)
