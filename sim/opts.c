@@ -267,7 +267,7 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
     case SIM_OPT_STRING:
         if (!*v)
             return bad_value(cmd, o, v, "expected a non-empty value");
-        *(const char **)o->dst = v;
+        *(const char **)o->dst = sim_ranks_expand(v); /* {rank}, {host}: docs/mpi.md */
         return 0;
     case SIM_OPT_CHOICE:
         if (!in_choices(o->choices, v)) {
@@ -297,7 +297,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
                 sim_error("%s: unexpected argument '%s'; see `appsim %s --help`", cmd, a, cmd);
                 return SIM_EXIT_USAGE;
             }
-            positional[npos++] = argv[i];
+            positional[npos++] = (char *)sim_ranks_expand(argv[i]);
             continue;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
