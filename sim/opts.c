@@ -214,6 +214,7 @@ static int range_error(const char *cmd, const sim_opt *o, const char *v)
 
 static int set_value(const char *cmd, sim_opt *o, const char *v)
 {
+    v = sim_ranks_expand(v); /* {rank} and {host}, for jobs of many ranks: docs/mpi.md */
     switch (o->kind) {
     case SIM_OPT_FLAG:
         *(bool *)o->dst = true;
@@ -267,7 +268,7 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
     case SIM_OPT_STRING:
         if (!*v)
             return bad_value(cmd, o, v, "expected a non-empty value");
-        *(const char **)o->dst = sim_ranks_expand(v); /* {rank}, {host}: docs/mpi.md */
+        *(const char **)o->dst = v;
         return 0;
     case SIM_OPT_CHOICE:
         if (!in_choices(o->choices, v)) {

@@ -18,8 +18,7 @@ long sim_ranks_launched_size(void)
                                        "SLURM_STEP_NUM_TASKS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strtol(v, NULL, 10) > 0 ? strtol(v, NULL, 10) : 1;
+        if (v && *v) return strtol(v, NULL, 10) > 0 ? strtol(v, NULL, 10) : 1;
     }
     return getenv("PMIX_RANK") || getenv("PMI_RANK") ? 1 : 0;
 }
@@ -41,8 +40,7 @@ static size_t nexpanded;
 static void append(char **out, size_t *len, const char *s, size_t n)
 {
     *out = realloc(*out, *len + n + 1);
-    if (!*out)
-        abort();
+    if (!*out) abort();
     memcpy(*out + *len, s, n);
     *len += n;
     (*out)[*len] = 0;
@@ -50,8 +48,7 @@ static void append(char **out, size_t *len, const char *s, size_t n)
 
 const char *sim_ranks_expand(const char *s)
 {
-    if (!s || (!strstr(s, "{rank}") && !strstr(s, "{host}")))
-        return s;
+    if (!s || (!strstr(s, "{rank}") && !strstr(s, "{host}"))) return s;
     char rank[24];
     snprintf(rank, sizeof rank, "%d", sim_ranks_rank());
     char *out = NULL;
@@ -69,8 +66,7 @@ const char *sim_ranks_expand(const char *s)
         }
     }
     char **grown = realloc(expanded, (nexpanded + 1) * sizeof *expanded);
-    if (!grown)
-        abort();
+    if (!grown) abort();
     expanded = grown;
     expanded[nexpanded++] = out;
     return out;

@@ -53,8 +53,7 @@ void sim_ranks_note_error(const char *line)
 
 int sim_ranks_init(int *argc, char ***argv)
 {
-    if (!sim_ranks_launched_size())
-        return 0;
+    if (!sim_ranks_launched_size()) return 0;
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         sim_error("mpirun or srun started appsim, but MPI did not start; check the launcher's "
@@ -78,8 +77,7 @@ static void check_failed_peers(void)
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, MPI_COMM_WORLD, &flag, &st);
-    if (!flag)
-        return;
+    if (!flag) return;
     char msg[1400] = "";
     MPI_Recv(msg, sizeof msg - 1, MPI_CHAR, st.MPI_SOURCE, TAG_FAIL, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
@@ -96,8 +94,7 @@ static void read_stops(void)
         int flag = 0;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_STOP, MPI_COMM_WORLD, &flag, &st);
-        if (!flag)
-            return;
+        if (!flag) return;
         char msg[700] = "";
         MPI_Recv(msg, sizeof msg - 1, MPI_CHAR, st.MPI_SOURCE, TAG_STOP, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
@@ -120,13 +117,11 @@ static bool wait_req(MPI_Request *rq, uint64_t run_id)
     for (;;) {
         int done = 0;
         MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return true;
+        if (done) return true;
         check_failed_peers();
         if (run_id) {
             read_stops();
-            if (stop_run_id == run_id)
-                return false;
+            if (stop_run_id == run_id) return false;
         }
         if (sim_now_ns() - t0 < 5000000ull)
             sched_yield();
@@ -146,8 +141,7 @@ static uint64_t step_token(const char *step, uint64_t ordinal)
 
 static void check_in_step(const uint64_t got[2], const char *step)
 {
-    if (got[0] == ~got[1])
-        return;
+    if (got[0] == ~got[1]) return;
     sim_error("rank %d: the ranks are out of step at '%s' (step %llu): every rank must run "
               "the same command with the same options; stopping every rank",
               my_rank, step, (unsigned long long)nsteps);
@@ -156,8 +150,7 @@ static void check_in_step(const uint64_t got[2], const char *step)
 
 void sim_ranks_sync(const char *step)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     uint64_t t = step_token(step, ++nsteps);
     uint64_t in[2] = {t, ~t}, out[2];
     MPI_Request rq;
@@ -168,8 +161,7 @@ void sim_ranks_sync(const char *step)
 
 void sim_ranks_run_begin(uint64_t run_id)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     /* The communicator of an earlier run is kept, never freed: a step abandoned on it
      * may still be pending. */
     MPI_Comm c;
@@ -180,22 +172,28 @@ void sim_ranks_run_begin(uint64_t run_id)
 
 bool sim_ranks_run_step(uint64_t run_id, const char *step, double *x)
 {
-    if (!mpi_on || nranks < 2 || run_comm_id != run_id)
-        return true;
+    if (!mpi_on || nranks < 2 || run_comm_id != run_id) return true;
     double in = x ? *x : 0.0, out = 0.0;
     MPI_Request rq;
     MPI_Iallreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, run_comm, &rq);
-    if (!wait_req(&rq, run_id))
-        return false;
-    if (x)
-        *x = out;
+    if (!wait_req(&rq, run_id)) return false;
+    if (x) *x = out;
     return true;
+}
+
+double sim_ranks_total(double x)
+{
+    if (!mpi_on || nranks < 2) return x;
+    double sum = 0;
+    MPI_Request rq;
+    MPI_Iallreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq);
+    wait_req(&rq, 0);
+    return sum;
 }
 
 void sim_ranks_min_max_all(uint64_t *min, uint64_t *max)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     uint64_t in[2] = {~*min, *max}, out[2];
     MPI_Request rq;
     MPI_Iallreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &rq);
@@ -206,8 +204,7 @@ void sim_ranks_min_max_all(uint64_t *min, uint64_t *max)
 
 void sim_ranks_sum_u64(uint64_t *v, size_t n)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     MPI_Request rq;
     if (my_rank == 0)
         MPI_Ireduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD, &rq);
@@ -218,18 +215,15 @@ void sim_ranks_sum_u64(uint64_t *v, size_t n)
 
 void sim_ranks_sum_hist(sim_hist *h)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     size_t n = sim_hist_dense_len();
     uint64_t *dense = malloc(n * sizeof *dense);
-    if (!dense)
-        abort();
+    if (!dense) abort();
     uint64_t lo, hi;
     sim_hist_to_dense(h, dense, &lo, &hi);
     sim_ranks_sum_u64(dense, n);
     sim_ranks_min_max_all(&lo, &hi);
-    if (my_rank == 0)
-        sim_hist_from_dense(h, dense, lo, hi);
+    if (my_rank == 0) sim_hist_from_dense(h, dense, lo, hi);
     free(dense);
 }
 
@@ -241,8 +235,7 @@ json_t *sim_ranks_gather(const json_t *mine)
         return all;
     }
     char *text = json_dumps(mine, JSON_COMPACT);
-    if (!text)
-        abort();
+    if (!text) abort();
     int len = (int)strlen(text);
     int *lens = my_rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
     int *offs = my_rank == 0 ? calloc((size_t)nranks, sizeof *offs) : NULL;
@@ -257,8 +250,7 @@ json_t *sim_ranks_gather(const json_t *mine)
             total += (size_t)lens[i];
         }
         buf = malloc(total + 1);
-        if (!buf)
-            abort();
+        if (!buf) abort();
     }
     MPI_Igatherv(text, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD, &rq);
     wait_req(&rq, 0);
@@ -281,11 +273,9 @@ json_t *sim_ranks_gather(const json_t *mine)
 static void send_all(int tag, const char *text)
 {
     char *copy = strdup(text);
-    if (!copy)
-        abort();
+    if (!copy) abort();
     for (int r = 0; r < nranks; r++) {
-        if (r == my_rank)
-            continue;
+        if (r == my_rank) continue;
         MPI_Request rq;
         MPI_Isend(copy, (int)strlen(copy) + 1, MPI_CHAR, r, tag, MPI_COMM_WORLD, &rq);
         MPI_Request_free(&rq);
@@ -294,34 +284,29 @@ static void send_all(int tag, const char *text)
 
 void sim_ranks_send_stop(uint64_t run_id, const char *why)
 {
-    if (!mpi_on || nranks < 2)
-        return;
+    if (!mpi_on || nranks < 2) return;
     char msg[700];
-    snprintf(msg, sizeof msg, "%llu on %s: %s", (unsigned long long)run_id, sim_ranks_host(),
-             why);
+    snprintf(msg, sizeof msg, "%llu on %s: %s", (unsigned long long)run_id, sim_ranks_host(), why);
     send_all(TAG_STOP, msg);
 }
 
 bool sim_ranks_poll_stop(uint64_t run_id, char *why, size_t whylen)
 {
-    if (!mpi_on || nranks < 2)
-        return false;
+    if (!mpi_on || nranks < 2) return false;
     check_failed_peers();
     read_stops();
-    if (stop_run_id != run_id)
-        return false;
+    if (stop_run_id != run_id) return false;
     snprintf(why, whylen, "%s", stop_why);
     return true;
 }
 
 int sim_ranks_finish(int status)
 {
-    if (!mpi_on)
-        return status;
+    if (!mpi_on) return status;
     if (nranks > 1 && status != SIM_EXIT_OK && status < 128) {
         char msg[1400];
-        snprintf(msg, sizeof msg, "%d on %s failed (exit status %d): %s", status,
-                 sim_ranks_host(), status, last_error[0] ? last_error : "see its messages");
+        snprintf(msg, sizeof msg, "%d on %s failed (exit status %d): %s", status, sim_ranks_host(),
+                 status, last_error[0] ? last_error : "see its messages");
         send_all(TAG_FAIL, msg);
     }
     /* The job's status is the highest of the ranks'. A rank that never comes here is
@@ -331,8 +316,7 @@ int sim_ranks_finish(int status)
     MPI_Iallreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &rq);
     for (int done = 0; !done;) {
         MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (!done)
-            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+        if (!done) nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     }
     MPI_Finalize();
     return worst;

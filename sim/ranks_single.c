@@ -35,30 +35,25 @@ int sim_ranks_size(void)
     return 1;
 }
 
-void sim_ranks_sync(const char *step)
+double sim_ranks_total(double x)
 {
+    return x;
 }
 
-void sim_ranks_run_begin(uint64_t run_id)
-{
-}
+void sim_ranks_sync(const char *step) {}
+
+void sim_ranks_run_begin(uint64_t run_id) {}
 
 bool sim_ranks_run_step(uint64_t run_id, const char *step, double *x)
 {
     return true;
 }
 
-void sim_ranks_min_max_all(uint64_t *min, uint64_t *max)
-{
-}
+void sim_ranks_min_max_all(uint64_t *min, uint64_t *max) {}
 
-void sim_ranks_sum_u64(uint64_t *v, size_t n)
-{
-}
+void sim_ranks_sum_u64(uint64_t *v, size_t n) {}
 
-void sim_ranks_sum_hist(sim_hist *h)
-{
-}
+void sim_ranks_sum_hist(sim_hist *h) {}
 
 json_t *sim_ranks_gather(const json_t *mine)
 {
@@ -67,16 +62,12 @@ json_t *sim_ranks_gather(const json_t *mine)
     return all;
 }
 
-void sim_ranks_send_stop(uint64_t run_id, const char *why)
-{
-}
+void sim_ranks_send_stop(uint64_t run_id, const char *why) {}
 
 bool sim_ranks_poll_stop(uint64_t run_id, char *why, size_t whylen)
 {
     return false;
 }
 
-void sim_ranks_note_error(const char *line)
-{
-}
+void sim_ranks_note_error(const char *line) {}
 #endif

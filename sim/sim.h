@@ -436,6 +436,9 @@ int sim_ranks_finish(int status);
 int sim_ranks_rank(void);         /* 0-based; 0 without MPI */
 int sim_ranks_size(void);         /* >= 1 */
 const char *sim_ranks_host(void); /* this host's name (uname nodename) */
+/* Collective (every rank calls it at the same point): x summed over the ranks, on
+ * every rank; x itself with one rank. For a workload's own figures of the job. */
+double sim_ranks_total(double x);
 /* s with every "{rank}" replaced by the rank and "{host}" by the host name; s itself
  * when it holds neither, else a string that lives as long as the process. */
 const char *sim_ranks_expand(const char *s);

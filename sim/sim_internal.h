@@ -16,6 +16,25 @@ json_t *sim_run_probe_json(const sim_run *r, int i, const char **name);
 /* The steady-state warm-up: rule, rounds, verdict; NULL when the warm-up was fixed. */
 json_t *sim_run_steady_json(const sim_run *r);
 
+/* Several ranks (sim/result_ranks.c, docs/mpi.md). Collective: sums this run's
+ * measured and warm-up histograms, errors and counters over the ranks; rank 0's
+ * read-outs (instance < 0) then return the job's figures. */
+void sim_run_sum_ranks(sim_run *r);
+/* Rank 0: the job's measured seconds and interval series (the run takes intervals). */
+void sim_run_adopt_merged(sim_run *r, double seconds, json_t *intervals);
+/* Start and end of this rank's measured phase, seconds since the epoch (0: unknown). */
+void sim_run_measure_times(const sim_run *r, double *start_unix_s, double *end_unix_s);
+/* The summary and per-type sections of a run (sim/result.c). */
+json_t *sim_result_summary_json(const sim_run *r, int instance);
+json_t *sim_result_per_type_json(const sim_run *r, int instance);
+/* Collective, in sim_result_put_run with several ranks: every rank's own section of
+ * this run (host, target, summary, device counters...) gathered, and the run's figures
+ * summed; returns the ranks' sections on rank 0, NULL on the others. */
+json_t *sim_result_merge_ranks(const json_t *doc, sim_run *r);
+/* Rank 0: the "mpi" section (ranks, hosts, spread of the measured phases' start and
+ * stop) and the job's interrupted/failed state, from the ranks' sections, into dst. */
+void sim_result_put_ranks(json_t *doc, json_t *dst, json_t *ranks);
+
 /* ---- ranks (sim/ranks*.c): the collective steps the run and the result take. Every
  * rank calls them in the same order; each returns at once with one rank. */
 /* Waits for every rank at the point named `step`, and checks that all are at the same
