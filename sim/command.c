@@ -31,8 +31,7 @@ void sim_register_command(const sim_command *cmd)
 const sim_command *sim_find_command(const char *name)
 {
     for (int i = 0; i < nregistered; i++)
-        if (!strcmp(registry[i]->name, name))
-            return registry[i];
+        if (!strcmp(registry[i]->name, name)) return registry[i];
     return NULL;
 }
 
