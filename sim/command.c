@@ -74,8 +74,7 @@ void sim_warn(const char *fmt, ...)
 void sim_info(const char *fmt, ...)
 {
     /* Rank 0 speaks for the job; the others' lines would repeat it. */
-    if (quiet || sim_ranks_rank() > 0)
-        return;
+    if (quiet || sim_ranks_rank() > 0) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg("", fmt, ap);

@@ -221,8 +221,7 @@ void sim_hist_from_dense(sim_hist *h, const uint64_t *dense, uint64_t min, uint6
     sim_hist_reset(h);
     for (uint32_t c = 0; c < NCHUNKS; c++)
         for (uint32_t j = 0; j < SUB_COUNT; j++)
-            if (dense[c * SUB_COUNT + j])
-                st(&chunk_for_write(h, c)[j], dense[c * SUB_COUNT + j]);
+            if (dense[c * SUB_COUNT + j]) st(&chunk_for_write(h, c)[j], dense[c * SUB_COUNT + j]);
     st(&h->count, dense[NBUCKETS]);
     st(&h->clamped, dense[NBUCKETS + 1]);
     st(&h->sum, dense[NBUCKETS + 2]);

@@ -55,7 +55,6 @@ int main(int argc, char **argv)
 {
     /* Under mpirun or srun every rank runs the command; docs/mpi.md. */
     int rc = sim_ranks_init(&argc, &argv);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     return sim_ranks_finish(run_command(argc, argv));
 }

@@ -529,13 +529,10 @@ static void *reporter_main(void *arg)
     while (!atomic_load(&r->finished)) {
         uint64_t end = atomic_load(&r->t_end);
         uint64_t due = next_report < next_progress ? next_report : next_progress;
-        if (!measure_snapped && measure_at(r) < due)
-            due = measure_at(r);
-        if (next_round < due)
-            due = next_round;
+        if (!measure_snapped && measure_at(r) < due) due = measure_at(r);
+        if (next_round < due) due = next_round;
         if (r->sync_at < due) due = r->sync_at;
-        if (end < due)
-            due = end;
+        if (end < due) due = end;
         if (due > sim_now_ns() + 100000000ull)
             due = sim_now_ns() + 100000000ull; /* notice signals promptly */
         wait_until(r, due);
@@ -632,8 +629,7 @@ void sim_run_finish(sim_run *r)
     if (!r->t_start || atomic_exchange(&r->finished, true)) return;
     uint64_t now = sim_now_ns();
     bool in_warmup = measure_at(r) == UINT64_MAX;
-    if (sim_interrupted())
-        atomic_store(&r->interrupted, true);
+    if (sim_interrupted()) atomic_store(&r->interrupted, true);
     if (sim_fault_noted()) atomic_store(&r->failed, true);
     /* Close the measured phase now if it was open-ended or cut short; a steady-state
      * warm-up cut short ends here with an empty measured phase. */
@@ -646,8 +642,7 @@ void sim_run_finish(sim_run *r)
     pthread_mutex_lock(&r->wake_lock);
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->wake_lock);
-    if (r->reporter_running)
-        pthread_join(r->reporter, NULL);
+    if (r->reporter_running) pthread_join(r->reporter, NULL);
     tell_peers_why(r, in_warmup);
     pthread_mutex_lock(&r->lock);
     take_probe_snapshots(r, 0);
@@ -719,8 +714,7 @@ uint64_t sim_run_errors(const sim_run *r, int type, int instance)
 uint64_t sim_run_counter(const sim_run *r, int counter, int instance)
 {
     uint64_t n = 0;
-    if (counter < 0 || counter >= r->cfg.ncounters)
-        return 0;
+    if (counter < 0 || counter >= r->cfg.ncounters) return 0;
     if (r->merged && instance < 0) return r->merged->counters[counter];
     for (sim_meter *m = r->meters; m; m = m->next)
         if (instance < 0 || m->instance == instance) n += ld(&m->counters[counter]);
