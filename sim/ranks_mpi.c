@@ -18,6 +18,7 @@
 #ifdef APPSIM_HAVE_MPI
 #include "sim/sim_internal.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -63,6 +64,10 @@ int sim_ranks_init(int *argc, char ***argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     mpi_on = true;
+    /* Rank 0 prints the job's summary; the others' would repeat it with their own
+     * figures (which are in the result's "ranks"). Their errors still reach stderr. */
+    if (my_rank > 0 && nranks > 1 && !freopen("/dev/null", "w", stdout))
+        sim_warn("cannot silence the standard output of this rank: %s", strerror(errno));
     if (provided < MPI_THREAD_SERIALIZED) {
         sim_error("this MPI library offers no thread support (MPI_THREAD_SERIALIZED), which "
                   "appsim's run reporter needs; use Debian's Open MPI");
