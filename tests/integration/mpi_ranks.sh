@@ -40,6 +40,14 @@ def mid(i):
     if i < 2048: return i
     k, sub = (i - 2048) // 1024, (i - 2048) % 1024 + 1024
     return (sub << (k + 1)) + ((1 << (k + 1)) - 1) // 2
+def buckets(h):  # docs/result-schema.md: "sparse" (gaps from the last index) or pairs
+    if "buckets" in h: return {i: c for i, c in h["buckets"]}
+    out, at = {}, 0
+    for e in filter(None, h["sparse"].split(",")):
+        gap, _, c = e.partition(":")
+        at += int(gap)
+        out[at] = int(c or 1)
+    return out
 def p99(buckets, n, lo, hi):
     want, seen = max(1, math.ceil(0.99 * n)), 0
     for i in sorted(buckets):
@@ -53,9 +61,8 @@ for r in runs:
     assert r["summary"]["errors"] == sum(x["summary"]["errors"] for x in rk), "errors"
     b = {}
     for x in rk:
-        for i, c in x["histogram"]["buckets"]: b[i] = b.get(i, 0) + c
-    h = r["histograms"]["all"]
-    assert {i: c for i, c in h["buckets"]} == b, "merged buckets != sum of the ranks'"
+        for i, c in buckets(x["histogram"]).items(): b[i] = b.get(i, 0) + c
+    assert buckets(r["histograms"]["all"]) == b, "merged buckets != sum of the ranks'"
     lo = min(x["histogram"]["min_ns"] for x in rk if x["histogram"]["count"])
     hi = max(x["histogram"]["max_ns"] for x in rk)
     want = p99(b, n, lo, hi) / 1000
