@@ -31,8 +31,7 @@ void sim_register_command(const sim_command *cmd)
 const sim_command *sim_find_command(const char *name)
 {
     for (int i = 0; i < nregistered; i++)
-        if (!strcmp(registry[i]->name, name))
-            return registry[i];
+        if (!strcmp(registry[i]->name, name)) return registry[i];
     return NULL;
 }
 
@@ -66,8 +65,7 @@ void sim_warn(const char *fmt, ...)
 
 void sim_info(const char *fmt, ...)
 {
-    if (quiet)
-        return;
+    if (quiet) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg("", fmt, ap);

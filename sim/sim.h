@@ -68,10 +68,10 @@ const sim_command *sim_find_command(const char *name);
 const sim_command *const *sim_commands(void);
 
 /* Registers a command when the program starts (the object must be linked whole). */
-#define SIM_REGISTER_COMMAND(var)                                                          \
-    __attribute__((constructor)) static void sim_register_##var(void)                      \
-    {                                                                                      \
-        sim_register_command(&(var));                                                      \
+#define SIM_REGISTER_COMMAND(var)                                                                  \
+    __attribute__((constructor)) static void sim_register_##var(void)                              \
+    {                                                                                              \
+        sim_register_command(&(var));                                                              \
     }
 
 /* ------------------------------------------------------------------ options */
@@ -100,7 +100,9 @@ typedef struct sim_opt {
     bool set;            /* out: given on the command line */
 } sim_opt;
 /* Terminates an option table. */
+/* clang-format off */
 #define SIM_OPT_END {0}
+/* clang-format on */
 
 /*
  * Parse argv[1..] against opts (terminated by SIM_OPT_END). Non-option arguments are
@@ -109,9 +111,8 @@ typedef struct sim_opt {
  * Returns 0, -1 (help shown) or SIM_EXIT_USAGE after printing a message that names
  * the option, the bad value and what is accepted.
  */
-int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv,
-                   char **positional, int max_positional, int *npositional,
-                   const char *usage);
+int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv, char **positional,
+                   int max_positional, int *npositional, const char *usage);
 void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_opt *opts);
 /* {"name": value, ...} for every option, defaults included (sizes in bytes, durations
  * in seconds as numbers). */
@@ -142,7 +143,7 @@ typedef struct sim_rng {
 
 void sim_rng_seed(sim_rng *rng, uint64_t seed, uint64_t stream);
 uint64_t sim_rng_u64(sim_rng *rng);
-double sim_rng_double(sim_rng *rng);                       /* [0, 1) */
+double sim_rng_double(sim_rng *rng);                            /* [0, 1) */
 uint64_t sim_rng_range(sim_rng *rng, uint64_t lo, uint64_t hi); /* [lo, hi], unbiased */
 /* Negative exponential with the given mean, truncated at 10 x mean (TPC-C 5.2.5.4). */
 uint64_t sim_rng_think_ns(sim_rng *rng, uint64_t mean_ns);
@@ -209,8 +210,8 @@ typedef struct sim_run_config {
      * cumulative histograms and probes). Interval lines on stderr stay at every
      * report interval. */
     unsigned series_max_points;
-    int instances;               /* >= 1; per-instance figures when > 1 */
-    bool quiet;                  /* no interval lines on stderr (series still kept) */
+    int instances; /* >= 1; per-instance figures when > 1 */
+    bool quiet;    /* no interval lines on stderr (series still kept) */
     /* Steady-state warm-up (--warmup steady) when steady_round_ns > 0; warmup_ns is
      * then ignored. The warm-up runs in rounds of steady_round_ns, tracking the rate
      * (unit per second) of each; the measured phase starts at the end of the first
@@ -235,8 +236,7 @@ typedef struct sim_probe_ops {
     void *(*snapshot)(void *ctx);
     /* Describe what happened between two snapshots over `seconds`, during which
      * `units` transactions (or I/Os) completed; units may be 0. */
-    json_t *(*delta)(void *ctx, const void *from, const void *to, double seconds,
-                     uint64_t units);
+    json_t *(*delta)(void *ctx, const void *from, const void *to, double seconds, uint64_t units);
     void (*free_snapshot)(void *ctx, void *snapshot);
 } sim_probe_ops;
 
@@ -321,18 +321,17 @@ sim_steady_eval sim_steady_judge(const double *rates, size_t n, const sim_steady
 
 /* The options every workload with --warmup steady adds to its table: round length
  * (uint64_t ns, default 1 min) and the most rounds (uint64_t, default 25). */
-#define SIM_STEADY_OPTS(round_ns_dst, max_rounds_dst)                                      \
-    {.name = "steady-round",                                                               \
-     .kind = SIM_OPT_DURATION,                                                             \
-     .dst = (round_ns_dst),                                                                \
-     .help = "--warmup steady: length of one round",                                       \
-     .min = 0.1},                                                                          \
-        {.name = "steady-max-rounds",                                                      \
-         .kind = SIM_OPT_U64,                                                              \
-         .dst = (max_rounds_dst),                                                          \
-         .help = "--warmup steady: give up after this many rounds (then measure anyway)",  \
-         .min = 5,                                                                         \
-         .max = 1000000}
+#define SIM_STEADY_OPTS(round_ns_dst, max_rounds_dst)                                              \
+    {.name = "steady-round",                                                                       \
+     .kind = SIM_OPT_DURATION,                                                                     \
+     .dst = (round_ns_dst),                                                                        \
+     .help = "--warmup steady: length of one round",                                               \
+     .min = 0.1},                                                                                  \
+    {                                                                                              \
+        .name = "steady-max-rounds", .kind = SIM_OPT_U64, .dst = (max_rounds_dst),                 \
+        .help = "--warmup steady: give up after this many rounds (then measure anyway)", .min = 5, \
+        .max = 1000000                                                                             \
+    }
 #define SIM_STEADY_DEFAULT_ROUND_NS (60ull * 1000000000ull)
 #define SIM_STEADY_DEFAULT_MAX_ROUNDS 25
 /* "30 s" or "steady-state" for messages, into buf. */
@@ -362,8 +361,7 @@ typedef struct sim_vu_ops {
     int (*run)(void *wl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m);
     /* Closed loop: delay before the user's next unit, given the type it just ran
      * (or -1 before its first unit). NULL = no delay. */
-    uint64_t (*next_delay_ns)(void *wl, int instance, uint32_t vu, int last_type,
-                              sim_rng *rng);
+    uint64_t (*next_delay_ns)(void *wl, int instance, uint32_t vu, int last_type, sim_rng *rng);
 } sim_vu_ops;
 
 typedef struct sim_vu_config {
@@ -375,8 +373,8 @@ typedef struct sim_vu_config {
 } sim_vu_config;
 
 typedef struct sim_vu_stats {
-    uint64_t units;           /* units run */
-    uint64_t max_queue;       /* largest backlog of due users waiting for a worker */
+    uint64_t units;            /* units run */
+    uint64_t max_queue;        /* largest backlog of due users waiting for a worker */
     uint64_t wake_late_p50_ns; /* scheduler lateness against due times */
     uint64_t wake_late_p99_ns;
     uint64_t wake_late_max_ns;

@@ -600,8 +600,8 @@ static int vf_sync(sqlite3_file *pf, int flags)
  * the caller then comes here, after its own writer lock is released, and takes a
  * ticket. A leader writes the WAL's pending blocks and syncs it (vf_sync) for every
  * ticket taken before it started (their frames were in the pool by then); the others
- * wait for it, and the next waiter still uncovered leads the next one. The lock is thus never held across a sync, and one
- * sync serves every commit that arrived while the previous one ran. */
+ * wait for it, and the next waiter still uncovered leads the next one. The lock is thus never held
+ * across a sync, and one sync serves every commit that arrived while the previous one ran. */
 int vf_wal_durable(vf_instance *vi)
 {
     vf_shared *wal = vi->files[VF_WAL];

@@ -227,7 +227,7 @@ int st_engine_name_check(const char *name, char *err, size_t errlen);
         {.name = "allow-destroy",                                                                  \
          .kind = SIM_OPT_FLAG,                                                                     \
          .dst = &(o).allow_destroy,                                                                \
-         .help = "allow overwriting a block device target (never a mounted one; not needed "      \
+         .help = "allow overwriting a block device target (never a mounted one; not needed "       \
                  "for a blank device appsim marked before)"},                                      \
         {.name = "buffered",                                                                       \
          .kind = SIM_OPT_FLAG,                                                                     \
@@ -377,8 +377,8 @@ size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *val
  * a small file). The page holding it is never used; open() sets 2^30. */
 void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset);
 int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
-int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len,
-                       char *err, size_t errlen);
+int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len, char *err,
+                       size_t errlen);
 int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char *err,
                          size_t errlen);
 int st_sqlite_bulk_end(st_sqlite_bulk *b, char *err, size_t errlen);

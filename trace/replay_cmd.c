@@ -85,7 +85,8 @@ static int replay_main(int argc, char **argv)
     const char *json_path = NULL, *points = NULL;
     uint64_t volume = 0, window = 65536, qd = 32, loops = 1, file_size = 0;
     uint64_t duration = 0, warmup = 0, interval = 0, seed = 1;
-    uint64_t steady_round = SIM_STEADY_DEFAULT_ROUND_NS, steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS;
+    uint64_t steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+             steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS;
     uint64_t point_warmup = 5000000000ull, point_measure = 20000000000ull;
     double speed = 1.0;
     bool skip_bad = false, curve = false, uniform = false, quiet = false, trims = false;
@@ -172,9 +173,9 @@ static int replay_main(int argc, char **argv)
     /* No option may be accepted and ignored: each mode refuses the other's. */
     static const char *const curve_only[] = {"curve-points", "point-warmup", "point-duration",
                                              "uniform", "seed"};
-    static const char *const single_only[] = {"timing",          "speed",        "loop",
-                                              "duration",        "warmup",       "report-interval",
-                                              "steady-round", "steady-max-rounds"};
+    static const char *const single_only[] = {
+        "timing", "speed",           "loop",         "duration",
+        "warmup", "report-interval", "steady-round", "steady-max-rounds"};
     for (size_t i = 0; i < sizeof curve_only / sizeof *curve_only; i++)
         if (!curve && sim_opts_find(opts, curve_only[i])->set) {
             sim_error("--%s needs --curve", curve_only[i]);

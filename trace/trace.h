@@ -171,11 +171,11 @@ typedef struct tr_volume_span {
 } tr_volume_span;
 typedef struct tr_scan {
     uint64_t records;
-    uint64_t duration_ns; /* time of the last record */
-    uint64_t max_length;  /* largest I/O, bytes */
+    uint64_t duration_ns;    /* time of the last record */
+    uint64_t max_length;     /* largest I/O, bytes */
     uint64_t max_pos, max_n; /* the record of the largest I/O (tr_source_where) */
-    uint64_t span;        /* sum of the volumes' ends (identity layout size) */
-    uint32_t nvolumes;    /* distinct volumes, sorted by id in volumes[] */
+    uint64_t span;           /* sum of the volumes' ends (identity layout size) */
+    uint32_t nvolumes;       /* distinct volumes, sorted by id in volumes[] */
     tr_volume_span *volumes;
 } tr_scan;
 /* Offsets are checked: a record reaching TR_MAX_EXTENT or beyond, or volumes whose

@@ -62,23 +62,24 @@ static int parse(vals *v, sim_opt *opts, int argc, char **argv, char **pos, int 
     return sim_opts_parse("test", opts, argc, argv, pos, 2, npos, NULL);
 }
 
-#define OPTS(v)                                                                                  \
-    sim_opt opts[] = {                                                                           \
-        {"scale", SIM_OPT_U64, &(v).scale, "warehouses", NULL, 1, 100000, false},               \
-        {"buffer", SIM_OPT_SIZE, &(v).buffer, "memory", NULL, 0, 0, false},                     \
-        {"duration", SIM_OPT_DURATION, &(v).duration, "time", NULL, 0, 0, false},               \
-        {"ratio", SIM_OPT_DOUBLE, &(v).ratio, "ratio", NULL, 0, 1, false},                      \
-        {"flag", SIM_OPT_FLAG, &(v).flag, "a flag", NULL, 0, 0, false},                         \
-        {"pacing", SIM_OPT_CHOICE, &(v).mode, "pacing", "review|spec|off", 0, 0, false},        \
-        {"o", SIM_OPT_STRING, &(v).name, "output", NULL, 0, 0, false},                          \
+#define OPTS(v)                                                                                    \
+    sim_opt opts[] = {                                                                             \
+        {"scale", SIM_OPT_U64, &(v).scale, "warehouses", NULL, 1, 100000, false},                  \
+        {"buffer", SIM_OPT_SIZE, &(v).buffer, "memory", NULL, 0, 0, false},                        \
+        {"duration", SIM_OPT_DURATION, &(v).duration, "time", NULL, 0, 0, false},                  \
+        {"ratio", SIM_OPT_DOUBLE, &(v).ratio, "ratio", NULL, 0, 1, false},                         \
+        {"flag", SIM_OPT_FLAG, &(v).flag, "a flag", NULL, 0, 0, false},                            \
+        {"pacing", SIM_OPT_CHOICE, &(v).mode, "pacing", "review|spec|off", 0, 0, false},           \
+        {"o", SIM_OPT_STRING, &(v).name, "output", NULL, 0, 0, false},                             \
         SIM_OPT_END}
 
 static void test_table(void **state)
 {
-    vals v = {.scale = 1, .buffer = 1 << 20, .duration = 1000000000ull, .ratio = 0.5, .mode = "review"};
+    vals v = {
+        .scale = 1, .buffer = 1 << 20, .duration = 1000000000ull, .ratio = 0.5, .mode = "review"};
     OPTS(v);
-    char *argv[] = {"test", "run", "--scale", "20", "--buffer=64M", "--duration", "2m",
-                    "--flag", "--pacing", "off", "-o", "x.json", "extra"};
+    char *argv[] = {"test",   "run",      "--scale", "20", "--buffer=64M", "--duration", "2m",
+                    "--flag", "--pacing", "off",     "-o", "x.json",       "extra"};
     char *pos[2];
     int npos = 0;
     assert_int_equal(parse(&v, opts, 13, argv, pos, &npos), 0);
@@ -142,8 +143,8 @@ static void test_double_dash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes), cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_table), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sizes),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_errors),
         cmocka_unit_test(test_double_dash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

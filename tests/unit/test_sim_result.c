@@ -35,8 +35,7 @@ static int count_files(void)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
+        if (e->d_name[0] != '.') n++;
     closedir(d);
     return n;
 }
@@ -66,9 +65,14 @@ static void test_write_atomic_and_sections(void **state)
 {
     static const char *const types[] = {"read", "write"};
     static const char *const counters[] = {"retries"};
-    sim_run_config c = {.type_names = types, .ntypes = 2, .counter_names = counters,
-                        .ncounters = 1, .unit = "iops", .duration_ns = 300000000ull,
-                        .report_interval_ns = 100000000ull, .quiet = true};
+    sim_run_config c = {.type_names = types,
+                        .ntypes = 2,
+                        .counter_names = counters,
+                        .ncounters = 1,
+                        .unit = "iops",
+                        .duration_ns = 300000000ull,
+                        .report_interval_ns = 100000000ull,
+                        .quiet = true};
     sim_run *run = sim_run_new(&c);
     probe_ctx pc = {0};
     sim_run_add_probe(run, &probe_ops, &pc);
@@ -90,15 +94,15 @@ static void test_write_atomic_and_sections(void **state)
     snprintf(path, sizeof path, "%s/r.json", dir);
     assert_int_equal(sim_result_write(doc, path), 0);
     assert_int_equal(sim_result_write(doc, path), 0); /* replaces atomically */
-    assert_int_equal(count_files(), 1);              /* no temporary left behind */
+    assert_int_equal(count_files(), 1);               /* no temporary left behind */
     json_error_t e;
     json_t *back = json_load_file(path, 0, &e);
     assert_non_null(back);
-    static const char *keys[] = {"schema", "tool", "command", "config", "host", "summary",
-                                 "per_type", "intervals", "histograms", "device_io", "warmup"};
+    static const char *keys[] = {"schema",     "tool",      "command",  "config",
+                                 "host",       "summary",   "per_type", "intervals",
+                                 "histograms", "device_io", "warmup"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (!json_object_get(back, keys[i]))
-            fail_msg("missing section %s", keys[i]);
+        if (!json_object_get(back, keys[i])) fail_msg("missing section %s", keys[i]);
     json_t *s = json_object_get(back, "summary");
     assert_true(json_real_value(json_object_get(s, "iops")) > 100);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "counters"), "retries")),
@@ -106,8 +110,9 @@ static void test_write_atomic_and_sections(void **state)
     assert_true(json_array_size(json_object_get(back, "intervals")) >= 2);
     assert_string_equal(json_string_value(json_object_get(back, "command")),
                         "appsim replay --depth 7 'it'\\''s quoted'");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "device_io"), "units")),
-                     json_integer_value(json_object_get(s, "count")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(back, "device_io"), "units")),
+        json_integer_value(json_object_get(s, "count")));
     assert_false(json_is_true(json_object_get(back, "interrupted")));
     json_decref(back);
     json_decref(doc);
@@ -118,8 +123,7 @@ static void test_write_atomic_and_sections(void **state)
 static bool stop_on_third(void *ctx, char *why, size_t whylen)
 {
     int *calls = ctx;
-    if (++*calls < 3)
-        return false;
+    if (++*calls < 3) return false;
     snprintf(why, whylen, "the test's guard");
     return true;
 }
@@ -208,12 +212,13 @@ static void check_series(sim_run_config *c, unsigned run_ms, size_t max_points)
 static void test_series_bounded(void **state)
 {
     /* Planned: 300 ms at 2 ms intervals into 8 points -> 32 intervals a point. */
-    sim_run_config planned = {.duration_ns = 300000000ull, .report_interval_ns = 2000000ull,
-                              .quiet = true, .series_max_points = 8};
+    sim_run_config planned = {.duration_ns = 300000000ull,
+                              .report_interval_ns = 2000000ull,
+                              .quiet = true,
+                              .series_max_points = 8};
     check_series(&planned, 1000, 8);
     /* Open-ended, 400 ms at 2 ms: 8 points, then 4 at x2, 6 at x4, 9 at x8, ... */
-    sim_run_config open = {.report_interval_ns = 2000000ull, .quiet = true,
-                           .series_max_points = 8};
+    sim_run_config open = {.report_interval_ns = 2000000ull, .quiet = true, .series_max_points = 8};
     check_series(&open, 400, 8 + 4 + 6 + 9 + 13);
 }
 
