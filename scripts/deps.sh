@@ -6,7 +6,7 @@ PKGS=(build-essential cmake pkg-config libsqlite3-dev sqlite3 liblmdb-dev lmdb-u
       liburing-dev libjansson-dev libcmocka-dev zlib1g-dev libbz2-dev libzstd-dev
       libnvme-dev libblkid-dev util-linux fio time jq sysbench cppcheck clang clang-format libclang-rt-14-dev
       python3 bc zstd bzip2 gzip parted e2fsprogs
-      qemu-system-x86 debootstrap chromium)
+      qemu-system-x86 debootstrap chromium libhdrhistogram-java default-jre-headless)
 # Only the packages that are missing.
 missing=()
 for p in "${PKGS[@]}"; do
