@@ -252,6 +252,18 @@ static int vdi_main(int argc, char **argv)
                   "measured interval (e.g. 5s)");
         return SIM_EXIT_USAGE;
     }
+    /* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md). */
+    uint64_t job_desktops = desktops;
+    if (sim_ranks_size() > 1) {
+        uint64_t n = (uint64_t)sim_ranks_size(), r = (uint64_t)sim_ranks_rank();
+        if (desktops < n) {
+            sim_error("vdi: --desktops %llu is the job's total, spread over %llu ranks: give "
+                      "at least one desktop per rank",
+                      (unsigned long long)desktops, (unsigned long long)n);
+            return SIM_EXIT_USAGE;
+        }
+        desktops = desktops / n + (r < desktops % n);
+    }
     combo combos[6];
     int ncombos = 0;
     if (all) {
@@ -312,6 +324,9 @@ static int vdi_main(int argc, char **argv)
         json_object_set_new(traces, vdi_phase_name((vdi_phase)p),
                             vdi_trace_json(&pt.t[p], pt.user[p]));
     json_object_set_new(doc, "desktop_traces", traces);
+    json_object_set_new(doc, "desktops",
+                        json_pack("{s:I, s:I}", "job", (json_int_t)job_desktops, "this_rank",
+                                  (json_int_t)desktops));
     json_t *results = json_array();
     json_object_set_new(doc, "storms", results);
 
