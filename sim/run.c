@@ -140,6 +140,7 @@ sim_run *sim_run_new(const sim_run_config *cfg)
     pthread_condattr_destroy(&ca);
     atomic_store(&r->t_end, UINT64_MAX);
     r->intervals = json_array();
+    r->probes[r->nprobes++] = (probe){.ops = &sim_cpu_probe};
     r->prev_cumulative = sim_hist_new();
     r->stored_cumulative = sim_hist_new();
     init_series(r);
@@ -567,7 +568,7 @@ static void measure_in_step(sim_run *r, uint64_t *next_report)
     uint64_t now = sim_now_ns();
     if (r->cfg.report_interval_ns) {
         if (now > r->prev_t + 1000000ull)
-            report_interval(r, now); /* the last, partial warm-up interval */
+            report_interval(r, now, true); /* the last, partial warm-up interval */
         *next_report = now + r->cfg.report_interval_ns;
     }
     begin_measure(r, now);
