@@ -34,8 +34,6 @@
  * Database files in the target: tpcc-<n>.db (and -wal), tpcc-<n>.pristine.
  */
 
-
-
 /* ===== sysbench tables (oltp/sysbench_*.c) ===== */
 
 /*
@@ -77,8 +75,7 @@ typedef struct sb_dist {
 
 /* Validates the parameters and derives the constants; 0 or -1 with a message. */
 int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec_pct,
-                 unsigned spec_res, double pareto_h, double zipf_exp, char *err,
-                 size_t errlen);
+                 unsigned spec_res, double pareto_h, double zipf_exp, char *err, size_t errlen);
 /* A value in [lo, hi] (lo <= hi). */
 uint64_t sb_dist_next(const sb_dist *d, sim_rng *rng, uint64_t lo, uint64_t hi);
 const char *sb_rand_type_name(sb_rand_type t);
@@ -111,16 +108,16 @@ typedef struct sb_meta {
 
 /* One instance's database set as an engine opens it. */
 typedef struct sb_db_opts {
-    int instance;           /* 0-based; the file names carry it */
-    uint32_t tables;        /* for sizing (LMDB map size, named databases) */
+    int instance;    /* 0-based; the file names carry it */
+    uint32_t tables; /* for sizing (LMDB map size, named databases) */
     uint64_t table_size;
-    uint64_t buffer_bytes;  /* --buffer; 0 = the engine's default */
-    const char *sync;       /* "full" | "normal" | "off" */
-    int max_connections;    /* --threads (readers, pool sizing) */
-    const char *io_engine;  /* storage I/O engine for a VFS (NULL = default) */
-    uint64_t wal_limit;     /* SQLite: the WAL's bound (0 = storage's default) */
-    bool loading;           /* opened for prepare: bulk-load settings */
-    const char *load_via;   /* SQLite prepare: "pages" (default) or "sql" */
+    uint64_t buffer_bytes; /* --buffer; 0 = the engine's default */
+    const char *sync;      /* "full" | "normal" | "off" */
+    int max_connections;   /* --threads (readers, pool sizing) */
+    const char *io_engine; /* storage I/O engine for a VFS (NULL = default) */
+    uint64_t wal_limit;    /* SQLite: the WAL's bound (0 = storage's default) */
+    bool loading;          /* opened for prepare: bulk-load settings */
+    const char *load_via;  /* SQLite prepare: "pages" (default) or "sql" */
 } sb_db_opts;
 
 /*
@@ -140,6 +137,11 @@ typedef struct sb_engine_ops {
     /* load_table may run for different tables of one db on different threads at once
      * (each table in its own file with its own writer). */
     bool parallel_tables;
+    /* Capabilities, so that commands ask what an engine does rather than its name:
+     * on_vfs: its files go through appsim's VFS and buffer pool (--ioengine, --buffered,
+     * --wal-limit and --load-via apply); otherwise it reads through the page cache
+     * (mmap) and --buffer is a memory limit. */
+    bool on_vfs;
     int (*open)(st_target *t, const sb_db_opts *o, bool create, void **db, char *err,
                 size_t errlen);
     void (*close)(void *db);
@@ -163,8 +165,7 @@ typedef struct sb_engine_ops {
     int (*range)(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,
                  sb_result *r);
     int (*update_index)(void *conn, uint32_t table, uint64_t id, sb_result *r);
-    int (*update_non_index)(void *conn, uint32_t table, uint64_t id, const char *c,
-                            sb_result *r);
+    int (*update_non_index)(void *conn, uint32_t table, uint64_t id, const char *c, sb_result *r);
     int (*delete_row)(void *conn, uint32_t table, uint64_t id, sb_result *r);
     /* id 0: the next id after the largest (sysbench's auto-increment insert). */
     int (*insert_row)(void *conn, uint32_t table, uint64_t id, uint64_t k, const char *c,
@@ -175,9 +176,11 @@ typedef struct sb_engine_ops {
     /* Around the measured run, for every instance at once: memory policy (LMDB's
      * memory cgroup), probes. `section` is the engine's object in the result, which
      * run_end completes. Optional (NULL). */
-    int (*run_begin)(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run,
-                     json_t *section, char *err, size_t errlen);
-    void (*run_end)(void *const *dbs, int ndbs, json_t *section);
+    /* run_begin may leave state for run_end in *run_state (per run: nothing is kept in
+     * the engine between runs, which may follow each other in one process). */
+    int (*run_begin)(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run, json_t *section,
+                     void **run_state, char *err, size_t errlen);
+    void (*run_end)(void *const *dbs, int ndbs, void *run_state, json_t *section);
     /* Engine facts for the result (one object per instance). */
     json_t *(*json)(void *db);
 } sb_engine_ops;
@@ -187,10 +190,10 @@ const sb_engine_ops *sb_find_engine(const char *name);
 /* "lmdb|sqlite" (registered names, sorted, '|' separated). */
 const char *sb_engine_names(void);
 
-#define SB_REGISTER_ENGINE(var)                                                            \
-    __attribute__((constructor)) static void sb_register_##var(void)                       \
-    {                                                                                      \
-        sb_register_engine(&(var));                                                        \
+#define SB_REGISTER_ENGINE(var)                                                                    \
+    __attribute__((constructor)) static void sb_register_##var(void)                               \
+    {                                                                                              \
+        sb_register_engine(&(var));                                                                \
     }
 
 /* The eight workloads of sysbench's oltp_*.lua. */

@@ -15,7 +15,7 @@ static const char usage_text[] =
     "appsim compare RESULT.json... [--format text|markdown|csv|json] [--label A,B,...]\n"
     "               [-o FILE]\n"
     "Compares result files: one table per workload and configuration, metrics as rows,\n"
-    "drives as columns (best marked with *, others as %% of the best), and a rank.\n"
+    "drives as columns (best marked with *, others as % of the best), and a rank.\n"
     "Runs of the same drive and configuration are combined (histograms merged; the\n"
     "run-to-run range is shown as [min-max]). Results whose configurations differ in\n"
     "what matters (scale, users, buffer, trace...) are not ranked together; the table\n"

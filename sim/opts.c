@@ -6,7 +6,7 @@
  * Accepted forms: --name VALUE, --name=VALUE, --flag; one-letter names also as -x
  * VALUE. "--" ends the options: what follows is positional, untouched.
  */
-#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,39 +16,33 @@
 
 int sim_parse_u64(const char *s, uint64_t *v)
 {
-    if (!s || !*s || !isdigit((unsigned char)*s))
-        return -1;
+    if (!s || !*s || !isdigit((unsigned char)*s)) return -1;
     errno = 0;
     char *end;
     unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
+    if (errno || *end) return -1;
     *v = x;
     return 0;
 }
 
 int sim_parse_double(const char *s, double *v)
 {
-    if (!s || !*s)
-        return -1;
+    if (!s || !*s) return -1;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
-    if (errno || *end || !isfinite(x))
-        return -1;
+    if (errno || *end || !isfinite(x)) return -1;
     *v = x;
     return 0;
 }
 
 int sim_parse_size(const char *s, uint64_t *bytes)
 {
-    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
-        return -1;
+    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.')) return -1;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
-    if (errno || x < 0 || !isfinite(x))
-        return -1;
+    if (errno || x < 0 || !isfinite(x)) return -1;
     double mult = 1;
     switch (toupper((unsigned char)*end)) {
     case 0:
@@ -77,34 +71,27 @@ int sim_parse_size(const char *s, uint64_t *bytes)
     }
     /* Accept k, kb, kib (all binary: storage people mean 4K as 4096). */
     if (mult > 1) {
-        if (*end == 'i' || *end == 'I')
-            end++;
-        if (*end == 'b' || *end == 'B')
-            end++;
+        if (*end == 'i' || *end == 'I') end++;
+        if (*end == 'b' || *end == 'B') end++;
     }
-    if (*end)
-        return -1;
+    if (*end) return -1;
     double v = x * mult;
-    if (v >= 18446744073709551615.0)
-        return -1;
+    if (v >= 18446744073709551615.0) return -1;
     *bytes = (uint64_t)llround(v);
     return 0;
 }
 
 int sim_parse_duration(const char *s, uint64_t *ns)
 {
-    if (!s || !*s)
-        return -1;
+    if (!s || !*s) return -1;
     double total = 0;
     const char *p = s;
     while (*p) {
-        if (!(isdigit((unsigned char)*p) || *p == '.'))
-            return -1;
+        if (!(isdigit((unsigned char)*p) || *p == '.')) return -1;
         errno = 0;
         char *end;
         double x = strtod(p, &end);
-        if (errno || x < 0 || end == p)
-            return -1;
+        if (errno || x < 0 || end == p) return -1;
         double unit = 1e9; /* bare number: seconds */
         if (!strncmp(end, "ms", 2)) {
             unit = 1e6;
@@ -129,8 +116,7 @@ int sim_parse_duration(const char *s, uint64_t *ns)
         total += x * unit;
         p = end;
     }
-    if (total >= 1.8e19)
-        return -1;
+    if (total >= 1.8e19) return -1;
     *ns = (uint64_t)llround(total);
     return 0;
 }
@@ -154,13 +140,13 @@ const char *sim_format_size(uint64_t bytes, char *buf, size_t len)
 const sim_opt *sim_opts_find(const sim_opt *opts, const char *name)
 {
     for (const sim_opt *o = opts; o->name; o++)
-        if (!strcmp(o->name, name))
-            return o;
+        if (!strcmp(o->name, name)) return o;
     return NULL;
 }
 
 static const char *kind_hint(const sim_opt *o)
 {
+    if (o->metavar) return o->metavar;
     switch (o->kind) {
     case SIM_OPT_FLAG:
         return "";
@@ -184,12 +170,12 @@ static const char *kind_hint(const sim_opt *o)
 
 static bool in_choices(const char *choices, const char *v)
 {
+    if (!v) return false;
     size_t n = strlen(v);
     for (const char *p = choices; p && *p;) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncmp(p, v, n))
-            return true;
+        if (len == n && !strncmp(p, v, n)) return true;
         p = bar ? bar + 1 : NULL;
     }
     return false;
@@ -197,8 +183,8 @@ static bool in_choices(const char *choices, const char *v)
 
 static int bad_value(const char *cmd, const sim_opt *o, const char *v, const char *what)
 {
-    sim_error("%s: invalid value '%s' for --%s: %s; see `appsim %s --help`", cmd, v, o->name,
-              what, cmd);
+    sim_error("%s: invalid value '%s' for --%s: %s; see `appsim %s --help`", cmd, v, o->name, what,
+              cmd);
     return SIM_EXIT_USAGE;
 }
 
@@ -220,19 +206,15 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
         return 0;
     case SIM_OPT_U64: {
         uint64_t x;
-        if (sim_parse_u64(v, &x))
-            return bad_value(cmd, o, v, "expected a whole number");
-        if ((double)x < o->min || (o->max > 0 && (double)x > o->max))
-            return range_error(cmd, o, v);
+        if (sim_parse_u64(v, &x)) return bad_value(cmd, o, v, "expected a whole number");
+        if ((double)x < o->min || (o->max > 0 && (double)x > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
         return 0;
     }
     case SIM_OPT_DOUBLE: {
         double x;
-        if (sim_parse_double(v, &x))
-            return bad_value(cmd, o, v, "expected a number");
-        if (x < o->min || (o->max > 0 && x > o->max))
-            return range_error(cmd, o, v);
+        if (sim_parse_double(v, &x)) return bad_value(cmd, o, v, "expected a number");
+        if (x < o->min || (o->max > 0 && x > o->max)) return range_error(cmd, o, v);
         *(double *)o->dst = x;
         return 0;
     }
@@ -240,8 +222,7 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
         uint64_t x;
         if (sim_parse_size(v, &x))
             return bad_value(cmd, o, v, "expected a size such as 4096, 64K, 512M, 24G");
-        if ((double)x < o->min || (o->max > 0 && (double)x > o->max))
-            return range_error(cmd, o, v);
+        if ((double)x < o->min || (o->max > 0 && (double)x > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
         return 0;
     }
@@ -259,14 +240,12 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
                                  ? "expected \"steady\" or a duration such as 30, 10s, 30m, 2h"
                                  : "expected a duration such as 30, 500ms, 10s, 30m, 2h");
         double secs = (double)x / 1e9;
-        if (secs < o->min || (o->max > 0 && secs > o->max))
-            return range_error(cmd, o, v);
+        if (secs < o->min || (o->max > 0 && secs > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
         return 0;
     }
     case SIM_OPT_STRING:
-        if (!*v)
-            return bad_value(cmd, o, v, "expected a non-empty value");
+        if (!*v) return bad_value(cmd, o, v, "expected a non-empty value");
         *(const char **)o->dst = v;
         return 0;
     case SIM_OPT_CHOICE:
@@ -279,6 +258,21 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
         return 0;
     }
     return SIM_EXIT_USAGE;
+}
+
+/* The option called `name`, by its name, an alias or (noted on stderr) an old
+ * spelling. */
+static sim_opt *lookup(const char *cmd, sim_opt *opts, const char *name)
+{
+    for (sim_opt *o = opts; o->name; o++)
+        if (!strcmp(o->name, name) || in_choices(o->aliases, name)) return o;
+    for (sim_opt *o = opts; o->name; o++)
+        if (in_choices(o->deprecated, name)) {
+            sim_warn("%s: %s%s is an old spelling of --%s; please use --%s", cmd,
+                     name[1] ? "--" : "-", name, o->name, o->name);
+            return o;
+        }
+    return NULL;
 }
 
 int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char **positional,
@@ -309,12 +303,10 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         if (a[1] == '-') {
             const char *eq = strchr(a + 2, '=');
             size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
-            if (len >= sizeof name)
-                len = sizeof name - 1;
+            if (len >= sizeof name) len = sizeof name - 1;
             memcpy(name, a + 2, len);
             name[len] = 0;
-            if (eq)
-                value = eq + 1;
+            if (eq) value = eq + 1;
         } else {
             if (a[2]) { /* -xVALUE is not accepted: ambiguous with typos */
                 sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
@@ -323,7 +315,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
             name[0] = a[1];
             name[1] = 0;
         }
-        sim_opt *o = (sim_opt *)sim_opts_find(opts, name);
+        sim_opt *o = lookup(cmd, opts, name);
         if (!o) {
             sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
             return SIM_EXIT_USAGE;
@@ -333,6 +325,11 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
                 sim_error("%s: --%s takes no value", cmd, o->name);
                 return SIM_EXIT_USAGE;
             }
+        } else if (!value && o->bare_value &&
+                   (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))) {
+            value = o->bare_value;
+            sim_warn("%s: --%s without a value is an old form; please write --%s %s", cmd, o->name,
+                     o->name, value);
         } else if (!value) {
             if (i + 1 >= argc) {
                 sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
@@ -342,12 +339,13 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
             value = argv[++i];
         }
         int rc = set_value(cmd, o, value);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         o->set = true;
     }
-    if (npositional)
-        *npositional = npos;
+    if (npositional) *npositional = npos;
+    const sim_opt *json = sim_opts_find(opts, "json");
+    if (json && json->kind == SIM_OPT_STRING && sim_json_on_stdout(*(const char **)json->dst))
+        sim_json_claim_stdout();
     return 0;
 }
 
@@ -377,8 +375,7 @@ static void format_default(const sim_opt *o, char *buf, size_t len)
         break;
     case SIM_OPT_STRING:
     case SIM_OPT_CHOICE:
-        if (*(const char **)o->dst)
-            snprintf(buf, len, "%s", *(const char **)o->dst);
+        if (*(const char **)o->dst) snprintf(buf, len, "%s", *(const char **)o->dst);
         break;
     }
 }
@@ -397,9 +394,19 @@ void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt 
         else
             snprintf(lhs, sizeof lhs, "%s%s %s", dash, o->name, kind_hint(o));
         format_default(o, def, sizeof def);
-        fprintf(out, "  %-28s %s", lhs, o->help ? o->help : "");
-        if (def[0])
-            fprintf(out, " (default: %s)", def);
+        const char *help = o->help ? o->help : "";
+        fprintf(out, "  %-28s %s", lhs, help);
+        if (o->aliases) {
+            fputs(" (also", out);
+            for (const char *p = o->aliases; *p;) {
+                size_t len = strcspn(p, "|");
+                fprintf(out, " %s%.*s", len > 1 ? "--" : "-", (int)len, p);
+                p += len + (p[len] == '|');
+            }
+            fputc(')', out);
+        }
+        /* A help text that states its default in words ("default: all") keeps it. */
+        if (def[0] && !strstr(help, "default")) fprintf(out, " (default: %s)", def);
         fputc('\n', out);
     }
     fprintf(out, "  %-28s %s\n", "--help", "show this help");
@@ -444,8 +451,7 @@ json_t *sim_opts_to_json(const sim_opt *opts)
 
 int sim_steady_opts_check(const char *cmd, const sim_opt *opts, uint64_t warmup)
 {
-    if (warmup == SIM_WARMUP_STEADY)
-        return 0;
+    if (warmup == SIM_WARMUP_STEADY) return 0;
     static const char *const names[] = {"steady-round", "steady-max-rounds"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const sim_opt *o = sim_opts_find(opts, names[i]);

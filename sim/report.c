@@ -526,31 +526,9 @@ static void group_section(cmp_buf *b, const cmp_group *g, int gi)
 
 static int write_atomic(const char *path, const char *data, size_t len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sim_error("report: cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            sim_error("report: writing %s failed: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (fchmod(fd, 0644) || fsync(fd) || close(fd) || rename(tmp, path)) {
-        sim_error("report: cannot finish %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    int e = sim_atomic_write(path, data, len);
+    if (e) sim_error("report: cannot write %s: %s", path, strerror(e));
+    return e ? -1 : 0;
 }
 
 int report_write(const cmp_set *set, const char *path, const char *title)

@@ -26,12 +26,10 @@ static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
     if (*len + need + 1 > *cap) {
         *cap = (*len + need + 1) * 2;
         *buf = realloc(*buf, *cap);
-        if (!*buf)
-            abort();
+        if (!*buf) abort();
     }
     char *o = *buf + *len;
-    if (*len)
-        *o++ = ' ';
+    if (*len) *o++ = ' ';
     if (plain) {
         o = stpcpy(o, arg);
     } else {
@@ -97,7 +95,8 @@ json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt
         append_quoted(&cmdline, &len, &cap, argv[i]);
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(SCHEMA));
-    json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "appsim", "version", APPSIM_VERSION));
+    json_object_set_new(doc, "tool",
+                        json_pack("{s:s, s:s}", "name", "appsim", "version", APPSIM_VERSION));
     json_object_set_new(doc, "command", json_string(cmdline));
     json_object_set_new(doc, "workload", json_string(command));
     json_object_set_new(doc, "config", opts ? sim_opts_to_json(opts) : json_object());
@@ -130,8 +129,7 @@ static json_t *summary_json(const sim_run *r, int instance)
     json_object_set_new(s, "errors", json_integer((json_int_t)sim_run_errors(r, -1, instance)));
     json_object_set_new(s, "seconds", json_real(secs));
     json_object_set_new(s, "latency_us", sim_hist_summary_json(all));
-    if (c->ncounters)
-        json_object_set_new(s, "counters", counts_json(r, instance));
+    if (c->ncounters) json_object_set_new(s, "counters", counts_json(r, instance));
     sim_hist_free(all);
     return s;
 }
@@ -196,14 +194,13 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
                                   (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
     sim_hist_free(w);
     json_t *steady = sim_run_steady_json(r);
-    if (steady)
-        json_object_set_new(dst, "steady_state", steady);
+    if (steady) json_object_set_new(dst, "steady_state", steady);
 
     if (c->instances > 1) {
         json_t *inst = json_array();
         for (int i = 0; i < c->instances; i++) {
             json_t *one = json_object();
-            json_object_set_new(one, "instance", json_integer(i));
+            json_object_set_new(one, "instance", json_integer(i + 1)); /* numbered from 1 */
             json_object_set_new(one, "summary", summary_json(r, i));
             json_object_set_new(one, "per_type", per_type_json(r, i));
             sim_hist *h = sim_run_merged_hist(r, -1, i);
@@ -220,19 +217,10 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     }
 }
 
-int sim_result_write(const json_t *doc, const char *path)
+/* The document as text. A storage fault anywhere in the process marks every result
+ * written after it (a curve, a VDI storm, a prepare): its figures are not the drive's. */
+static char *dump_marked(const json_t *doc)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    /* never through a link planted under the temporary name */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
-                  strerror(errno));
-        return -1;
-    }
-    /* A storage fault anywhere in the process marks every result written after it (a
-     * curve, a VDI storm, a prepare): its figures are not the drive's. */
     json_t *marked = NULL;
     if (sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"))) {
         marked = json_copy((json_t *)doc);
@@ -240,36 +228,61 @@ int sim_result_write(const json_t *doc, const char *path)
         json_object_set_new(marked, "failure", sim_fault_json());
         doc = marked;
     }
-    /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
     json_decref(marked);
-    size_t len = text ? strlen(text) : 0, done = 0;
-    while (text && done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w <= 0)
-            break;
-        done += (size_t)w;
+    return text;
+}
+
+bool sim_json_on_stdout(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
+int sim_result_save(const json_t *doc, const char *path)
+{
+    if (!path) return SIM_EXIT_OK;
+    if (!sim_json_on_stdout(path)) return sim_result_write(doc, path) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
+    char *text = dump_marked(doc);
+    bool ok = text != NULL;
+    int fd = sim_json_stdout_fd();
+    if (ok && fd >= 0) { /* the real stdout, claimed by --json - */
+        size_t len = strlen(text), done = 0;
+        while (ok && done < len) {
+            ssize_t w = write(fd, text + done, len - done);
+            ok = w > 0;
+            done += ok ? (size_t)w : 0;
+        }
+        ok = ok && write(fd, "\n", 1) == 1;
+    } else if (ok) {
+        ok = puts(text) >= 0 && fflush(stdout) == 0;
     }
     free(text);
-    if (!text || done < len || write(fd, "\n", 1) != 1 || fsync(fd)) {
-        sim_error("cannot write the result file %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
+    if (!ok) {
+        sim_error("cannot write the result document to standard output: %s", strerror(errno));
+        return SIM_EXIT_FAIL;
+    }
+    return SIM_EXIT_OK;
+}
+
+int sim_result_write(const json_t *doc, const char *path)
+{
+    /* One buffer, written whole: json_dumpfd would issue a write() per token. */
+    char *text = dump_marked(doc);
+    size_t len = text ? strlen(text) : 0;
+    char *whole = text ? realloc(text, len + 2) : NULL;
+    if (!whole) {
+        free(text);
+        sim_error("cannot write the result file %s: out of memory", path);
         return -1;
     }
-    close(fd);
-    if (rename(tmp, path)) {
-        sim_error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
+    whole[len++] = '\n';
+    whole[len] = 0;
+    int e = sim_atomic_write(path, whole, len);
+    free(whole);
+    if (e) {
+        sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
+                  strerror(e));
         return -1;
-    }
-    /* Make the rename itself durable. */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
     }
     return 0;
 }
@@ -289,11 +302,9 @@ static void print_lat_row(FILE *out, const char *name, const json_t *lat, json_i
 void sim_result_print(FILE *out, const json_t *doc)
 {
     const json_t *s = json_object_get(doc, "summary");
-    if (!s)
-        return;
+    if (!s) return;
     const char *unit = json_string_value(json_object_get(s, "unit"));
-    if (!unit)
-        unit = "tps";
+    if (!unit) unit = "tps";
     fprintf(out, "\n%s: %.2f %s over %.1f s measured (%lld done, %lld errors)%s\n",
             json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
             num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
@@ -302,7 +313,8 @@ void sim_result_print(FILE *out, const json_t *doc)
             : json_is_true(json_object_get(doc, "interrupted"))  ? "  [INTERRUPTED]"
             : json_is_string(json_object_get(doc, "stopped_by")) ? "  [STOPPED EARLY]"
                                                                  : "");
-    fprintf(out, "  latency (ms)            count      mean       p50       p95       p99     p99.9       max\n");
+    fprintf(out, "  latency (ms)            count      mean       p50       p95       p99     "
+                 "p99.9       max\n");
     print_lat_row(out, "all", json_object_get(s, "latency_us"),
                   json_integer_value(json_object_get(s, "count")));
     const json_t *pt = json_object_get(doc, "per_type");
@@ -322,13 +334,17 @@ void sim_result_print(FILE *out, const json_t *doc)
     const json_t *dev = json_object_get(doc, "device_io");
     if (json_is_object(dev)) {
         const json_t *per = json_object_get(dev, "per_unit");
-        fprintf(out, "  device %s: %.0f reads/s, %.0f writes/s, avg device latency read %.3f ms write %.3f ms",
-                json_string_value(json_object_get(dev, "disk")) ? json_string_value(json_object_get(dev, "disk")) : "?",
-                num(dev, "read_iops"), num(dev, "write_iops"), num(dev, "read_latency_avg_us") / 1000,
-                num(dev, "write_latency_avg_us") / 1000);
+        fprintf(out,
+                "  device %s: %.0f reads/s, %.0f writes/s, avg device latency read %.3f ms write "
+                "%.3f ms",
+                json_string_value(json_object_get(dev, "disk"))
+                    ? json_string_value(json_object_get(dev, "disk"))
+                    : "?",
+                num(dev, "read_iops"), num(dev, "write_iops"),
+                num(dev, "read_latency_avg_us") / 1000, num(dev, "write_latency_avg_us") / 1000);
         if (json_is_object(per))
-            fprintf(out, "; per %s: %.2f reads, %.2f writes", unit[0] == 't' ? "transaction" : "I/O",
-                    num(per, "reads"), num(per, "writes"));
+            fprintf(out, "; per %s: %.2f reads, %.2f writes",
+                    unit[0] == 't' ? "transaction" : "I/O", num(per, "reads"), num(per, "writes"));
         fputc('\n', out);
     }
     const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");

@@ -478,7 +478,9 @@ static void *reporter_main(void *arg)
     sim_run *r = arg;
     uint64_t interval = r->cfg.report_interval_ns;
     uint64_t next_report = interval ? r->t_start + interval : UINT64_MAX;
-    uint64_t next_progress = r->progress_tty && !interval ? r->t_start + 1000000000ull : UINT64_MAX;
+    /* On a terminal, a countdown line between the interval lines (each interval line
+     * clears it first and ends its own line). */
+    uint64_t next_progress = r->progress_tty ? r->t_start + 1000000000ull : UINT64_MAX;
     bool measure_snapped = measure_at(r) == r->t_start;
     uint64_t next_guard = r->t_start + 1000000000ull;
     uint64_t round = r->cfg.steady_round_ns;
@@ -583,7 +585,7 @@ void sim_run_finish(sim_run *r)
     uint64_t end = atomic_load(&r->t_end);
     if (r->cfg.report_interval_ns && end > r->prev_t + r->cfg.report_interval_ns / 10)
         report_interval(r, end);
-    if (r->progress_tty && !r->cfg.report_interval_ns)
+    if (r->progress_tty)
         fprintf(stderr, "\r\033[K");
 }
 

@@ -16,4 +16,11 @@ json_t *sim_run_probe_json(const sim_run *r, int i, const char **name);
 /* The steady-state warm-up: rule, rounds, verdict; NULL when the warm-up was fixed. */
 json_t *sim_run_steady_json(const sim_run *r);
 
+/* --json - was given (sim_opts_parse): from now until the command returns, the
+ * result document alone goes to the real stdout, and what the command prints on stdout
+ * goes to stderr. */
+void sim_json_claim_stdout(void);
+/* The descriptor of the real stdout while it is claimed, else -1. */
+int sim_json_stdout_fd(void);
+
 #endif

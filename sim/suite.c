@@ -300,9 +300,8 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
              i + 1, n, st->name, planned[i] > 0 ? pl : "unknown", lf);
     cmp_buf_free(&line);
     double t0 = now_s();
-    ss->exit_code = cmd->main(argc, argv);
+    ss->exit_code = sim_command_run(cmd, argc, argv);
     ss->seconds = now_s() - t0;
-    sim_set_quiet(false);
     suite_free_words(argv, argc);
     char took[32];
     fmt_duration(took, sizeof took, ss->seconds);
@@ -468,6 +467,7 @@ static int suite_main(int argc, char **argv)
         {.name = "target",
          .kind = SIM_OPT_STRING,
          .dst = &target,
+         .metavar = "PATH",
          .help = "file system directory or device every step runs on"},
         {.name = "output",
          .kind = SIM_OPT_STRING,

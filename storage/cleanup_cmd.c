@@ -13,14 +13,8 @@ static int cleanup_main(int argc, char **argv)
     const char *target = NULL;
     bool quiet = false;
     sim_opt opts[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &target,
-         .help = "directory whose appsim files are removed"},
-        {.name = "quiet",
-         .kind = SIM_OPT_FLAG,
-         .dst = &quiet,
-         .help = "do not list the removed files"},
+        ST_OPT_TARGET(target, "directory whose appsim files are removed"),
+        SIM_VOCAB_QUIET(&quiet, "do not list the removed files"),
         SIM_OPT_END,
     };
     int np = 0;

@@ -99,8 +99,7 @@ static int region_of(const pc_opts *o, st_target *t, uint64_t *region, char *err
     uint64_t want = o->size ? o->size : avail;
     if (o->size && o->size > avail) {
         char a[32], w[32], k[32];
-        snprintf(err, errlen,
-                 "--size %s does not fit: %s can take %s%s%s; choose a smaller --size",
+        snprintf(err, errlen, "--size %s does not fit: %s can take %s%s%s; choose a smaller --size",
                  sim_format_size(o->size, w, sizeof w), o->to.path,
                  sim_format_size(avail, a, sizeof a),
                  st_target_is_device(t) ? "" : " after --keep-free ",
@@ -109,8 +108,9 @@ static int region_of(const pc_opts *o, st_target *t, uint64_t *region, char *err
     }
     *region = want / o->block * o->block;
     if (*region == 0) {
-        snprintf(err, errlen, "nothing to precondition on %s: less than one block (%llu bytes) "
-                              "available",
+        snprintf(err, errlen,
+                 "nothing to precondition on %s: less than one block (%llu bytes) "
+                 "available",
                  o->to.path, (unsigned long long)o->block);
         return SIM_EXIT_USAGE;
     }
@@ -172,13 +172,13 @@ static json_t *new_record(const pc_opts *o, uint64_t region, bool dev)
     utc_now(at, sizeof at);
     return json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:I, s:i, s:i, s:b, s:s, s:o, s:I, s:f, "
                      "s:f, s:f}",
-                     "tool", "appsim " APPSIM_VERSION, "at", at, "complete", false,
-                     "interrupted", false, "region_bytes", (json_int_t)region, "total_bytes",
-                     (json_int_t)(region * o->loops), "loops", (json_int_t)o->loops,
-                     "block_bytes", (int)o->block, "queue_depth", (int)o->qd, "direct_io", true,
-                     "region", dev ? "device" : "file", "file",
-                     dev ? json_null() : json_string(PRECOND_FILE), "bytes_written",
-                     (json_int_t)0, "passes", 0.0, "seconds", 0.0, "rate_mib_s", 0.0);
+                     "tool", "appsim " APPSIM_VERSION, "at", at, "complete", false, "interrupted",
+                     false, "region_bytes", (json_int_t)region, "total_bytes",
+                     (json_int_t)(region * o->loops), "loops", (json_int_t)o->loops, "block_bytes",
+                     (int)o->block, "queue_depth", (int)o->qd, "direct_io", true, "region",
+                     dev ? "device" : "file", "file", dev ? json_null() : json_string(PRECOND_FILE),
+                     "bytes_written", (json_int_t)0, "passes", 0.0, "seconds", 0.0, "rate_mib_s",
+                     0.0);
 }
 
 /* Purge, record, write, record again. */
@@ -196,13 +196,15 @@ static int precondition(pc_state *s, int fd, st_precond_outcome *out, char *err,
                           .checkpoint = checkpoint,
                           .ctx = s};
     int wrc = st_precondition_write(fd, &job, out, err, errlen);
-    if (fdatasync(fd)) sim_warn("precondition: fdatasync of %s: %s", s->o->to.path, strerror(errno));
+    if (fdatasync(fd))
+        sim_warn("precondition: fdatasync of %s: %s", s->o->to.path, strerror(errno));
     char at[32];
     utc_now(at, sizeof at);
     record_progress(s, out->bytes_written, out->seconds);
     json_object_set_new(s->rec, "finished_at", json_string(at));
     json_object_set_new(s->rec, "engine", json_string(out->engine ? out->engine : "?"));
-    json_object_set_new(s->rec, "complete", json_boolean(!wrc && out->bytes_written == job.total_bytes));
+    json_object_set_new(s->rec, "complete",
+                        json_boolean(!wrc && out->bytes_written == job.total_bytes));
     json_object_set_new(s->rec, "interrupted", json_boolean(out->interrupted));
     char rerr[512];
     rc = st_precondition_record_write(s->t, s->rec, rerr, sizeof rerr);
@@ -248,7 +250,7 @@ static int write_result(pc_state *s, int argc, char **argv, const sim_opt *opts)
     json_t *doc = sim_result_new("precondition", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(s->t));
     json_object_set_new(doc, "precondition", json_deep_copy(s->rec));
-    int rc = sim_result_write(doc, s->o->json) ? SIM_EXIT_FAIL : 0;
+    int rc = sim_result_save(doc, s->o->json);
     json_decref(doc);
     return rc;
 }
@@ -270,7 +272,7 @@ static int run_on_target(pc_opts *o, int argc, char **argv, const sim_opt *opts)
         rc = precondition(&s, fd, &out, err, sizeof err);
         close(fd);
         finish_file(&s);
-        print_summary(s.rec);
+        if (!sim_json_on_stdout(o->json)) print_summary(s.rec);
         int jrc = write_result(&s, argc, argv, opts);
         if (!rc) rc = jrc;
         json_decref(s.rec);
@@ -283,29 +285,54 @@ static int run_on_target(pc_opts *o, int argc, char **argv, const sim_opt *opts)
 
 static int precondition_main(int argc, char **argv)
 {
-    pc_opts o = {.engine = "io_uring", .purge = "auto", .loops = 2, .block = 128 * 1024,
-                 .qd = 32, .keep_free = 1ull << 30};
+    pc_opts o = {.engine = "io_uring",
+                 .purge = "auto",
+                 .loops = 2,
+                 .block = 128 * 1024,
+                 .qd = 32,
+                 .keep_free = 1ull << 30};
     sim_opt opts[] = {
         ST_TARGET_OPTIONS(o.to, o.engine),
-        {.name = "size", .kind = SIM_OPT_SIZE, .dst = &o.size,
+        {.name = "size",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o.size,
          .help = "bytes to precondition (0 = the whole device, or the directory's free space "
                  "less --keep-free)"},
-        {.name = "loops", .kind = SIM_OPT_U64, .dst = &o.loops, .min = 1, .max = 1000,
+        {.name = "loops",
+         .kind = SIM_OPT_U64,
+         .dst = &o.loops,
+         .min = 1,
+         .max = 1000,
          .help = "passes over the region (SNIA: twice the capacity)"},
-        {.name = "block-size", .kind = SIM_OPT_SIZE, .dst = &o.block, .min = 4096,
-         .max = 16 << 20, .help = "size of each sequential write"},
-        {.name = "qd", .kind = SIM_OPT_U64, .dst = &o.qd, .min = 1, .max = 4096,
+        {.name = "block-size",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o.block,
+         .min = 4096,
+         .max = 16 << 20,
+         .help = "size of each sequential write"},
+        {.name = "qd",
+         .kind = SIM_OPT_U64,
+         .dst = &o.qd,
+         .min = 1,
+         .max = 4096,
          .help = "writes in flight"},
-        {.name = "purge", .kind = SIM_OPT_CHOICE, .dst = &o.purge, .choices = "auto|discard|none",
+        {.name = "purge",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o.purge,
+         .choices = "auto|discard|none",
          .help = "block devices with --allow-destroy: discard the region first (auto: when the "
                  "device supports it)"},
-        {.name = "keep-free", .kind = SIM_OPT_SIZE, .dst = &o.keep_free,
+        {.name = "keep-free",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o.keep_free,
          .help = "directory: free space left when --size is not given, and the least left"},
-        {.name = "keep-file", .kind = SIM_OPT_FLAG, .dst = &o.keep_file,
+        {.name = "keep-file",
+         .kind = SIM_OPT_FLAG,
+         .dst = &o.keep_file,
          .help = "directory: keep the preconditioning file (default: removed, its blocks "
                  "returned to the free space)"},
-        {.name = "json", .kind = SIM_OPT_STRING, .dst = &o.json, .help = "write the result here"},
-        {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &o.quiet, .help = "no progress line"},
+        SIM_VOCAB_JSON(&o.json, NULL),
+        SIM_VOCAB_QUIET(&o.quiet, "no progress line"),
         SIM_OPT_END,
     };
     int np = 0;

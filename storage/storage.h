@@ -215,28 +215,45 @@ const char *st_engine_choices(void);
  * message listing the choices: commands check it before creating anything. */
 int st_engine_name_check(const char *name, char *err, size_t errlen);
 
+/* The --ioengine entry of the shared vocabulary (sim/sim.h), into the const char *
+ * `engine`, which holds "io_uring" before parsing; `deprecated` ("|"-separated or
+ * NULL) lists a command's old spellings, still accepted with a note. */
+#define ST_OPT_IOENGINE(engine, deprecated_)                                                       \
+    {                                                                                              \
+        .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .choices = "io_uring|psync", \
+        .deprecated = (deprecated_), .help = "I/O engine (psync where the kernel has no io_uring)" \
+    }
+/* --target PATH into the const char * `dst`, for commands that take no other target
+ * option; `what` is the help text. */
+#define ST_OPT_TARGET(dst_, what)                                                                  \
+    {                                                                                              \
+        .name = "target", .kind = SIM_OPT_STRING, .dst = &(dst_), .metavar = "PATH", .help = what  \
+    }
+/* --buffered, into the bool `dst`. */
+#define ST_OPT_BUFFERED(dst_)                                                                      \
+    {                                                                                              \
+        .name = "buffered", .kind = SIM_OPT_FLAG, .dst = &(dst_),                                  \
+        .help = "go through the page cache instead of O_DIRECT (recorded in the result)"           \
+    }
+
 /* Option-table entries shared by every command that takes a target (see sim_opt):
  * --target, --allow-destroy, --buffered into the st_target_opts `o`, and --ioengine
  * into the const char * `engine` (default "io_uring", falling back to psync). */
-#define ST_TARGET_OPTIONS(o, engine)                                                               \
+#define ST_TARGET_OPTIONS(o, engine) ST_TARGET_OPTIONS_OLD(o, engine, NULL)
+/* The same, with a command's old spellings of --ioengine (see ST_OPT_IOENGINE). */
+#define ST_TARGET_OPTIONS_OLD(o, engine, old_engine_names)                                         \
     {.name = "target",                                                                             \
      .kind = SIM_OPT_STRING,                                                                       \
      .dst = &(o).path,                                                                             \
+     .metavar = "PATH",                                                                            \
      .help = "directory on the drive to test (appsim creates its files inside), or a block "       \
              "device"},                                                                            \
         {.name = "allow-destroy",                                                                  \
          .kind = SIM_OPT_FLAG,                                                                     \
          .dst = &(o).allow_destroy,                                                                \
-         .help = "allow overwriting a block device target (never a mounted one; not needed "      \
+         .help = "allow overwriting a block device target (never a mounted one; not needed "       \
                  "for a blank device appsim marked before)"},                                      \
-        {.name = "buffered",                                                                       \
-         .kind = SIM_OPT_FLAG,                                                                     \
-         .dst = &(o).buffered,                                                                     \
-         .help = "go through the page cache instead of O_DIRECT (recorded in the result)"},        \
-    {                                                                                              \
-        .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .help = "I/O engine",        \
-        .choices = "io_uring|psync"                                                                \
-    }
+        ST_OPT_BUFFERED((o).buffered), ST_OPT_IOENGINE(engine, old_engine_names)
 
 /*
  * A run guard (sim_run_add_guard) for directory targets: true, with the reason, when the
@@ -374,8 +391,8 @@ size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *val
  * a small file). The page holding it is never used; open() sets 2^30. */
 void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset);
 int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
-int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len,
-                       char *err, size_t errlen);
+int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len, char *err,
+                       size_t errlen);
 int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char *err,
                          size_t errlen);
 int st_sqlite_bulk_end(st_sqlite_bulk *b, char *err, size_t errlen);

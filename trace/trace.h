@@ -171,11 +171,11 @@ typedef struct tr_volume_span {
 } tr_volume_span;
 typedef struct tr_scan {
     uint64_t records;
-    uint64_t duration_ns; /* time of the last record */
-    uint64_t max_length;  /* largest I/O, bytes */
+    uint64_t duration_ns;    /* time of the last record */
+    uint64_t max_length;     /* largest I/O, bytes */
     uint64_t max_pos, max_n; /* the record of the largest I/O (tr_source_where) */
-    uint64_t span;        /* sum of the volumes' ends (identity layout size) */
-    uint32_t nvolumes;    /* distinct volumes, sorted by id in volumes[] */
+    uint64_t span;           /* sum of the volumes' ends (identity layout size) */
+    uint32_t nvolumes;       /* distinct volumes, sorted by id in volumes[] */
     tr_volume_span *volumes;
 } tr_scan;
 /* Offsets are checked: a record reaching TR_MAX_EXTENT or beyond, or volumes whose
@@ -224,10 +224,13 @@ typedef enum tr_map {
 
 typedef struct tr_replay_opts {
     tr_timing timing;
-    double speed;       /* original: 2 = twice as fast (default 1) */
-    double rate;        /* TR_TIMING_RATE: I/Os per second */
-    bool uniform;       /* TR_TIMING_RATE: even spacing instead of exponential */
-    unsigned qd;        /* most I/Os outstanding (default 32) */
+    double speed; /* original: 2 = twice as fast (default 1) */
+    double rate;  /* TR_TIMING_RATE: I/Os per second */
+    bool uniform; /* TR_TIMING_RATE: even spacing instead of exponential */
+    unsigned qd;  /* most I/Os outstanding (default 32) */
+    /* The caller's option that sets qd, as messages name it (NULL = "--qd"; io:
+     * "--threads"). */
+    const char *qd_option;
     const char *engine; /* st_engine name; NULL = default */
     uint64_t region_offset;
     uint64_t region_length; /* 0 = from region_offset to the end of the data file/device */

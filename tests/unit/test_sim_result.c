@@ -34,8 +34,7 @@ static int count_files(void)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
+        if (e->d_name[0] != '.') n++;
     closedir(d);
     return n;
 }
@@ -65,9 +64,14 @@ static void test_write_atomic_and_sections(void **state)
 {
     static const char *const types[] = {"read", "write"};
     static const char *const counters[] = {"retries"};
-    sim_run_config c = {.type_names = types, .ntypes = 2, .counter_names = counters,
-                        .ncounters = 1, .unit = "iops", .duration_ns = 300000000ull,
-                        .report_interval_ns = 100000000ull, .quiet = true};
+    sim_run_config c = {.type_names = types,
+                        .ntypes = 2,
+                        .counter_names = counters,
+                        .ncounters = 1,
+                        .unit = "iops",
+                        .duration_ns = 300000000ull,
+                        .report_interval_ns = 100000000ull,
+                        .quiet = true};
     sim_run *run = sim_run_new(&c);
     probe_ctx pc = {0};
     sim_run_add_probe(run, &probe_ops, &pc);
@@ -81,7 +85,8 @@ static void test_write_atomic_and_sections(void **state)
     }
     sim_run_finish(run);
     uint64_t quiet = 7;
-    sim_opt opts[] = {{"depth", SIM_OPT_U64, &quiet, "qd", NULL, 1, 0, false}, SIM_OPT_END};
+    sim_opt opts[] = {{.name = "depth", .kind = SIM_OPT_U64, .dst = &quiet, .help = "qd", .min = 1},
+                      SIM_OPT_END};
     char *argv[] = {"replay", "--depth", "7", "it's quoted"};
     json_t *doc = sim_result_new("replay", 4, argv, opts);
     sim_result_put_run(doc, NULL, run);
@@ -89,15 +94,15 @@ static void test_write_atomic_and_sections(void **state)
     snprintf(path, sizeof path, "%s/r.json", dir);
     assert_int_equal(sim_result_write(doc, path), 0);
     assert_int_equal(sim_result_write(doc, path), 0); /* replaces atomically */
-    assert_int_equal(count_files(), 1);              /* no temporary left behind */
+    assert_int_equal(count_files(), 1);               /* no temporary left behind */
     json_error_t e;
     json_t *back = json_load_file(path, 0, &e);
     assert_non_null(back);
-    static const char *keys[] = {"schema", "tool", "command", "config", "host", "summary",
-                                 "per_type", "intervals", "histograms", "device_io", "warmup"};
+    static const char *keys[] = {"schema",     "tool",      "command",  "config",
+                                 "host",       "summary",   "per_type", "intervals",
+                                 "histograms", "device_io", "warmup"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (!json_object_get(back, keys[i]))
-            fail_msg("missing section %s", keys[i]);
+        if (!json_object_get(back, keys[i])) fail_msg("missing section %s", keys[i]);
     json_t *s = json_object_get(back, "summary");
     assert_true(json_real_value(json_object_get(s, "iops")) > 100);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "counters"), "retries")),
@@ -105,8 +110,9 @@ static void test_write_atomic_and_sections(void **state)
     assert_true(json_array_size(json_object_get(back, "intervals")) >= 2);
     assert_string_equal(json_string_value(json_object_get(back, "command")),
                         "appsim replay --depth 7 'it'\\''s quoted'");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "device_io"), "units")),
-                     json_integer_value(json_object_get(s, "count")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(back, "device_io"), "units")),
+        json_integer_value(json_object_get(s, "count")));
     assert_false(json_is_true(json_object_get(back, "interrupted")));
     json_decref(back);
     json_decref(doc);
@@ -117,8 +123,7 @@ static void test_write_atomic_and_sections(void **state)
 static bool stop_on_third(void *ctx, char *why, size_t whylen)
 {
     int *calls = ctx;
-    if (++*calls < 3)
-        return false;
+    if (++*calls < 3) return false;
     snprintf(why, whylen, "the test's guard");
     return true;
 }
