@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Quick start, command 2: build and run the whole test suite; non-zero on any failure.
-# In CI (CI=true) it also builds with -Werror, runs the unit tests under ASan+UBSan,
-# runs cppcheck, and runs each fuzz harness briefly.
+# In CI (CI=true) it also checks the formatting (.clang-format), builds with -Werror, runs
+# the unit tests under ASan+UBSan, runs cppcheck, and runs each fuzz harness briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${CI:-}" = "true" ]; then
+  echo "== formatting (.clang-format)"
+  scripts/format.sh
   BUILD_DIR=build scripts/build.sh -DAPPSIM_WERROR=ON
 else
   BUILD_DIR=build scripts/build.sh

@@ -21,8 +21,7 @@ void sim_sleep_until_ns(uint64_t t)
     struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
                           .tv_nsec = (long)(t % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        if (sim_interrupted())
-            return;
+        if (sim_interrupted()) return;
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -66,8 +65,7 @@ double sim_rng_double(sim_rng *rng)
 
 uint64_t sim_rng_range(sim_rng *rng, uint64_t lo, uint64_t hi)
 {
-    if (hi <= lo)
-        return lo;
+    if (hi <= lo) return lo;
     uint64_t span = hi - lo + 1;
     if (span == 0) /* the full 64-bit range */
         return sim_rng_u64(rng);
@@ -86,8 +84,7 @@ uint64_t sim_rng_range(sim_rng *rng, uint64_t lo, uint64_t hi)
 
 uint64_t sim_rng_think_ns(sim_rng *rng, uint64_t mean_ns)
 {
-    if (mean_ns == 0)
-        return 0;
+    if (mean_ns == 0) return 0;
     /* r in (0, 1]: -ln(r) is finite. */
     double r = 1.0 - sim_rng_double(rng);
     double t = -log(r) * (double)mean_ns;
@@ -97,8 +94,7 @@ uint64_t sim_rng_think_ns(sim_rng *rng, uint64_t mean_ns)
 
 uint64_t sim_rng_exp_ns(sim_rng *rng, double rate_per_s)
 {
-    if (rate_per_s <= 0)
-        return UINT64_MAX;
+    if (rate_per_s <= 0) return UINT64_MAX;
     double r = 1.0 - sim_rng_double(rng);
     return (uint64_t)(-log(r) / rate_per_s * 1e9);
 }

@@ -23,11 +23,11 @@
 #include <string.h>
 
 #define SUB_BITS 10
-#define SUB_COUNT (1u << SUB_BITS)          /* 1024 per chunk */
-#define LINEAR_LIMIT (2u * SUB_COUNT)        /* 2048: exact below */
-#define TOP_BIT 42                           /* values < 2^42 */
+#define SUB_COUNT (1u << SUB_BITS)                           /* 1024 per chunk */
+#define LINEAR_LIMIT (2u * SUB_COUNT)                        /* 2048: exact below */
+#define TOP_BIT 42                                           /* values < 2^42 */
 #define NBUCKETS (LINEAR_LIMIT + (TOP_BIT - 11) * SUB_COUNT) /* 33792 */
-#define NCHUNKS (NBUCKETS / SUB_COUNT)       /* 33 */
+#define NCHUNKS (NBUCKETS / SUB_COUNT)                       /* 33 */
 #define MAX_VALUE ((1ull << TOP_BIT) - 1)
 #define LAYOUT_NAME "loglinear-ns-1024x42"
 
@@ -53,8 +53,7 @@ static inline void st(counter_t *c, uint64_t v)
 
 static inline uint32_t bucket_index(uint64_t v)
 {
-    if (v < LINEAR_LIMIT)
-        return (uint32_t)v;
+    if (v < LINEAR_LIMIT) return (uint32_t)v;
     int b = 63 - __builtin_clzll(v); /* 11..41 */
     int shift = b - SUB_BITS;
     return LINEAR_LIMIT + (uint32_t)(b - 11) * SUB_COUNT + (uint32_t)((v >> shift) - SUB_COUNT);
@@ -84,16 +83,14 @@ static inline uint64_t bucket_mid(uint32_t i)
 sim_hist *sim_hist_new(void)
 {
     sim_hist *h = calloc(1, sizeof *h);
-    if (!h)
-        abort();
+    if (!h) abort();
     st(&h->min, UINT64_MAX);
     return h;
 }
 
 void sim_hist_free(sim_hist *h)
 {
-    if (!h)
-        return;
+    if (!h) return;
     for (uint32_t c = 0; c < NCHUNKS; c++)
         free((void *)atomic_load(&h->chunk[c]));
     free(h);
@@ -103,8 +100,7 @@ void sim_hist_reset(sim_hist *h)
 {
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         counter_t *p = atomic_load(&h->chunk[c]);
-        if (p)
-            memset((void *)p, 0, SUB_COUNT * sizeof *p);
+        if (p) memset((void *)p, 0, SUB_COUNT * sizeof *p);
     }
     st(&h->count, 0);
     st(&h->clamped, 0);
@@ -118,8 +114,7 @@ static counter_t *chunk_for_write(sim_hist *h, uint32_t c)
     counter_t *p = atomic_load_explicit(&h->chunk[c], memory_order_acquire);
     if (!p) {
         p = calloc(SUB_COUNT, sizeof *p);
-        if (!p)
-            abort();
+        if (!p) abort();
         atomic_store_explicit(&h->chunk[c], p, memory_order_release);
     }
     return p;
@@ -132,8 +127,7 @@ static inline const counter_t *chunk_for_read(const sim_hist *h, uint32_t c)
 
 void sim_hist_record_n(sim_hist *h, uint64_t v, uint64_t n)
 {
-    if (n == 0)
-        return;
+    if (n == 0) return;
     if (v > MAX_VALUE) {
         v = MAX_VALUE;
         st(&h->clamped, ld(&h->clamped) + n);
@@ -144,10 +138,8 @@ void sim_hist_record_n(sim_hist *h, uint64_t v, uint64_t n)
     st(slot, ld(slot) + n);
     st(&h->count, ld(&h->count) + n);
     st(&h->sum, ld(&h->sum) + v * n);
-    if (v < ld(&h->min))
-        st(&h->min, v);
-    if (v > ld(&h->max))
-        st(&h->max, v);
+    if (v < ld(&h->min)) st(&h->min, v);
+    if (v > ld(&h->max)) st(&h->max, v);
 }
 
 void sim_hist_record(sim_hist *h, uint64_t v)
@@ -159,25 +151,20 @@ void sim_hist_merge(sim_hist *dst, const sim_hist *src)
 {
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *s = chunk_for_read(src, c);
-        if (!s)
-            continue;
+        if (!s) continue;
         counter_t *d = NULL;
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             uint64_t n = ld(&s[j]);
-            if (!n)
-                continue;
-            if (!d)
-                d = chunk_for_write(dst, c);
+            if (!n) continue;
+            if (!d) d = chunk_for_write(dst, c);
             st(&d[j], ld(&d[j]) + n);
         }
     }
     st(&dst->count, ld(&dst->count) + ld(&src->count));
     st(&dst->clamped, ld(&dst->clamped) + ld(&src->clamped));
     st(&dst->sum, ld(&dst->sum) + ld(&src->sum));
-    if (ld(&src->min) < ld(&dst->min))
-        st(&dst->min, ld(&src->min));
-    if (ld(&src->max) > ld(&dst->max))
-        st(&dst->max, ld(&src->max));
+    if (ld(&src->min) < ld(&dst->min)) st(&dst->min, ld(&src->min));
+    if (ld(&src->max) > ld(&dst->max)) st(&dst->max, ld(&src->max));
 }
 
 void sim_hist_add_delta(sim_hist *dst, const sim_hist *a, const sim_hist *b)
@@ -185,38 +172,29 @@ void sim_hist_add_delta(sim_hist *dst, const sim_hist *a, const sim_hist *b)
     uint64_t added = 0, lo = UINT64_MAX, hi = 0;
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *pa = chunk_for_read(a, c);
-        if (!pa)
-            continue;
+        if (!pa) continue;
         const counter_t *pb = chunk_for_read(b, c);
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             uint64_t na = ld(&pa[j]), nb = pb ? ld(&pb[j]) : 0;
-            if (na <= nb)
-                continue;
+            if (na <= nb) continue;
             counter_t *d = chunk_for_write(dst, c);
             st(&d[j], ld(&d[j]) + (na - nb));
             added += na - nb;
             uint32_t i = c * SUB_COUNT + j;
             uint64_t w, l = bucket_low(i, &w);
-            if (l < lo)
-                lo = l;
-            if (l + w - 1 > hi)
-                hi = l + w - 1;
+            if (l < lo) lo = l;
+            if (l + w - 1 > hi) hi = l + w - 1;
         }
     }
-    if (!added)
-        return;
+    if (!added) return;
     /* The sum is exact; min and max of a delta are only known to the bucket. */
     st(&dst->count, ld(&dst->count) + added);
     st(&dst->sum, ld(&dst->sum) + (ld(&a->sum) - ld(&b->sum)));
     uint64_t amin = ld(&a->min), amax = ld(&a->max);
-    if (lo < amin)
-        lo = amin;
-    if (hi > amax)
-        hi = amax;
-    if (lo < ld(&dst->min))
-        st(&dst->min, lo);
-    if (hi > ld(&dst->max))
-        st(&dst->max, hi);
+    if (lo < amin) lo = amin;
+    if (hi > amax) hi = amax;
+    if (lo < ld(&dst->min)) st(&dst->min, lo);
+    if (hi > ld(&dst->max)) st(&dst->max, hi);
 }
 
 uint64_t sim_hist_count(const sim_hist *h)
@@ -245,13 +223,11 @@ double sim_hist_mean(const sim_hist *h)
 double sim_hist_stddev(const sim_hist *h)
 {
     uint64_t n = ld(&h->count);
-    if (n < 2)
-        return 0.0;
+    if (n < 2) return 0.0;
     double mean = sim_hist_mean(h), acc = 0;
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *p = chunk_for_read(h, c);
-        if (!p)
-            continue;
+        if (!p) continue;
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             uint64_t k = ld(&p[j]);
             if (k) {
@@ -266,29 +242,22 @@ double sim_hist_stddev(const sim_hist *h)
 uint64_t sim_hist_percentile(const sim_hist *h, double p)
 {
     uint64_t n = ld(&h->count);
-    if (!n)
-        return 0;
-    if (p <= 0)
-        return sim_hist_min(h);
-    if (p >= 100)
-        return ld(&h->max);
+    if (!n) return 0;
+    if (p <= 0) return sim_hist_min(h);
+    if (p >= 100) return ld(&h->max);
     uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)n);
-    if (rank < 1)
-        rank = 1;
+    if (rank < 1) rank = 1;
     uint64_t seen = 0;
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *q = chunk_for_read(h, c);
-        if (!q)
-            continue;
+        if (!q) continue;
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             seen += ld(&q[j]);
             if (seen >= rank) {
                 uint64_t v = bucket_mid(c * SUB_COUNT + j);
                 /* The exact extremes bound every percentile. */
-                if (v < ld(&h->min))
-                    v = ld(&h->min);
-                if (v > ld(&h->max))
-                    v = ld(&h->max);
+                if (v < ld(&h->min)) v = ld(&h->min);
+                if (v > ld(&h->max)) v = ld(&h->max);
                 return v;
             }
         }
@@ -301,13 +270,12 @@ json_t *sim_hist_to_json(const sim_hist *h)
     json_t *buckets = json_array();
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *p = chunk_for_read(h, c);
-        if (!p)
-            continue;
+        if (!p) continue;
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             uint64_t k = ld(&p[j]);
             if (k)
-                json_array_append_new(buckets, json_pack("[II]", (json_int_t)(c * SUB_COUNT + j),
-                                                         (json_int_t)k));
+                json_array_append_new(
+                    buckets, json_pack("[II]", (json_int_t)(c * SUB_COUNT + j), (json_int_t)k));
         }
     }
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "layout", LAYOUT_NAME, "count",
@@ -318,22 +286,20 @@ json_t *sim_hist_to_json(const sim_hist *h)
 
 static sim_hist *fail(sim_hist *h, char *err, size_t errlen, const char *why)
 {
-    if (err && errlen)
-        snprintf(err, errlen, "histogram: %s", why);
+    if (err && errlen) snprintf(err, errlen, "histogram: %s", why);
     sim_hist_free(h);
     return NULL;
 }
 
 sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen)
 {
-    if (!json_is_object(j))
-        return fail(NULL, err, errlen, "not an object");
+    if (!json_is_object(j)) return fail(NULL, err, errlen, "not an object");
     const char *layout = json_string_value(json_object_get(j, "layout"));
     if (!layout || strcmp(layout, LAYOUT_NAME))
-        return fail(NULL, err, errlen, "unknown bucket layout (written by another appsim version?)");
+        return fail(NULL, err, errlen,
+                    "unknown bucket layout (written by another appsim version?)");
     const json_t *buckets = json_object_get(j, "buckets");
-    if (!json_is_array(buckets))
-        return fail(NULL, err, errlen, "no bucket array");
+    if (!json_is_array(buckets)) return fail(NULL, err, errlen, "no bucket array");
     sim_hist *h = sim_hist_new();
     uint64_t total = 0;
     size_t i;
@@ -348,8 +314,7 @@ sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen)
         total += (uint64_t)n;
     }
     json_int_t count = json_integer_value(json_object_get(j, "count"));
-    if ((uint64_t)count != total)
-        return fail(h, err, errlen, "count does not match the buckets");
+    if ((uint64_t)count != total) return fail(h, err, errlen, "count does not match the buckets");
     st(&h->count, total);
     st(&h->sum, (uint64_t)json_integer_value(json_object_get(j, "sum_ns")));
     st(&h->min, total ? (uint64_t)json_integer_value(json_object_get(j, "min_ns")) : UINT64_MAX);
@@ -367,7 +332,6 @@ json_t *sim_hist_summary_json(const sim_hist *h)
                      US(sim_hist_percentile(h, 50)), "p90_us", US(sim_hist_percentile(h, 90)),
                      "p95_us", US(sim_hist_percentile(h, 95)), "p99_us",
                      US(sim_hist_percentile(h, 99)), "p999_us", US(sim_hist_percentile(h, 99.9)),
-                     "p9999_us", US(sim_hist_percentile(h, 99.99)), "max_us",
-                     US(sim_hist_max(h)));
+                     "p9999_us", US(sim_hist_percentile(h, 99.99)), "max_us", US(sim_hist_max(h)));
 #undef US
 }

@@ -56,7 +56,7 @@ struct sim_run {
 
     uint64_t t_start;
     _Atomic uint64_t t_measure; /* UINT64_MAX while a steady-state warm-up lasts */
-    _Atomic uint64_t t_end; /* UINT64_MAX while open-ended */
+    _Atomic uint64_t t_end;     /* UINT64_MAX while open-ended */
     atomic_bool finished;
     atomic_bool interrupted;
     atomic_bool stopped; /* by a guard; stop_reason says why */
@@ -98,17 +98,14 @@ static const char *const default_type[] = {"op"};
 sim_run *sim_run_new(const sim_run_config *cfg)
 {
     sim_run *r = calloc(1, sizeof *r);
-    if (!r)
-        abort();
+    if (!r) abort();
     r->cfg = *cfg;
     if (r->cfg.ntypes < 1) {
         r->cfg.type_names = default_type;
         r->cfg.ntypes = 1;
     }
-    if (r->cfg.instances < 1)
-        r->cfg.instances = 1;
-    if (!r->cfg.unit)
-        r->cfg.unit = "tps";
+    if (r->cfg.instances < 1) r->cfg.instances = 1;
+    if (!r->cfg.unit) r->cfg.unit = "tps";
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->wake_lock, NULL);
     pthread_condattr_t ca;
@@ -123,8 +120,7 @@ sim_run *sim_run_new(const sim_run_config *cfg)
         if (r->cfg.steady_max_rounds < (unsigned)SIM_STEADY_RULE_PTS.window)
             r->cfg.steady_max_rounds = (unsigned)SIM_STEADY_RULE_PTS.window;
         r->round_rates = calloc(r->cfg.steady_max_rounds, sizeof *r->round_rates);
-        if (!r->round_rates)
-            abort();
+        if (!r->round_rates) abort();
         r->rounds = json_array();
     }
     return r;
@@ -144,8 +140,7 @@ static void meter_free(sim_meter *m, int ntypes)
 
 void sim_run_free(sim_run *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     sim_run_finish(r);
     for (sim_meter *m = r->meters, *n; m; m = n) {
         n = m->next;
@@ -154,12 +149,9 @@ void sim_run_free(sim_run *r)
     for (int i = 0; i < r->nprobes; i++) {
         probe *p = &r->probes[i];
         if (p->ops->free_snapshot) {
-            if (p->at_measure)
-                p->ops->free_snapshot(p->ctx, p->at_measure);
-            if (p->at_end)
-                p->ops->free_snapshot(p->ctx, p->at_end);
-            if (p->at_interval)
-                p->ops->free_snapshot(p->ctx, p->at_interval);
+            if (p->at_measure) p->ops->free_snapshot(p->ctx, p->at_measure);
+            if (p->at_end) p->ops->free_snapshot(p->ctx, p->at_end);
+            if (p->at_interval) p->ops->free_snapshot(p->ctx, p->at_interval);
         }
     }
     json_decref(r->intervals);
@@ -180,15 +172,14 @@ const sim_run_config *sim_run_cfg(const sim_run *r)
 sim_meter *sim_run_meter(sim_run *r, int instance)
 {
     sim_meter *m = calloc(1, sizeof *m);
-    if (!m)
-        abort();
+    if (!m) abort();
     m->run = r;
     m->instance = instance < 0 ? 0 : instance;
     m->measured = calloc((size_t)r->cfg.ntypes, sizeof *m->measured);
     m->errors = calloc((size_t)r->cfg.ntypes, sizeof *m->errors);
-    m->counters = calloc((size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1), sizeof *m->counters);
-    if (!m->measured || !m->errors || !m->counters)
-        abort();
+    m->counters =
+        calloc((size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1), sizeof *m->counters);
+    if (!m->measured || !m->errors || !m->counters) abort();
     for (int t = 0; t < r->cfg.ntypes; t++)
         m->measured[t] = sim_hist_new();
     m->warmup = sim_hist_new();
@@ -248,8 +239,7 @@ static bool check_guards(sim_run *r)
 
 sim_phase sim_run_phase(const sim_run *r)
 {
-    if (!r->t_start)
-        return SIM_PHASE_IDLE;
+    if (!r->t_start) return SIM_PHASE_IDLE;
     if (atomic_load_explicit(&r->finished, memory_order_relaxed) ||
         atomic_load_explicit(&r->stopped, memory_order_relaxed))
         return SIM_PHASE_DONE;
@@ -262,10 +252,8 @@ sim_phase sim_run_phase(const sim_run *r)
         return SIM_PHASE_DONE;
     }
     uint64_t now = sim_now_ns();
-    if (now < measure_at(r))
-        return SIM_PHASE_WARMUP;
-    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
-        return SIM_PHASE_DONE;
+    if (now < measure_at(r)) return SIM_PHASE_WARMUP;
+    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return SIM_PHASE_DONE;
     return SIM_PHASE_MEASURE;
 }
 
@@ -286,11 +274,9 @@ static inline void bump(counter_t *c, uint64_t n)
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
 {
     sim_run *r = m->run;
-    if (type < 0 || type >= r->cfg.ntypes)
-        return;
+    if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
-    if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
-        return;
+    if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
     sim_hist_record(m->cumulative, lat);
     if (end_ns < measure_at(r))
         sim_hist_record(m->warmup, lat);
@@ -301,11 +287,9 @@ void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end
 void sim_meter_error(sim_meter *m, int type)
 {
     sim_run *r = m->run;
-    if (type < 0 || type >= r->cfg.ntypes)
-        return;
+    if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t now = sim_now_ns();
-    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
-        return;
+    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
     bump(&m->cumulative_errors, 1);
     if (now < measure_at(r))
         bump(&m->warmup_errors, 1);
@@ -316,11 +300,9 @@ void sim_meter_error(sim_meter *m, int type)
 void sim_meter_count(sim_meter *m, int counter, uint64_t n)
 {
     sim_run *r = m->run;
-    if (counter < 0 || counter >= r->cfg.ncounters)
-        return;
+    if (counter < 0 || counter >= r->cfg.ncounters) return;
     uint64_t now = sim_now_ns();
-    if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed))
-        return;
+    if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
     bump(&m->counters[counter], n);
 }
 
@@ -331,8 +313,7 @@ static void take_probe_snapshots(sim_run *r, int which /* 0 measure, 1 end */)
     for (int i = 0; i < r->nprobes; i++) {
         probe *p = &r->probes[i];
         void **slot = which == 0 ? &p->at_measure : &p->at_end;
-        if (*slot)
-            continue;
+        if (*slot) continue;
         *slot = p->ops->snapshot(p->ctx);
     }
 }
@@ -365,27 +346,24 @@ static void report_interval(sim_run *r, uint64_t now)
     uint64_t n = sim_hist_count(delta);
     uint64_t errs = errors - r->prev_errors;
     bool warm = now <= measure_at(r);
-    json_t *iv = json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
-                           warm ? "warmup" : "measure", "rate", secs > 0 ? (double)n / secs : 0.0,
-                           "count", (json_int_t)n, "errors_per_s",
-                           secs > 0 ? (double)errs / secs : 0.0, "latency_us",
-                           sim_hist_summary_json(delta));
+    json_t *iv =
+        json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
+                  warm ? "warmup" : "measure", "rate", secs > 0 ? (double)n / secs : 0.0, "count",
+                  (json_int_t)n, "errors_per_s", secs > 0 ? (double)errs / secs : 0.0, "latency_us",
+                  sim_hist_summary_json(delta));
     for (int i = 0; i < r->nprobes; i++) {
         probe *p = &r->probes[i];
         void *snap = p->ops->snapshot(p->ctx);
         if (snap && p->at_interval) {
             json_t *d = p->ops->delta(p->ctx, p->at_interval, snap, secs, n);
-            if (d)
-                json_object_set_new(iv, p->ops->name, d);
+            if (d) json_object_set_new(iv, p->ops->name, d);
         }
-        if (p->at_interval && p->ops->free_snapshot)
-            p->ops->free_snapshot(p->ctx, p->at_interval);
+        if (p->at_interval && p->ops->free_snapshot) p->ops->free_snapshot(p->ctx, p->at_interval);
         p->at_interval = snap;
     }
     json_array_append_new(r->intervals, iv);
     if (!r->cfg.quiet) {
-        fprintf(stderr,
-                "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
+        fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
                 r->progress_tty ? "\r\033[K" : "", t, r->cfg.unit,
                 secs > 0 ? (double)n / secs : 0.0, sim_hist_mean(delta) / 1e6,
                 (double)sim_hist_percentile(delta, 99) / 1e6, secs > 0 ? (double)errs / secs : 0.0,
@@ -403,8 +381,9 @@ static void progress_line(sim_run *r, uint64_t now)
     uint64_t end = atomic_load(&r->t_end);
     double el = (double)(now - r->t_start) / 1e9;
     if (end == UINT64_MAX)
-        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done", now < measure_at(r) ? "warm-up" : "measuring",
-                el, (unsigned long long)total_units(r));
+        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done",
+                now < measure_at(r) ? "warm-up" : "measuring", el,
+                (unsigned long long)total_units(r));
     else
         fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
                 now < measure_at(r) ? "warm-up" : "measuring", el,
@@ -414,18 +393,17 @@ static void progress_line(sim_run *r, uint64_t now)
 
 static void wait_until(sim_run *r, uint64_t t)
 {
-    struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull)};
+    struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+                          .tv_nsec = (long)(t % 1000000000ull)};
     pthread_mutex_lock(&r->wake_lock);
-    if (!atomic_load(&r->finished))
-        pthread_cond_timedwait(&r->wake, &r->wake_lock, &ts);
+    if (!atomic_load(&r->finished)) pthread_cond_timedwait(&r->wake, &r->wake_lock, &ts);
     pthread_mutex_unlock(&r->wake_lock);
 }
 
 /* Opens the measured phase now (the end of a steady-state warm-up). */
 static void begin_measure(sim_run *r, uint64_t now)
 {
-    if (r->cfg.duration_ns)
-        atomic_store(&r->t_end, now + r->cfg.duration_ns);
+    if (r->cfg.duration_ns) atomic_store(&r->t_end, now + r->cfg.duration_ns);
     atomic_store(&r->t_measure, now);
 }
 
@@ -460,7 +438,9 @@ static bool steady_round(sim_run *r, uint64_t now)
         fprintf(stderr, "%s[ %4.0fs ] steady-state round %u/%u: %s %.2f%s: %s\n",
                 r->progress_tty ? "\r\033[K" : "", t, r->nrounds, r->cfg.steady_max_rounds,
                 r->cfg.unit, rate, window,
-                ev.steady ? "steady, measuring from now" : last ? "not steady" : "not yet");
+                ev.steady ? "steady, measuring from now"
+                : last    ? "not steady"
+                          : "not yet");
     }
     if (ev.steady) {
         r->steady_reached = true;
@@ -488,17 +468,13 @@ static void *reporter_main(void *arg)
     while (!atomic_load(&r->finished)) {
         uint64_t end = atomic_load(&r->t_end);
         uint64_t due = next_report < next_progress ? next_report : next_progress;
-        if (!measure_snapped && measure_at(r) < due)
-            due = measure_at(r);
-        if (next_round < due)
-            due = next_round;
-        if (end < due)
-            due = end;
+        if (!measure_snapped && measure_at(r) < due) due = measure_at(r);
+        if (next_round < due) due = next_round;
+        if (end < due) due = end;
         if (due > sim_now_ns() + 100000000ull)
             due = sim_now_ns() + 100000000ull; /* notice signals promptly */
         wait_until(r, due);
-        if (sim_interrupted())
-            atomic_store(&r->interrupted, true);
+        if (sim_interrupted()) atomic_store(&r->interrupted, true);
         uint64_t now = sim_now_ns();
         if (now >= next_round && !atomic_load(&r->finished) && !atomic_load(&r->interrupted)) {
             if (steady_round(r, now)) {
@@ -523,12 +499,10 @@ static void *reporter_main(void *arg)
             next_progress += 1000000000ull;
         }
         if (now >= next_guard) {
-            if (check_guards(r))
-                break;
+            if (check_guards(r)) break;
             next_guard = now + 1000000000ull;
         }
-        if (now >= end || atomic_load(&r->interrupted))
-            break;
+        if (now >= end || atomic_load(&r->interrupted)) break;
     }
     return NULL;
 }
@@ -542,27 +516,23 @@ void sim_run_start(sim_run *r)
         atomic_store(&r->t_measure, UINT64_MAX);
     } else {
         atomic_store(&r->t_measure, now + r->cfg.warmup_ns);
-        if (r->cfg.duration_ns)
-            atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
+        if (r->cfg.duration_ns) atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
     }
     r->prev_t = now;
     r->progress_tty = !r->cfg.quiet && isatty(2);
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nprobes; i++)
         r->probes[i].at_interval = r->probes[i].ops->snapshot(r->probes[i].ctx);
-    if (measure_at(r) == r->t_start)
-        take_probe_snapshots(r, 0);
+    if (measure_at(r) == r->t_start) take_probe_snapshots(r, 0);
     pthread_mutex_unlock(&r->lock);
     r->reporter_running = pthread_create(&r->reporter, NULL, reporter_main, r) == 0;
 }
 
 void sim_run_finish(sim_run *r)
 {
-    if (!r->t_start || atomic_exchange(&r->finished, true))
-        return;
+    if (!r->t_start || atomic_exchange(&r->finished, true)) return;
     uint64_t now = sim_now_ns();
-    if (sim_interrupted())
-        atomic_store(&r->interrupted, true);
+    if (sim_interrupted()) atomic_store(&r->interrupted, true);
     if (sim_fault_noted()) atomic_store(&r->failed, true);
     /* Close the measured phase now if it was open-ended or cut short; a steady-state
      * warm-up cut short ends here with an empty measured phase. */
@@ -575,8 +545,7 @@ void sim_run_finish(sim_run *r)
     pthread_mutex_lock(&r->wake_lock);
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->wake_lock);
-    if (r->reporter_running)
-        pthread_join(r->reporter, NULL);
+    if (r->reporter_running) pthread_join(r->reporter, NULL);
     pthread_mutex_lock(&r->lock);
     take_probe_snapshots(r, 0);
     take_probe_snapshots(r, 1);
@@ -585,15 +554,13 @@ void sim_run_finish(sim_run *r)
     uint64_t end = atomic_load(&r->t_end);
     if (r->cfg.report_interval_ns && end > r->prev_t + r->cfg.report_interval_ns / 10)
         report_interval(r, end);
-    if (r->progress_tty)
-        fprintf(stderr, "\r\033[K");
+    if (r->progress_tty) fprintf(stderr, "\r\033[K");
 }
 
 double sim_run_measured_seconds(const sim_run *r)
 {
     uint64_t end = atomic_load(&r->t_end);
-    if (!r->t_start || end == UINT64_MAX || end <= measure_at(r))
-        return 0.0;
+    if (!r->t_start || end == UINT64_MAX || end <= measure_at(r)) return 0.0;
     return (double)(end - measure_at(r)) / 1e9;
 }
 
@@ -603,11 +570,9 @@ sim_hist *sim_run_merged_hist(const sim_run *r, int type, int instance)
 {
     sim_hist *h = sim_hist_new();
     for (sim_meter *m = r->meters; m; m = m->next) {
-        if (instance >= 0 && m->instance != instance)
-            continue;
+        if (instance >= 0 && m->instance != instance) continue;
         for (int t = 0; t < r->cfg.ntypes; t++)
-            if (type < 0 || t == type)
-                sim_hist_merge(h, m->measured[t]);
+            if (type < 0 || t == type) sim_hist_merge(h, m->measured[t]);
     }
     return h;
 }
@@ -618,8 +583,7 @@ static uint64_t sum_measured(const sim_run *r, int type, int instance, bool erro
 {
     uint64_t n = 0;
     for (sim_meter *m = r->meters; m; m = m->next) {
-        if (instance >= 0 && m->instance != instance)
-            continue;
+        if (instance >= 0 && m->instance != instance) continue;
         for (int t = 0; t < r->cfg.ntypes; t++)
             if (type < 0 || t == type)
                 n += errors ? ld(&m->errors[t]) : sim_hist_count(m->measured[t]);
@@ -640,11 +604,9 @@ uint64_t sim_run_errors(const sim_run *r, int type, int instance)
 uint64_t sim_run_counter(const sim_run *r, int counter, int instance)
 {
     uint64_t n = 0;
-    if (counter < 0 || counter >= r->cfg.ncounters)
-        return 0;
+    if (counter < 0 || counter >= r->cfg.ncounters) return 0;
     for (sim_meter *m = r->meters; m; m = m->next)
-        if (instance < 0 || m->instance == instance)
-            n += ld(&m->counters[counter]);
+        if (instance < 0 || m->instance == instance) n += ld(&m->counters[counter]);
     return n;
 }
 
@@ -656,8 +618,7 @@ sim_hist *sim_run_warmup_hist(const sim_run *r, uint64_t *errors)
         sim_hist_merge(h, m->warmup);
         e += ld(&m->warmup_errors);
     }
-    if (errors)
-        *errors = e;
+    if (errors) *errors = e;
     return h;
 }
 
@@ -690,8 +651,7 @@ void sim_run_config_warmup(sim_run_config *c, uint64_t warmup, uint64_t round_ns
 
 json_t *sim_run_steady_json(const sim_run *r)
 {
-    if (!r->cfg.steady_round_ns)
-        return NULL;
+    if (!r->cfg.steady_round_ns) return NULL;
     sim_steady_rule rule = SIM_STEADY_RULE_PTS;
     bool ended = measure_at(r) != UINT64_MAX && r->t_start;
     double after = ended ? (double)(measure_at(r) - r->t_start) / 1e9 : 0.0;
@@ -699,10 +659,10 @@ json_t *sim_run_steady_json(const sim_run *r)
         "{s:s, s:i, s:f, s:f, s:f, s:i, s:s, s:b, s:b, s:i, s:o, s:O}", "rule",
         "SNIA PTS: over the last rounds, max - min <= max_range x mean and the least-squares "
         "line changes by <= max_slope x mean",
-        "window", rule.window, "max_range", rule.max_range, "max_slope", rule.max_slope,
-        "round_s", (double)r->cfg.steady_round_ns / 1e9, "max_rounds",
-        (int)r->cfg.steady_max_rounds, "unit", r->cfg.unit, "reached", r->steady_reached,
-        "gave_up", !r->steady_reached && r->nrounds >= r->cfg.steady_max_rounds, "after_rounds",
+        "window", rule.window, "max_range", rule.max_range, "max_slope", rule.max_slope, "round_s",
+        (double)r->cfg.steady_round_ns / 1e9, "max_rounds", (int)r->cfg.steady_max_rounds, "unit",
+        r->cfg.unit, "reached", r->steady_reached, "gave_up",
+        !r->steady_reached && r->nrounds >= r->cfg.steady_max_rounds, "after_rounds",
         (int)r->nrounds, "measure_start_s", ended ? json_real(after) : json_null(), "rounds",
         r->rounds);
     return j;
@@ -722,8 +682,7 @@ json_t *sim_run_probe_json(const sim_run *r, int i, const char **name)
 {
     const probe *p = &r->probes[i];
     *name = p->ops->name;
-    if (!p->at_measure || !p->at_end)
-        return NULL;
+    if (!p->at_measure || !p->at_end) return NULL;
     return p->ops->delta(p->ctx, p->at_measure, p->at_end, sim_run_measured_seconds(r),
                          sim_run_count(r, -1, -1));
 }

@@ -16,20 +16,19 @@ sim_steady_eval sim_steady_judge(const double *rates, size_t n, const sim_steady
 {
     sim_steady_eval ev = {0};
     size_t w = rule->window > 1 ? (size_t)rule->window : 2;
-    if (n < w)
-        return ev;
+    if (n < w) return ev;
     const double *x = rates + (n - w);
     double sum = 0, lo = x[0], hi = x[0];
     for (size_t i = 0; i < w; i++) {
-        if (!isfinite(x[i]))
-            return ev;
+        if (!isfinite(x[i])) return ev;
         sum += x[i];
         lo = x[i] < lo ? x[i] : lo;
         hi = x[i] > hi ? x[i] : hi;
     }
     ev.mean = sum / (double)w;
     ev.range = hi - lo;
-    /* Least squares with x = 0..w-1: slope = sum((i - i_mean)(y - y_mean)) / sum((i - i_mean)^2). */
+    /* Least squares with x = 0..w-1: slope = sum((i - i_mean)(y - y_mean)) / sum((i - i_mean)^2).
+     */
     double i_mean = (double)(w - 1) / 2, sxy = 0, sxx = 0;
     for (size_t i = 0; i < w; i++) {
         double dx = (double)i - i_mean;

@@ -80,14 +80,12 @@ static void heap_push(engine *e, uint64_t due, uint32_t id)
     if (e->nheap == e->heap_cap) {
         e->heap_cap = e->heap_cap ? e->heap_cap * 2 : 1024;
         e->heap = realloc(e->heap, e->heap_cap * sizeof *e->heap);
-        if (!e->heap)
-            abort();
+        if (!e->heap) abort();
     }
     size_t i = e->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (e->heap[p].due <= due)
-            break;
+        if (e->heap[p].due <= due) break;
         e->heap[i] = e->heap[p];
         i = p;
     }
@@ -101,17 +99,13 @@ static timer heap_pop(engine *e)
     size_t i = 0, n = e->nheap;
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && e->heap[c + 1].due < e->heap[c].due)
-            c++;
-        if (last.due <= e->heap[c].due)
-            break;
+        if (c >= n) break;
+        if (c + 1 < n && e->heap[c + 1].due < e->heap[c].due) c++;
+        if (last.due <= e->heap[c].due) break;
         e->heap[i] = e->heap[c];
         i = c;
     }
-    if (n)
-        e->heap[i] = last;
+    if (n) e->heap[i] = last;
     return top;
 }
 
@@ -123,8 +117,7 @@ static void queue_push(run_queue *q, uint64_t intended, uint32_t vu)
     if (q->len == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 256;
         unit *n = malloc(ncap * sizeof *n);
-        if (!n)
-            abort();
+        if (!n) abort();
         for (size_t i = 0; i < q->len; i++)
             n[i] = q->items[(q->head + i) % q->cap];
         free(q->items);
@@ -134,8 +127,7 @@ static void queue_push(run_queue *q, uint64_t intended, uint32_t vu)
     }
     q->items[(q->head + q->len) % q->cap] = (unit){intended, vu};
     q->len++;
-    if (q->len > q->max_len)
-        q->max_len = q->len;
+    if (q->len > q->max_len) q->max_len = q->len;
     pthread_cond_signal(&q->ready);
     pthread_mutex_unlock(&q->lock);
 }
@@ -143,7 +135,8 @@ static void queue_push(run_queue *q, uint64_t intended, uint32_t vu)
 static struct timespec abs_after(uint64_t ns_from_now)
 {
     uint64_t t = sim_now_ns() + ns_from_now;
-    return (struct timespec){.tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull)};
+    return (struct timespec){.tv_sec = (time_t)(t / 1000000000ull),
+                             .tv_nsec = (long)(t % 1000000000ull)};
 }
 
 /* false when the engine stops before a unit is available */
@@ -172,8 +165,7 @@ static void schedule(engine *e, uint64_t due, uint32_t id)
     pthread_mutex_lock(&e->heap_lock);
     bool earliest = e->nheap == 0 || due < e->heap[0].due;
     heap_push(e, due, id);
-    if (earliest)
-        pthread_cond_signal(&e->heap_changed);
+    if (earliest) pthread_cond_signal(&e->heap_changed);
     pthread_mutex_unlock(&e->heap_lock);
 }
 
@@ -204,12 +196,10 @@ static void *worker_main(void *arg)
             sim_meter_record(m, t, u.intended, end);
         else
             sim_meter_error(m, type);
-        if (open_loop)
-            continue;
+        if (open_loop) continue;
         user->last_type = type;
-        uint64_t delay = e->ops->next_delay_ns
-                             ? e->ops->next_delay_ns(e->wl, w->instance, u.vu, type, rng)
-                             : 0;
+        uint64_t delay =
+            e->ops->next_delay_ns ? e->ops->next_delay_ns(e->wl, w->instance, u.vu, type, rng) : 0;
         if (delay == 0)
             queue_push(q, end, u.vu);
         else
@@ -242,14 +232,12 @@ static void scheduler_loop(engine *e)
 {
     pthread_mutex_lock(&e->heap_lock);
     while (!atomic_load(&e->stop)) {
-        if (sim_run_done(e->run))
-            break;
+        if (sim_run_done(e->run)) break;
         uint64_t now = sim_now_ns();
         uint64_t next = release_due(e, now);
         /* Wake at the next due time, or within 100 ms to notice the end of the run. */
         uint64_t wait = 100000000ull;
-        if (next && next - now < wait)
-            wait = next > now ? next - now : 0;
+        if (next && next - now < wait) wait = next > now ? next - now : 0;
         if (wait) {
             struct timespec ts = abs_after(wait);
             pthread_cond_timedwait(&e->heap_changed, &e->heap_lock, &ts);
@@ -265,13 +253,11 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
     engine e = {.run = run, .cfg = cfg, .ops = ops, .wl = wl};
     int ninst = cfg->instances > 0 ? cfg->instances : 1;
     size_t nusers = (size_t)ninst * cfg->vusers;
-    if (!cfg->vusers || cfg->workers < 1)
-        return SIM_EXIT_FAIL;
+    if (!cfg->vusers || cfg->workers < 1) return SIM_EXIT_FAIL;
     e.users = calloc(nusers, sizeof *e.users);
     e.queues = calloc((size_t)ninst, sizeof *e.queues);
     e.arrival_seq = calloc((size_t)ninst, sizeof *e.arrival_seq);
-    if (!e.users || !e.queues || !e.arrival_seq)
-        abort();
+    if (!e.users || !e.queues || !e.arrival_seq) abort();
     e.lateness = sim_hist_new();
     pthread_mutex_init(&e.heap_lock, NULL);
     pthread_condattr_t ca;
@@ -288,7 +274,8 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
     uint64_t now = sim_now_ns();
     if (cfg->rate > 0) {
         for (int i = 0; i < ninst; i++)
-            heap_push(&e, now + sim_rng_exp_ns(&e.arrival_rng, cfg->rate), ARRIVAL_BASE + (uint32_t)i);
+            heap_push(&e, now + sim_rng_exp_ns(&e.arrival_rng, cfg->rate),
+                      ARRIVAL_BASE + (uint32_t)i);
     } else {
         for (size_t g = 0; g < nusers; g++) {
             vuser *u = &e.users[g];
@@ -306,8 +293,7 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
 
     int nworkers = ninst * cfg->workers;
     worker *ws = calloc((size_t)nworkers, sizeof *ws);
-    if (!ws)
-        abort();
+    if (!ws) abort();
     for (int i = 0; i < nworkers; i++) {
         ws[i] = (worker){.e = &e, .instance = i / cfg->workers, .index = i % cfg->workers};
         sim_rng_seed(&ws[i].rng, cfg->seed, 0x5eed0000ull + (uint64_t)i);
@@ -325,15 +311,13 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
         pthread_mutex_unlock(&e.queues[i].lock);
     }
     for (int i = 0; i < nworkers; i++)
-        if (ws[i].started)
-            pthread_join(ws[i].thread, NULL);
+        if (ws[i].started) pthread_join(ws[i].thread, NULL);
 
     if (stats) {
         stats->units = atomic_load(&e.units);
         stats->max_queue = 0;
         for (int i = 0; i < ninst; i++)
-            if (e.queues[i].max_len > stats->max_queue)
-                stats->max_queue = e.queues[i].max_len;
+            if (e.queues[i].max_len > stats->max_queue) stats->max_queue = e.queues[i].max_len;
         stats->wake_late_p50_ns = sim_hist_percentile(e.lateness, 50);
         stats->wake_late_p99_ns = sim_hist_percentile(e.lateness, 99);
         stats->wake_late_max_ns = sim_hist_max(e.lateness);

@@ -39,7 +39,8 @@ static void progress(writer *w, uint64_t now, bool last)
     sim_format_size(j->total_bytes, total, sizeof total);
     uint64_t pass = w->done / j->region_bytes + 1;
     if (pass * j->region_bytes > j->total_bytes) pass = (j->total_bytes - 1) / j->region_bytes + 1;
-    fprintf(stderr, "%sprecondition: %s of %s (%.1f%%), pass %llu of %llu, %.1f MiB/s, ETA %.0f s%s",
+    fprintf(stderr,
+            "%sprecondition: %s of %s (%.1f%%), pass %llu of %llu, %.1f MiB/s, ETA %.0f s%s",
             w->progress_tty ? "\r\033[K" : "", done, total,
             100.0 * (double)w->done / (double)j->total_bytes, (unsigned long long)pass,
             (unsigned long long)((j->total_bytes + j->region_bytes - 1) / j->region_bytes),

@@ -66,8 +66,10 @@ static int write_block(st_target *t, const char *block, char *err, size_t errlen
         off = device_record_offset(t);
         /* The mark is written when the device is first opened for writing. */
         if (!off || !t->marked) {
-            snprintf(err, errlen, "%s has no appsim mark to keep the preconditioning record "
-                                  "beside (devices under 2 MiB have none)", t->path);
+            snprintf(err, errlen,
+                     "%s has no appsim mark to keep the preconditioning record "
+                     "beside (devices under 2 MiB have none)",
+                     t->path);
             return SIM_EXIT_FAIL;
         }
         fd = open(t->path, O_WRONLY | O_CLOEXEC | O_DIRECT);
@@ -98,8 +100,7 @@ int st_precondition_record_write(st_target *t, const json_t *rec, char *err, siz
         snprintf(err, errlen, "out of memory");
         rc = SIM_EXIT_FAIL;
     } else if (!format_block(t, json, block)) {
-        snprintf(err, errlen, "the preconditioning record does not fit in %d bytes",
-                 RECORD_BYTES);
+        snprintf(err, errlen, "the preconditioning record does not fit in %d bytes", RECORD_BYTES);
         rc = SIM_EXIT_FAIL;
     } else {
         rc = write_block(t, block, err, errlen);
@@ -117,8 +118,7 @@ static const char *device_json_text(const st_target *t, char *block)
     char *crc_line = strstr(block, "\ncrc32=");
     if (!crc_line) return NULL;
     crc_line++;
-    if (strtoul(crc_line + 6, NULL, 16) != text_crc(block, (size_t)(crc_line - block)))
-        return NULL;
+    if (strtoul(crc_line + 6, NULL, 16) != text_crc(block, (size_t)(crc_line - block))) return NULL;
     unsigned long long bytes = 0;
     const char *p = block + strlen(RECORD_MAGIC);
     if (sscanf(p, "device_bytes=%llu\n", &bytes) != 1 || bytes != t->device_bytes) return NULL;

@@ -97,8 +97,7 @@ bool st_device_describe(const char *devpath, char *buf, size_t len);
 uint64_t st_device_mark_offset(uint64_t device_bytes);
 /* 1 when a valid mark for a device of this size is on devpath (written_at filled),
  * else 0. */
-int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at,
-                        size_t len);
+int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at, size_t len);
 /* Writes the mark (durably). 0 or SIM_EXIT_FAIL with a message. */
 int st_device_mark_write(const char *devpath, uint64_t device_bytes, char *err, size_t errlen);
 

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Regenerates sim/suite_builtin.c from the suite files in suites/ (the binary carries
+# Regenerates sim/review/suite_builtin.c from the suite files in suites/ (the binary carries
 # them so that `appsim suite review` works wherever it is copied). Run after editing a
 # suite file; tests/unit/test_compare_suite.c fails while the two differ.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=sim/suite_builtin.c
+out=sim/review/suite_builtin.c
 {
+  # clang-format off: each line of a suite file stays one string line (scripts/format.sh).
   cat <<'HEAD'
+/* clang-format off */
 /*
- * sim/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
+ * sim/review/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
  * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit
  * test, test_compare_suite, checks the two are identical): edit the .ini, then run it.
  */
-#include "sim/suite_internal.h"
+#include "sim/review/suite_internal.h"
 
 #include <string.h>
 

@@ -60,10 +60,10 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
     json_t *p = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "fraction", fraction,
         "target_iops", target, "iops", *iops, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0,
-        "mean_us", sim_hist_mean(all) / 1e3, "p50_us", sim_hist_percentile(all, 50) / 1e3,
-        "p99_us", sim_hist_percentile(all, 99) / 1e3, "p999_us",
-        sim_hist_percentile(all, 99.9) / 1e3, "max_us", sim_hist_max(all) / 1e3, "seconds", secs,
-        "read", dir_json(run, 0, 0, secs), "write", dir_json(run, 1, 1, secs));
+        "mean_us", sim_hist_mean(all) / 1e3, "p50_us", sim_hist_percentile(all, 50) / 1e3, "p99_us",
+        sim_hist_percentile(all, 99) / 1e3, "p999_us", sim_hist_percentile(all, 99.9) / 1e3,
+        "max_us", sim_hist_max(all) / 1e3, "seconds", secs, "read", dir_json(run, 0, 0, secs),
+        "write", dir_json(run, 1, 1, secs));
     sim_hist_free(all);
     json_object_set(p, "lag_us", json_object_get(stats, "submission_lag_us"));
     json_t *off = json_object_get(stats, "offered_in_measure");

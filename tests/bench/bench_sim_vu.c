@@ -22,9 +22,7 @@ static void *w_open(void *wl, int i, int w)
 {
     return wl;
 }
-static void w_close(void *wl, void *c)
-{
-}
+static void w_close(void *wl, void *c) {}
 static int w_run(void *wl, void *c, int i, uint32_t vu, sim_rng *rng, sim_meter *m)
 {
     return 0;
@@ -32,8 +30,7 @@ static int w_run(void *wl, void *c, int i, uint32_t vu, sim_rng *rng, sim_meter 
 static uint64_t w_delay(void *wl, int i, uint32_t vu, int last, sim_rng *rng)
 {
     wl_t *w = wl;
-    if (last < 0)
-        return sim_rng_range(rng, 1, w->cycle_ns);
+    if (last < 0) return sim_rng_range(rng, 1, w->cycle_ns);
     return sim_rng_think_ns(rng, w->cycle_ns);
 }
 static const sim_vu_ops ops = {w_open, w_close, w_run, w_delay};
@@ -49,8 +46,11 @@ static double cpu_now(void)
 static void one(uint32_t users, double cycle_s, double seconds)
 {
     static const char *const types[] = {"unit"};
-    sim_run_config c = {.type_names = types, .ntypes = 1, .duration_ns = (uint64_t)(seconds * 1e9),
-                        .warmup_ns = (uint64_t)(cycle_s * 1e9), .quiet = true};
+    sim_run_config c = {.type_names = types,
+                        .ntypes = 1,
+                        .duration_ns = (uint64_t)(seconds * 1e9),
+                        .warmup_ns = (uint64_t)(cycle_s * 1e9),
+                        .quiet = true};
     sim_run *run = sim_run_new(&c);
     wl_t w = {(uint64_t)(cycle_s * 1e9)};
     sim_vu_config cfg = {.instances = 1, .vusers = users, .workers = 16, .seed = 1};

@@ -4,7 +4,7 @@
  * percentiles equal the percentile of the union), curves, refusal of non-results, and
  * the four output formats.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  * when Chromium is absent. Two drives' `appsim io` curves: one line per drive ordered by
  * rate, every point labelled with its percentage, the overload point never the peak.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,8 +3,8 @@
  * this test binary), a resumed suite that skips its finished steps, refusal of bad suite
  * files, and the built-in review suite being the text of suites/review.ini.
  */
-#include "sim/compare_internal.h"
-#include "sim/suite_internal.h"
+#include "sim/review/review_internal.h"
+#include "sim/review/suite_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,8 +313,8 @@ static void test_builtin_review_matches_file(void **state)
     const char *builtin = suite_builtin("review");
     assert_non_null(builtin);
     if (strcmp(text, builtin))
-        print_error("suites/review.ini and sim/suite_builtin.c differ: regenerate the "
-                    "string in sim/suite_builtin.c from the file\n");
+        print_error("suites/review.ini and sim/review/suite_builtin.c differ: regenerate the "
+                    "string in sim/review/suite_builtin.c from the file\n");
     assert_string_equal(text, builtin);
     suite_def d;
     char err[512];

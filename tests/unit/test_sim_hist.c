@@ -21,8 +21,7 @@ static int cmp_u64(const void *a, const void *b)
 static uint64_t exact_percentile(const uint64_t *sorted, size_t n, double p)
 {
     size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-    if (rank < 1)
-        rank = 1;
+    if (rank < 1) rank = 1;
     return sorted[rank - 1];
 }
 
@@ -41,8 +40,8 @@ static void check_accuracy(uint64_t *v, size_t n, const char *what)
         uint64_t got = sim_hist_percentile(h, ps[i]);
         double rel = want ? fabs((double)got - (double)want) / (double)want : (double)got;
         if (want >= 1000 && rel > 0.001)
-            fail_msg("%s p%g: got %llu want %llu (rel %.5f)", what, ps[i],
-                     (unsigned long long)got, (unsigned long long)want, rel);
+            fail_msg("%s p%g: got %llu want %llu (rel %.5f)", what, ps[i], (unsigned long long)got,
+                     (unsigned long long)want, rel);
     }
     assert_int_equal(sim_hist_count(h), n);
     assert_int_equal(sim_hist_min(h), v[0]);
@@ -71,7 +70,7 @@ static void test_bimodal(void **state)
     sim_rng_seed(&r, 2, 1);
     for (size_t i = 0; i < N; i++)
         v[i] = (i % 10 == 0) ? sim_rng_range(&r, 20000000, 40000000) /* 20-40 ms */
-                             : sim_rng_range(&r, 80000, 120000);       /* 80-120 us */
+                             : sim_rng_range(&r, 80000, 120000);     /* 80-120 us */
     check_accuracy(v, N, "bimodal");
     free(v);
 }
@@ -158,9 +157,11 @@ static void test_json_round_trip_and_merge(void **state)
     /* Malformed inputs are refused, not trusted. */
     json_t *bad = json_loads("{\"layout\":\"other\",\"buckets\":[]}", 0, NULL);
     assert_null(sim_hist_from_json(bad, err, sizeof err));
-    json_t *bad2 = json_loads("{\"layout\":\"loglinear-ns-1024x42\",\"count\":5,\"buckets\":[[1,2]]}", 0, NULL);
+    json_t *bad2 = json_loads(
+        "{\"layout\":\"loglinear-ns-1024x42\",\"count\":5,\"buckets\":[[1,2]]}", 0, NULL);
     assert_null(sim_hist_from_json(bad2, err, sizeof err));
-    json_t *bad3 = json_loads("{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"buckets\":[[99999999,1]]}", 0, NULL);
+    json_t *bad3 = json_loads(
+        "{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"buckets\":[[99999999,1]]}", 0, NULL);
     assert_null(sim_hist_from_json(bad3, err, sizeof err));
     json_decref(bad);
     json_decref(bad2);
@@ -178,7 +179,8 @@ static void test_json_round_trip_and_merge(void **state)
 
 static void test_delta(void **state)
 {
-    sim_hist *cum = sim_hist_new(), *snap = sim_hist_new(), *later = sim_hist_new(), *d = sim_hist_new();
+    sim_hist *cum = sim_hist_new(), *snap = sim_hist_new(), *later = sim_hist_new(),
+             *d = sim_hist_new();
     for (int i = 0; i < 1000; i++)
         sim_hist_record(cum, 1000000);
     sim_hist_merge(snap, cum);
@@ -208,10 +210,14 @@ static void test_stddev(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform),        cmocka_unit_test(test_bimodal),
-        cmocka_unit_test(test_heavy_tail),     cmocka_unit_test(test_one_hour_in_range),
-        cmocka_unit_test(test_merge_equals_union), cmocka_unit_test(test_json_round_trip_and_merge),
-        cmocka_unit_test(test_delta),          cmocka_unit_test(test_stddev),
+        cmocka_unit_test(test_uniform),
+        cmocka_unit_test(test_bimodal),
+        cmocka_unit_test(test_heavy_tail),
+        cmocka_unit_test(test_one_hour_in_range),
+        cmocka_unit_test(test_merge_equals_union),
+        cmocka_unit_test(test_json_round_trip_and_merge),
+        cmocka_unit_test(test_delta),
+        cmocka_unit_test(test_stddev),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

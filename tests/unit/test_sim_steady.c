@@ -165,7 +165,8 @@ static void test_run_finished_during_warmup(void **state)
     json_t *st = json_object_get(doc, "steady_state");
     assert_false(json_is_true(json_object_get(st, "reached")));
     assert_false(json_is_true(json_object_get(st, "gave_up")));
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "warmup"), "count")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "warmup"), "count")),
+                     1);
     json_decref(doc);
     sim_run_free(run);
 }

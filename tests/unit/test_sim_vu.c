@@ -30,10 +30,8 @@ static void test_think_time_distribution(void **state)
     for (int i = 0; i < n; i++) {
         uint64_t t = sim_rng_think_ns(&r, mean);
         sum += (double)t;
-        if (t > max)
-            max = t;
-        if (t > mean)
-            over_mean++;
+        if (t > max) max = t;
+        if (t > mean) over_mean++;
     }
     /* Truncation at 10x removes e^-10 of the mass: the mean moves by < 0.05 %. */
     assert_true(fabs(sum / n - (double)mean) / (double)mean < 0.01);
@@ -43,23 +41,20 @@ static void test_think_time_distribution(void **state)
 }
 
 typedef struct {
-    uint64_t service_ns;  /* how long a unit takes */
-    uint64_t think_ns;    /* closed-loop delay */
-    bool exact_think;     /* fixed delay instead of exponential */
+    uint64_t service_ns; /* how long a unit takes */
+    uint64_t think_ns;   /* closed-loop delay */
+    bool exact_think;    /* fixed delay instead of exponential */
 } wl_t;
 
 static void *w_open(void *wl, int instance, int worker)
 {
     return wl;
 }
-static void w_close(void *wl, void *conn)
-{
-}
+static void w_close(void *wl, void *conn) {}
 static int w_run(void *wl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
 {
     wl_t *w = wl;
-    if (w->service_ns)
-        sim_sleep_until_ns(sim_now_ns() + w->service_ns);
+    if (w->service_ns) sim_sleep_until_ns(sim_now_ns() + w->service_ns);
     return (int)(vu % 2);
 }
 static uint64_t w_delay(void *wl, int instance, uint32_t vu, int last, sim_rng *rng)
@@ -74,9 +69,13 @@ static const char *const types[] = {"even", "odd"};
 
 static sim_run *new_run_n(uint64_t warmup_ms, uint64_t dur_ms, int instances)
 {
-    sim_run_config c = {.type_names = types, .ntypes = 2, .unit = "tps",
-                        .warmup_ns = warmup_ms * 1000000ull, .duration_ns = dur_ms * 1000000ull,
-                        .instances = instances, .quiet = true};
+    sim_run_config c = {.type_names = types,
+                        .ntypes = 2,
+                        .unit = "tps",
+                        .warmup_ns = warmup_ms * 1000000ull,
+                        .duration_ns = dur_ms * 1000000ull,
+                        .instances = instances,
+                        .quiet = true};
     return sim_run_new(&c);
 }
 
@@ -123,12 +122,12 @@ static void test_wakeup_accuracy(void **state)
     double load = 0;
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = 0;
+        if (fscanf(f, "%lf", &load) != 1) load = 0;
         fclose(f);
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("wake-up lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms over %llu units (load %.1f on %ld cores)\n",
+    printf("wake-up lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms over %llu units (load %.1f on "
+           "%ld cores)\n",
            (double)st.wake_late_p50_ns / 1e6, (double)st.wake_late_p99_ns / 1e6,
            (double)st.wake_late_max_ns / 1e6, (unsigned long long)st.units, load, cores);
     /* The median is robust to the bursts of starvation a shared machine causes: it
@@ -138,7 +137,8 @@ static void test_wakeup_accuracy(void **state)
     if (load < (double)cores)
         assert_true(st.wake_late_p99_ns < 5000000);
     else
-        printf("p99 not asserted: load %.1f exceeds %ld cores, other processes own the tail\n", load, cores);
+        printf("p99 not asserted: load %.1f exceeds %ld cores, other processes own the tail\n",
+               load, cores);
     assert_true(st.units > 20000);
     sim_run_free(run);
 }
@@ -158,8 +158,8 @@ static void test_open_loop_counts_queueing(void **state)
     sim_hist *h = sim_run_merged_hist(run, -1, -1);
     double mean_ms = sim_hist_mean(h) / 1e6;
     double rate = (double)sim_hist_count(h) / sim_run_measured_seconds(run);
-    printf("open loop: rate %.1f/s, mean %.2f ms (service 5 ms), max queue %llu\n", rate,
-           mean_ms, (unsigned long long)st.max_queue);
+    printf("open loop: rate %.1f/s, mean %.2f ms (service 5 ms), max queue %llu\n", rate, mean_ms,
+           (unsigned long long)st.max_queue);
     assert_true(fabs(rate - 150) / 150 < 0.10);
     assert_true(mean_ms > 8.0);
     assert_true(st.max_queue > 1);
@@ -177,7 +177,8 @@ static void test_warmup_kept_apart(void **state)
     sim_run_finish(run);
     json_t *doc = sim_result_new("test", 0, NULL, NULL);
     sim_result_put_run(doc, NULL, run);
-    json_int_t measured = json_integer_value(json_object_get(json_object_get(doc, "summary"), "count"));
+    json_int_t measured =
+        json_integer_value(json_object_get(json_object_get(doc, "summary"), "count"));
     json_int_t warm = json_integer_value(json_object_get(json_object_get(doc, "warmup"), "count"));
     assert_true(measured > 0 && warm > 0);
     assert_int_equal((uint64_t)measured, sim_run_count(run, -1, -1));
@@ -186,7 +187,8 @@ static void test_warmup_kept_apart(void **state)
     assert_int_equal(json_array_size(inst), 2);
     json_int_t sum = 0;
     for (size_t i = 0; i < 2; i++)
-        sum += json_integer_value(json_object_get(json_object_get(json_array_get(inst, i), "summary"), "count"));
+        sum += json_integer_value(
+            json_object_get(json_object_get(json_array_get(inst, i), "summary"), "count"));
     assert_int_equal(sum, measured);
     json_decref(doc);
     sim_run_free(run);
@@ -199,10 +201,8 @@ static long rss_kb(void)
     char line[256];
     long kb = -1;
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6))
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
+        if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
+    if (f) fclose(f);
     return kb;
 }
 

@@ -98,8 +98,8 @@ static void build_and_check(uint32_t page_size, int reserved, uint64_t n, size_t
     assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
     /* No syncs: the file's content is under test, not its durability (and fsyncs on a
      * busy disk made this test take a minute). */
-    snprintf(sql, sizeof sql, "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
-             page_size);
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", page_size);
     exec_ok(c, sql);
     if (reserved) {
         assert_int_equal(sqlite3_file_control(c, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserved),

@@ -1,90 +1,12 @@
 /*
- * sim/compare_internal.h: the comparison model shared by `appsim compare`, `appsim report`
- * and `appsim suite` (private to sim/compare*.c, sim/report*.c, sim/suite*.c).
- *
- * Flow: result files are loaded and validated (cmp_load), grouped by workload and the
- * configuration that matters (cmp_build), repeated runs of one drive in one group are
- * combined into one column (histograms merged, never averaged), and each group becomes a
- * table of metrics (rows) by drives (columns) with the best marked and a rank.
- *
- * Invariants: a cmp_set owns every result document it loaded; groups and entries only
- * point into it. A metric's value is present only when it could be computed honestly
- * (e.g. percentiles of several runs only from their merged histograms).
+ * sim/review/review_internal.h: helpers shared by the files of sim/review/ (metrics,
+ * JSON accessors, curve finder, string buffer, SVG charts); private to this folder and
+ * its unit tests. The comparison model itself is public, in sim/review/review.h.
  */
-#ifndef APPSIM_COMPARE_INTERNAL_H
-#define APPSIM_COMPARE_INTERNAL_H
+#ifndef APPSIM_REVIEW_INTERNAL_H
+#define APPSIM_REVIEW_INTERNAL_H
 
-#include "sim/sim.h"
-
-/* One result file. */
-typedef struct cmp_result {
-    char *path;
-    json_t *doc; /* owned */
-    const char *workload;
-    char *label;      /* column heading */
-    char *drive_key;  /* runs with equal drive_key and config are combined */
-    char *config_key; /* canonical JSON of the configuration that matters */
-    json_t *config;   /* borrowed from doc; may be NULL */
-    bool interrupted; /* ended early: interrupted, or stopped by a guard */
-} cmp_result;
-
-typedef enum cmp_better { CMP_NONE, CMP_HIGHER, CMP_LOWER } cmp_better;
-
-/* One cell of a metric row: the combined value and the run-to-run spread. */
-typedef struct cmp_cell {
-    bool have;
-    double value;
-    int nruns;       /* runs that had this metric */
-    double min, max; /* over those runs (equal to value for one run) */
-    double pct;      /* value as a percentage of the row's best (when ranked) */
-    bool best;
-} cmp_cell;
-
-typedef struct cmp_metric {
-    char *id;   /* stable key: "rate", "lat.p99", "type.new_order.p99", ... */
-    char *name; /* row heading */
-    char *unit; /* "tps", "iops", "us", "" */
-    cmp_better better;
-    cmp_cell *cells; /* one per entry of the group */
-} cmp_metric;
-
-/* One drive (column) of a group: one or more runs. */
-typedef struct cmp_entry {
-    const char *label;
-    cmp_result **runs;
-    int nruns;
-    int rank;           /* 1-based; 0 when the group is not ranked */
-    sim_hist *hist_all; /* merged measured histogram of all types, or NULL */
-} cmp_entry;
-
-typedef struct cmp_group {
-    const char *workload;
-    json_t *config; /* borrowed: configuration of the first run */
-    cmp_entry *entries;
-    int nentries;
-    cmp_metric *metrics;
-    int nmetrics;
-    char *note;      /* why this group is apart from others of its workload, or NULL */
-    char *soft_note; /* settings that differ but do not prevent ranking, or NULL */
-    char *rank_rule; /* how the rank was decided */
-    char *warnings;  /* e.g. percentiles unavailable for combined runs without histograms */
-} cmp_group;
-
-typedef struct cmp_set {
-    cmp_result *results;
-    int nresults;
-    cmp_group *groups;
-    int ngroups;
-} cmp_set;
-
-/* Loads and validates one file. On failure returns -1 with err filled ("FILE: what is
- * wrong"); the caller exits with SIM_EXIT_USAGE. */
-int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
-/* Loads every file, applies labels (labels may be NULL or have fewer entries: the rest
- * come from the drive identity), groups, combines and ranks. 0, or -1 with err. */
-int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
-              size_t errlen);
-void cmp_set_free(cmp_set *set);
+#include "sim/review/review.h"
 
 /* The label a result gets from its drive identity (model, serial, path), malloc'ed. */
 char *cmp_identity_label(const json_t *doc, const char *path);
@@ -131,11 +53,6 @@ const json_t *cmp_point_latency(const json_t *pt);
 /* Serialized histograms of a curve point ({"all": H, ...}), or NULL. */
 const json_t *cmp_point_histograms(const json_t *pt);
 
-/* Output (compare_format.c). */
-typedef enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON } cmp_format;
-int cmp_format_parse(const char *s, cmp_format *f);
-void cmp_print(FILE *out, const cmp_set *set, cmp_format f);
-json_t *cmp_to_json(const cmp_set *set);
 /* "12,650.3" style formatting of a metric value for tables. */
 void cmp_format_value(char *buf, size_t len, double v, const char *unit);
 
@@ -152,10 +69,6 @@ void cmp_buf_puts(cmp_buf *b, const char *s);
 /* Appends s with & < > " ' escaped for HTML/SVG text and attributes. */
 void cmp_buf_html(cmp_buf *b, const char *s);
 void cmp_buf_free(cmp_buf *b);
-
-/* Report (report*.c): writes the self-contained HTML report of set to path atomically.
- * 0 or -1 with a message printed. */
-int report_write(const cmp_set *set, const char *path, const char *title);
 
 /* SVG charts (report_svg.c). Every chart is an <svg class="chart" data-chart=ID> whose
  * data elements carry their values: bars are <rect class="bar" data-series data-cat

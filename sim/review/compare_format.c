@@ -1,11 +1,11 @@
 /*
- * sim/compare_format.c: printing the comparison tables as text, Markdown, CSV or JSON.
+ * sim/review/compare_format.c: printing the comparison tables as text, Markdown, CSV or JSON.
  * Text and Markdown show metrics as rows and drives as columns (in rank order), the best
  * value marked with '*', the others as a percentage of the best, and the run-to-run range
  * [min-max] when a drive has several runs. CSV and JSON carry the same cells, one per
  * (metric, drive), for scripts.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
+/* clang-format off */
 /*
- * sim/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
+ * sim/review/suite_builtin.c: the suites built into the binary, so `appsim suite review` works
  * wherever the binary is copied. Generated from the .ini files in suites/ by suites/embed.sh (a unit
  * test, test_compare_suite, checks the two are identical): edit the .ini, then run it.
  */
-#include "sim/suite_internal.h"
+#include "sim/review/suite_internal.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
- * sim/compare_group.c: from loaded results to ranked tables. Results are grouped by
- * workload and the configuration that matters (sim/compare_load.c decides which keys
+ * sim/review/compare_group.c: from loaded results to ranked tables. Results are grouped by
+ * workload and the configuration that matters (sim/review/compare_load.c decides which keys
  * matter); groups of one workload with different configurations are never ranked against
  * each other and each says why. Inside a group, the runs of one drive become one column.
  *
@@ -10,7 +10,7 @@
  * labs read paced OLTP results: fast drives reach the same offered load and latency
  * separates them.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -345,8 +345,9 @@ static void interrupted_warning(cmp_group *g)
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++)
             if (g->entries[e].runs[r]->interrupted) {
-                char *msg = xstrdup_printf("%s ended early, interrupted or stopped (its measured phase is shorter)",
-                                           g->entries[e].runs[r]->path);
+                char *msg = xstrdup_printf(
+                    "%s ended early, interrupted or stopped (its measured phase is shorter)",
+                    g->entries[e].runs[r]->path);
                 if (g->warnings) {
                     char *w = xstrdup_printf("%s; %s", g->warnings, msg);
                     free(g->warnings);

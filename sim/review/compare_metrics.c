@@ -1,5 +1,5 @@
 /*
- * sim/compare_metrics.c: the metrics of one drive's runs in one configuration, combined.
+ * sim/review/compare_metrics.c: the metrics of one drive's runs in one configuration, combined.
  *
  * Combination rules (the measurement rules of the project):
  *   - throughput of several runs is their total count over their total measured seconds;
@@ -11,7 +11,7 @@
  *     arrivals, see peak_point) in each run; several runs give the mean
  *     of their peaks, and the latency at the peak from the merged peak-point histograms.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /*
- * sim/suite_ini.c: the suite file parser (INI, one section per step), shell-like word
+ * sim/review/suite_ini.c: the suite file parser (INI, one section per step), shell-like word
  * splitting of a step's arguments, and placeholder expansion. See suite_internal.h for
  * the format. Everything unknown is an error with the file and line, never ignored.
  */
-#include "sim/suite_internal.h"
+#include "sim/review/suite_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * sim/compare_util.c: small helpers shared by compare, report and suite: a growable
+ * sim/review/compare_util.c: small helpers shared by compare, report and suite: a growable
  * string buffer with HTML escaping, NULL-safe JSON accessors, the curve finder and the
  * "-o" argument rewrite. Nothing here allocates on behalf of a caller without saying so.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * sim/suite.c: `appsim suite NAME|FILE --target PATH -o DIR`: runs a battery of appsim
- * commands (a suite file, sim/suite_internal.h) one step after another, each writing its
+ * sim/review/suite.c: `appsim suite NAME|FILE --target PATH -o DIR`: runs a battery of appsim
+ * commands (a suite file, sim/review/suite_internal.h) one step after another, each writing its
  * result into DIR, then writes DIR/report.html and prints the comparison.
  *
  * Steps call other commands in-process through the command registry
@@ -14,8 +14,8 @@
  *   - DIR/suite.json records the suite, size, target and each step's status after every
  *     step, so a resumed suite refuses to mix results of another size or target.
  */
-#include "sim/compare_internal.h"
-#include "sim/suite_internal.h"
+#include "sim/review/review_internal.h"
+#include "sim/review/suite_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * sim/suite_internal.h: suite files for `appsim suite` (private to sim/suite*.c).
+ * sim/review/suite_internal.h: suite files for `appsim suite` (private to sim/review/suite*.c).
  *
  * A suite file is INI: an optional [suite] section (name, description) and one section
  * per step, run in file order:
@@ -18,8 +18,8 @@
  * how --resume skips it). Unknown sections keys, sizes or placeholders are errors, so a
  * typo never silently changes a battery.
  */
-#ifndef APPSIM_SUITE_INTERNAL_H
-#define APPSIM_SUITE_INTERNAL_H
+#ifndef APPSIM_REVIEW_SUITE_INTERNAL_H
+#define APPSIM_REVIEW_SUITE_INTERNAL_H
 
 #include "sim/sim.h"
 

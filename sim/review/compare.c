@@ -1,9 +1,9 @@
 /*
- * sim/compare.c: `appsim compare RESULT.json...`: tables of the results per workload and
+ * sim/review/compare.c: `appsim compare RESULT.json...`: tables of the results per workload and
  * configuration, drives as columns, best marked, rank. The model is built in
  * compare_group.c; this file is the command line.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

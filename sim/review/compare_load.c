@@ -1,10 +1,10 @@
 /*
- * sim/compare_load.c: loading one result file for compare/report/suite: validation
+ * sim/review/compare_load.c: loading one result file for compare/report/suite: validation
  * (anything that is not an appsim result is refused with the file and the reason), the
  * drive label and key from the target identity, and the configuration key that decides
  * which results may be ranked against each other.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +35,9 @@ static const char *const ignored_keys[] = {
     NULL,
 };
 /* Options that change how long was measured: reported when they differ, not refused. */
-static const char *const soft_keys[] = {"duration",       "time",           "warmup",
-                                        "loop",           "point-warmup",   "point-duration",
-                                        "steady-round",   "steady-max-rounds", NULL};
+static const char *const soft_keys[] = {
+    "duration",          "time", "warmup", "loop", "point-warmup", "point-duration", "steady-round",
+    "steady-max-rounds", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {

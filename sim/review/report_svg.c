@@ -1,12 +1,12 @@
 /*
- * sim/report_svg.c: inline SVG charts for the HTML report: grouped bar charts and line
+ * sim/review/report_svg.c: inline SVG charts for the HTML report: grouped bar charts and line
  * charts with linear, logarithmic or "nines" (percentile) axes. No scripts, no external
  * fonts: the charts are static markup that prints as drawn.
  *
  * Every drawn datum carries its value in data-* attributes (see compare_internal.h), so
  * what the browser draws can be checked against the result files.
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <math.h>
 #include <string.h>

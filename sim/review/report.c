@@ -1,11 +1,11 @@
 /*
- * sim/report.c: `appsim report RESULT.json... -o report.html`: one self-contained HTML file
+ * sim/review/report.c: `appsim report RESULT.json... -o report.html`: one self-contained HTML file
  * (inline CSS and SVG, no scripts, fonts or links to fetch) with the comparison tables,
  * the charts the review labs publish, the drives' identities and the full
  * configurations. It is built from the same model as `appsim compare`, so the tables and
  * the charts cannot disagree. Written atomically (temporary file, fsync, rename).
  */
-#include "sim/compare_internal.h"
+#include "sim/review/review_internal.h"
 
 #include <errno.h>
 #include <math.h>
