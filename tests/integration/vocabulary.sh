@@ -60,16 +60,16 @@ target dir directory filename
 buffered direct no-direct o-direct
 EOF
 # An I/O engine option under another name (vdi's --engine was one).
-grep -P '^[^\t]+\t  --(?!ioengine )[a-z-]+ .*\b(io_uring|psync)\b' "$opts" |
-  while IFS= read -r l; do fail "an I/O engine option not called --ioengine: $l"; done
+while IFS= read -r l; do fail "an I/O engine option not called --ioengine: $l"; done \
+  < <(grep -P '^[^\t]+\t  --(?!ioengine )[a-z-]+ .*\b(io_uring|psync)\b' "$opts")
 # The result document under another option (vdi's -o was one).
-grep -P '^[^\t]+\t  (-o|--output) .*(JSON|result document)' "$opts" |
-  while IFS= read -r l; do fail "the result document is --json FILE: $l"; done
+while IFS= read -r l; do fail "the result document is --json FILE: $l"; done \
+  < <(grep -P '^[^\t]+\t  (-o|--output) .*(JSON|result document)' "$opts")
 
 # 2. Shared options have one placeholder and default everywhere.
 expect() { # option, regular expression its line must match
-  grep -P "^[^\t]+\t  --$1( |$)" "$opts" | grep -vP "$2" |
-    while IFS= read -r l; do fail "--$1 must look like /$2/ everywhere: $l"; done
+  while IFS= read -r l; do fail "--$1 must look like /$2/ everywhere: $l"; done \
+    < <(grep -P "^[^\t]+\t  --$1( |$)" "$opts" | grep -vP "$2")
 }
 expect json '  --json FILE '
 expect duration '  --duration TIME .*\(also --time\)'
@@ -87,9 +87,9 @@ for o in json duration report-interval seed ioengine quiet; do
 done
 
 # 3. Generated help is well-formed.
-grep -F '%%' "$helps" | while IFS= read -r l; do fail "literal %% in help: $l"; done
-grep -P '^[^\t]+\t  -.*default.*\(default: ' "$opts" |
-  while IFS= read -r l; do fail "two defaults on one help line: $l"; done
+while IFS= read -r l; do fail "literal %% in help: $l"; done < <(grep -F '%%' "$helps")
+while IFS= read -r l; do fail "two defaults on one help line: $l"; done \
+  < <(grep -P '^[^\t]+\t  -.*default.*\(default: ' "$opts")
 
 # 4. The behaviours behind the vocabulary.
 dir=$APPSIM_TMP/target
