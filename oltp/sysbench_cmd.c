@@ -264,7 +264,7 @@ static int sysbench_main(int argc, char **argv)
     char *pos[2];
     int npos = 0;
     int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if ((rc = sim_steady_opts_check("sysbench", opts, c->warmup_ns))) return rc;
     sim_set_quiet(c->quiet);
     c->argc = argc;

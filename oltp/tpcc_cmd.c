@@ -790,7 +790,7 @@ static int tpcc_main(int argc, char **argv)
     char *pos[2];
     int npos = 0;
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
-    if (rc == -1) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return rc;
     if ((rc = sim_steady_opts_check("tpcc", opts, opt.warmup_ns))) return rc;
     const char *action = npos ? pos[0] : NULL;

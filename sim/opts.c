@@ -296,7 +296,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             sim_opts_help(stdout, cmd, usage, opts);
-            return -1;
+            return SIM_OPTS_HELP_SHOWN;
         }
         char name[64];
         const char *value = NULL;

@@ -17,6 +17,7 @@
  */
 #include "sim/sim_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -274,6 +275,7 @@ static inline void bump(counter_t *c, uint64_t n)
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
 {
     sim_run *r = m->run;
+    assert(type >= 0 && type < r->cfg.ntypes); /* an index into cfg.type_names */
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
     if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
@@ -287,6 +289,7 @@ void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end
 void sim_meter_error(sim_meter *m, int type)
 {
     sim_run *r = m->run;
+    assert(type >= 0 && type < r->cfg.ntypes);
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t now = sim_now_ns();
     if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
@@ -300,6 +303,7 @@ void sim_meter_error(sim_meter *m, int type)
 void sim_meter_count(sim_meter *m, int counter, uint64_t n)
 {
     sim_run *r = m->run;
+    assert(counter >= 0 && counter < r->cfg.ncounters); /* into cfg.counter_names */
     if (counter < 0 || counter >= r->cfg.ncounters) return;
     uint64_t now = sim_now_ns();
     if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;

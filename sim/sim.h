@@ -148,10 +148,17 @@ typedef struct sim_opt {
 /*
  * Parse argv[1..] against opts (terminated by SIM_OPT_END). Non-option arguments are
  * collected in order into positional[0..*npositional) (at most max_positional; more is
- * a usage error). "--help" prints sim_opts_help and returns -1 (caller exits 0).
- * Returns 0, -1 (help shown) or SIM_EXIT_USAGE after printing a message that names
- * the option, the bad value and what is accepted.
+ * a usage error). "--help" prints sim_opts_help and returns SIM_OPTS_HELP_SHOWN (the
+ * caller exits 0: sim_opts_exit_status). Returns 0, SIM_OPTS_HELP_SHOWN or
+ * SIM_EXIT_USAGE after printing a message that names the option, the bad value and
+ * what is accepted.
  */
+#define SIM_OPTS_HELP_SHOWN (-1)
+/* The exit status for a non-zero sim_opts_parse result: help shown is a success. */
+static inline int sim_opts_exit_status(int rc)
+{
+    return rc == SIM_OPTS_HELP_SHOWN ? SIM_EXIT_OK : rc;
+}
 int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv, char **positional,
                    int max_positional, int *npositional, const char *usage);
 void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_opt *opts);

@@ -20,7 +20,7 @@ static int cleanup_main(int argc, char **argv)
     int np = 0;
     int rc =
         sim_opts_parse("cleanup", opts, argc, argv, NULL, 0, &np, "appsim cleanup --target DIR");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (!target) {
         sim_error("cleanup needs --target DIR (the directory appsim wrote to)");
         return SIM_EXIT_USAGE;

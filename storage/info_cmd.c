@@ -75,7 +75,7 @@ static int info_main(int argc, char **argv)
     int rc = sim_opts_parse("info", opts, argc, argv, NULL, 0, &np,
                             "appsim info --target PATH [--json FILE]\nDescribes the target "
                             "(filesystem, partition, disk identity); writes nothing.");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (!target) {
         sim_error("info needs --target PATH (a directory on the drive, or a block device)");
         return SIM_EXIT_USAGE;

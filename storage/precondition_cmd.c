@@ -338,7 +338,7 @@ static int precondition_main(int argc, char **argv)
     int np = 0;
     int rc = sim_opts_parse("precondition", opts, argc, argv, NULL, 0, &np,
                             "appsim precondition --target DIR|DEVICE [options]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if ((rc = check_options(&o, opts))) return rc;
     sim_set_quiet(o.quiet);
     o.to.create_dir = true;

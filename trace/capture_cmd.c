@@ -352,7 +352,7 @@ static int capture_main(int argc, char **argv)
         }
     int npos = 0;
     int rc = sim_opts_parse("trace capture", opts, split, argv, NULL, 0, &npos, usage);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     sim_set_quiet(c.quiet);
     c.cmd = split + 1 < argc ? argv + split + 1 : NULL;
     if (split < argc && !c.cmd) {

@@ -68,7 +68,7 @@ static int convert_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace convert", opts, argc, argv, pos, 1, &npos,
                             "appsim trace convert TRACE -o OUT [--to appsim|fio-v3]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos != 1 || !out) {
         sim_error("trace convert needs a trace and -o OUT");
         return SIM_EXIT_USAGE;

@@ -247,7 +247,7 @@ static int info_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace info", opts, argc, argv, pos, 1, &npos,
                             "appsim trace info TRACE [--format F] [--volume N] [--json FILE]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos != 1) {
         sim_error("trace info needs one trace file");
         return SIM_EXIT_USAGE;

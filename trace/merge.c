@@ -59,7 +59,7 @@ static int merge_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace merge", opts, argc, argv, pos, MAX_INPUTS, &npos,
                             "appsim trace merge TRACE TRACE... -o OUT [--to appsim|fio-v3]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos < 2 || !out) {
         sim_error("trace merge needs at least two traces and -o OUT");
         return SIM_EXIT_USAGE;

@@ -86,7 +86,7 @@ static int formats_main(int argc, char **argv)
     opts[0].bare_value = "-"; /* the old `--json` flag printed JSON on stdout */
     int rc = sim_opts_parse("trace formats", opts, argc, argv, NULL, 0, NULL,
                             "appsim trace formats [--json FILE]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     json_t *arr = json_array();
     for (const tr_format *const *fp = tr_formats(); *fp; fp++) {
         const tr_format *f = *fp;

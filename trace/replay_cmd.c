@@ -305,7 +305,7 @@ static int replay_main(int argc, char **argv)
     char *pos[1];
     int npos = 0;
     int rc = sim_opts_parse("replay", opts, argc, argv, pos, 1, &npos, USAGE);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     sim_set_quiet(c.quiet);
     if (npos != 1 || !c.to.path) {
         sim_error("replay needs a trace and --target PATH\nusage: %s", USAGE);

@@ -56,7 +56,7 @@ static int slice_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace slice", opts, argc, argv, pos, 1, &npos,
                             "appsim trace slice TRACE -o OUT [--from T] [--until T]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos != 1 || !out) {
         sim_error("trace slice needs a trace and -o OUT");
         return SIM_EXIT_USAGE;

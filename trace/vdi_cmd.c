@@ -452,7 +452,7 @@ static int vdi_main(int argc, char **argv)
                  .model_seconds = 60};
     sim_opt opts[40];
     int rc = parse_cli(&c, opts, sizeof opts / sizeof *opts, argc, argv);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     sim_set_quiet(c.quiet);
     combo combos[6];
     int ncombos = 0;

@@ -595,7 +595,7 @@ static int report_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("report", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
     free(av);
-    if (rc < 0) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
     if (!nfiles) {
         sim_error("report: give one or more result files (written by --json)");
