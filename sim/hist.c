@@ -265,23 +265,56 @@ uint64_t sim_hist_percentile(const sim_hist *h, double p)
     return ld(&h->max);
 }
 
-json_t *sim_hist_to_json(const sim_hist *h)
+void sim_hist_foreach(const sim_hist *h, void (*fn)(uint32_t index, uint64_t count, void *arg),
+                      void *arg)
 {
-    json_t *buckets = json_array();
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *p = chunk_for_read(h, c);
         if (!p) continue;
         for (uint32_t j = 0; j < SUB_COUNT; j++) {
             uint64_t k = ld(&p[j]);
-            if (k)
-                json_array_append_new(
-                    buckets, json_pack("[II]", (json_int_t)(c * SUB_COUNT + j), (json_int_t)k));
+            if (k) fn(c * SUB_COUNT + j, k, arg);
         }
     }
+}
+
+/* The sparse text form of the buckets (docs/result-schema.md): one entry per non-empty
+ * bucket, "gap" or "gap:count", comma-separated, where gap is the distance in index from
+ * the previous entry (the first entry's is its index) and a count of 1 is left out. A
+ * list of [index, count] pairs costs about 45 bytes per bucket once the document is
+ * indented and 60 bytes of parser nodes to read back; this costs about 3. */
+typedef struct sparse_writer {
+    char *s;
+    size_t len, cap;
+    uint32_t prev;
+} sparse_writer;
+
+static void sparse_put(uint32_t index, uint64_t count, void *arg)
+{
+    sparse_writer *w = arg;
+    if (w->cap - w->len < 48) {
+        w->cap = w->cap ? w->cap * 2 : 4096;
+        w->s = realloc(w->s, w->cap);
+        if (!w->s) abort();
+    }
+    uint32_t gap = index - w->prev;
+    int n = count == 1 ? snprintf(w->s + w->len, 48, "%s%u", w->len ? "," : "", gap)
+                       : snprintf(w->s + w->len, 48, "%s%u:%llu", w->len ? "," : "", gap,
+                                  (unsigned long long)count);
+    w->len += (size_t)n;
+    w->prev = index;
+}
+
+json_t *sim_hist_to_json(const sim_hist *h)
+{
+    sparse_writer w = {0};
+    sim_hist_foreach(h, sparse_put, &w);
+    json_t *sparse = json_stringn(w.s ? w.s : "", w.len);
+    free(w.s);
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "layout", LAYOUT_NAME, "count",
                      (json_int_t)ld(&h->count), "sum_ns", (json_int_t)ld(&h->sum), "min_ns",
                      (json_int_t)sim_hist_min(h), "max_ns", (json_int_t)ld(&h->max), "clamped",
-                     (json_int_t)ld(&h->clamped), "buckets", buckets);
+                     (json_int_t)ld(&h->clamped), "sparse", sparse);
 }
 
 static sim_hist *fail(sim_hist *h, char *err, size_t errlen, const char *why)
@@ -291,6 +324,65 @@ static sim_hist *fail(sim_hist *h, char *err, size_t errlen, const char *why)
     return NULL;
 }
 
+static void add_bucket(sim_hist *h, uint32_t idx, uint64_t n)
+{
+    counter_t *p = chunk_for_write(h, idx / SUB_COUNT);
+    st(&p[idx % SUB_COUNT], ld(&p[idx % SUB_COUNT]) + n);
+}
+
+/* Reads an unsigned decimal number of at most 19 digits at *s; false when none. */
+static bool read_number(const char **s, uint64_t *v)
+{
+    const char *p = *s;
+    uint64_t x = 0;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 19) {
+        x = x * 10 + (uint64_t)(*p++ - '0');
+        digits++;
+    }
+    if (!digits || (*p >= '0' && *p <= '9')) return false;
+    *s = p;
+    *v = x;
+    return true;
+}
+
+/* The sparse text form (see sparse_put); returns the total count, or -1 when malformed. */
+static int64_t read_sparse(sim_hist *h, const char *s)
+{
+    uint64_t index = 0, total = 0;
+    bool first = true;
+    while (*s) {
+        uint64_t gap, n = 1;
+        if (!first && *s++ != ',') return -1;
+        if (!read_number(&s, &gap) || (!first && gap == 0)) return -1;
+        if (*s == ':' && (s++, !read_number(&s, &n) || n == 0)) return -1;
+        index += gap;
+        if (index >= NBUCKETS || total + n < total || total + n > INT64_MAX) return -1;
+        add_bucket(h, (uint32_t)index, n);
+        total += n;
+        first = false;
+    }
+    return (int64_t)total;
+}
+
+/* The list form of results written before the sparse one: [[index, count], ...]. */
+static int64_t read_pairs(sim_hist *h, const json_t *buckets)
+{
+    uint64_t total = 0;
+    size_t i;
+    const json_t *b;
+    json_array_foreach(buckets, i, b)
+    {
+        json_int_t idx, n;
+        if (json_unpack((json_t *)b, "[II]", &idx, &n) || idx < 0 || idx >= NBUCKETS || n < 0 ||
+            total + (uint64_t)n > INT64_MAX)
+            return -1;
+        add_bucket(h, (uint32_t)idx, (uint64_t)n);
+        total += (uint64_t)n;
+    }
+    return (int64_t)total;
+}
+
 sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen)
 {
     if (!json_is_object(j)) return fail(NULL, err, errlen, "not an object");
@@ -298,24 +390,17 @@ sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen)
     if (!layout || strcmp(layout, LAYOUT_NAME))
         return fail(NULL, err, errlen,
                     "unknown bucket layout (written by another appsim version?)");
+    const json_t *sparse = json_object_get(j, "sparse");
     const json_t *buckets = json_object_get(j, "buckets");
-    if (!json_is_array(buckets)) return fail(NULL, err, errlen, "no bucket array");
+    if (!json_is_string(sparse) && !json_is_array(buckets))
+        return fail(NULL, err, errlen, "no buckets (neither \"sparse\" nor \"buckets\")");
     sim_hist *h = sim_hist_new();
-    uint64_t total = 0;
-    size_t i;
-    const json_t *b;
-    json_array_foreach(buckets, i, b)
-    {
-        json_int_t idx, n;
-        if (json_unpack((json_t *)b, "[II]", &idx, &n) || idx < 0 || idx >= NBUCKETS || n < 0)
-            return fail(h, err, errlen, "malformed bucket");
-        counter_t *p = chunk_for_write(h, (uint32_t)idx / SUB_COUNT);
-        st(&p[idx % SUB_COUNT], ld(&p[idx % SUB_COUNT]) + (uint64_t)n);
-        total += (uint64_t)n;
-    }
+    int64_t total =
+        json_is_string(sparse) ? read_sparse(h, json_string_value(sparse)) : read_pairs(h, buckets);
+    if (total < 0) return fail(h, err, errlen, "malformed bucket");
     json_int_t count = json_integer_value(json_object_get(j, "count"));
-    if ((uint64_t)count != total) return fail(h, err, errlen, "count does not match the buckets");
-    st(&h->count, total);
+    if (count != total) return fail(h, err, errlen, "count does not match the buckets");
+    st(&h->count, (uint64_t)total);
     st(&h->sum, (uint64_t)json_integer_value(json_object_get(j, "sum_ns")));
     st(&h->min, total ? (uint64_t)json_integer_value(json_object_get(j, "min_ns")) : UINT64_MAX);
     st(&h->max, (uint64_t)json_integer_value(json_object_get(j, "max_ns")));

@@ -275,10 +275,17 @@ double sim_hist_stddev(const sim_hist *h);
  * the ceil(p/100 * count)-th smallest sample. 0 when empty. */
 uint64_t sim_hist_percentile(const sim_hist *h, double p);
 /* Serialized form for the result file: {"layout":..., "count":..., "sum_ns":...,
- * "min_ns":..., "max_ns":..., "buckets":[[index,count],...]}; exact round trip. */
+ * "min_ns":..., "max_ns":..., "clamped":..., "sparse":"gap[:count],..."} (only the
+ * non-empty buckets, docs/result-schema.md); exact round trip. Reading also accepts
+ * the older "buckets":[[index,count],...] form. */
 json_t *sim_hist_to_json(const sim_hist *h);
 /* Returns NULL and fills err on malformed input or an incompatible layout. */
 sim_hist *sim_hist_from_json(const json_t *j, char *err, size_t errlen);
+/* Calls fn for every non-empty bucket in index order. The layout (docs/result-schema.md)
+ * is HdrHistogram's for a lowest discernible value of 1 and 3 significant digits, so
+ * the index is also HdrHistogram's counts index. */
+void sim_hist_foreach(const sim_hist *h, void (*fn)(uint32_t index, uint64_t count, void *arg),
+                      void *arg);
 /* {"count","mean_us","stddev_us","min_us","p50_us","p90_us","p95_us","p99_us",
  *  "p999_us","p9999_us","max_us"} */
 json_t *sim_hist_summary_json(const sim_hist *h);

@@ -12,9 +12,10 @@
 #define MAX_FILES 512
 
 static const char usage_text[] =
-    "appsim compare RESULT.json... [--format text|markdown|csv|json] [--label A,B,...]\n"
+    "appsim compare RESULT.json|DIR... [--format text|markdown|csv|json] [--label A,B,...]\n"
     "               [-o FILE]\n"
-    "Compares result files: one table per workload and configuration, metrics as rows,\n"
+    "Compares result files (a directory stands for its *.json files, e.g. a suite's\n"
+    "output; suite.json is skipped): one table per workload and configuration, metrics as rows,\n"
     "drives as columns (best marked with *, others as % of the best), and a rank.\n"
     "Runs of the same drive and configuration are combined (histograms merged; the\n"
     "run-to-run range is shown as [min-max]). Results whose configurations differ in\n"
@@ -47,15 +48,20 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
     char **labels, *store;
     int nlabels = cmp_split_labels(label, &labels, &store);
     if (label && nlabels != nfiles) {
-        sim_error("%s: --label has %d labels for %d files; give one label per file, in the "
-                  "order of the files (repeat a label for runs of the same drive)",
-                  command, nlabels, nfiles);
+        sim_error(
+            "%s: --label has %d labels for %d inputs; give one label per file or directory, in the "
+            "order of the files (repeat a label for runs of the same drive)",
+            command, nlabels, nfiles);
         free(labels);
         free(store);
         return SIM_EXIT_USAGE;
     }
     char err[1024];
-    int rc = cmp_build(set, files, nfiles, labels, nlabels, err, sizeof err);
+    cmp_inputs in;
+    int rc = cmp_inputs_expand(&in, files, nfiles, labels, nlabels, err, sizeof err);
+    if (!rc)
+        rc = cmp_build(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, err, sizeof err);
+    cmp_inputs_free(&in);
     free(labels);
     free(store);
     if (rc) {

@@ -128,7 +128,9 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
     }
     char *cfg = config_line(g);
     if (markdown) {
-        fprintf(out, "## %d. %s\n\nconfiguration: `%s`\n\n", gi + 1, g->workload, cfg);
+        char title[256];
+        cmp_group_title(g, title, sizeof title);
+        fprintf(out, "## %d. %s\n\nconfiguration: `%s`\n\n", gi + 1, title, cfg);
         for (int r = 0; r < rows; r++) {
             fputc('|', out);
             for (int c = 0; c < cols; c++) {
@@ -157,7 +159,9 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
                 if (w > width[c]) width[c] = w;
             }
         }
-        fprintf(out, "== %d. %s\nconfiguration: %s\n", gi + 1, g->workload, cfg);
+        char title[256];
+        cmp_group_title(g, title, sizeof title);
+        fprintf(out, "== %d. %s\nconfiguration: %s\n", gi + 1, title, cfg);
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++) {
                 if (c == 0)

@@ -70,15 +70,63 @@ void cmp_set_free(cmp_set *set)
     memset(set, 0, sizeof *set);
 }
 
-/* A short distinguishing tag for two drives that would otherwise share a label. */
-static char *distinguisher(const cmp_result *r)
+/* A short distinguishing tag for two drives that would otherwise share a label: the
+ * serial when the clashing results have different serials, else the target path (two
+ * targets on one disk). */
+static char *distinguisher(const cmp_set *set, const cmp_result *r)
 {
     const json_t *t = json_object_get(r->doc, "target");
     const char *serial = cmp_find_string(t, "serial", 0);
-    if (serial && *serial) return strdup(serial);
+    bool serial_tells = serial && *serial;
+    for (int j = 0; serial_tells && j < set->nresults; j++) {
+        const cmp_result *o = &set->results[j];
+        const char *os = cmp_find_string(json_object_get(o->doc, "target"), "serial", 0);
+        if (o != r && !strcmp(o->label, r->label) && strcmp(o->drive_key, r->drive_key) && os &&
+            !strcmp(os, serial))
+            serial_tells = false;
+    }
+    if (serial_tells) return strdup(serial);
     const char *p = cmp_str(t, "path");
     if (p && *p) return strdup(p);
     return strdup(r->path);
+}
+
+static const char *target_path(const cmp_result *r)
+{
+    const char *p = cmp_str(json_object_get(r->doc, "target"), "path");
+    return p && *p ? p : NULL;
+}
+
+/* Two targets on one disk (two directories, two partitions) share the disk's serial,
+ * but when both ran the same workload and configuration they are two things being
+ * compared, not repeated runs: every result of that disk is then told apart by its
+ * target path. A disk whose results each used one path per configuration keeps one
+ * column (and one colour) whatever directory each workload ran in. */
+static void split_targets_on_one_disk(cmp_set *set)
+{
+    int n = set->nresults;
+    bool split[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++)
+        split[i] = false;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const cmp_result *a = &set->results[i], *b = &set->results[j];
+            const char *pa = target_path(a), *pb = target_path(b);
+            if (strncmp(a->drive_key, "serial:", 7) || strcmp(a->drive_key, b->drive_key) ||
+                strcmp(a->workload, b->workload) || strcmp(a->config_key, b->config_key) || !pa ||
+                !pb || !strcmp(pa, pb))
+                continue;
+            for (int k = 0; k < n; k++)
+                if (!strcmp(set->results[k].drive_key, a->drive_key)) split[k] = true;
+        }
+    for (int i = 0; i < n; i++) {
+        cmp_result *r = &set->results[i];
+        if (!split[i]) continue;
+        const char *p = target_path(r);
+        char *k = xstrdup_printf("%s|path:%s", r->drive_key, p ? p : r->path);
+        free(r->drive_key);
+        r->drive_key = k;
+    }
 }
 
 static void disambiguate_labels(cmp_set *set)
@@ -94,12 +142,16 @@ static void disambiguate_labels(cmp_set *set)
                 clash[i] = true;
         }
     }
+    char *tags[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++)
+        tags[i] = clash[i] && strncmp(set->results[i].drive_key, "label:", 6)
+                      ? distinguisher(set, &set->results[i])
+                      : NULL;
     for (int i = 0; i < n; i++) {
+        if (!tags[i]) continue;
         cmp_result *a = &set->results[i];
-        if (!clash[i] || !strncmp(a->drive_key, "label:", 6)) continue;
-        char *d = distinguisher(a);
-        char *l = xstrdup_printf("%s [%s]", a->label, d);
-        free(d);
+        char *l = xstrdup_printf("%s [%s]", a->label, tags[i]);
+        free(tags[i]);
         free(a->label);
         a->label = l;
     }
@@ -456,19 +508,30 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
     }
     set->results = calloc((size_t)npaths, sizeof *set->results);
     for (int i = 0; i < npaths; i++) {
-        if (cmp_load(&set->results[i], paths[i], err, errlen)) {
+        cmp_result *r = &set->results[set->nresults];
+        int rc = cmp_load(r, paths[i], err, errlen);
+        if (rc > 0) {
+            sim_info("%s", err);
+            continue;
+        }
+        if (rc) {
             cmp_set_free(set);
             return -1;
         }
         set->nresults++;
         if (i < nlabels && labels[i] && *labels[i]) {
-            cmp_result *r = &set->results[i];
             free(r->label);
             free(r->drive_key);
             r->label = strdup(labels[i]);
             r->drive_key = xstrdup_printf("label:%s", labels[i]);
         }
     }
+    if (!set->nresults) {
+        snprintf(err, errlen, "no result files among the %d given (only suite state)", npaths);
+        cmp_set_free(set);
+        return -1;
+    }
+    split_targets_on_one_disk(set);
     disambiguate_labels(set);
     for (int i = 0; i < set->nresults; i++)
         add_group(set, &set->results[i]);

@@ -189,6 +189,13 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
         return fail(err, errlen, path, msg);
     }
     const char *schema = cmp_str(doc, "schema");
+    if (schema && !strncmp(schema, "appsim-suite/", 13)) {
+        /* A suite directory holds its state beside the results: `compare DIR/X.json` with a glob
+         * names it too, and it is no measurement. */
+        json_decref(doc);
+        snprintf(err, errlen, "%s: a suite's state file, not a result: skipped", path);
+        return 1;
+    }
     if (!json_is_object(doc) || !schema || strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX))) {
         json_decref(doc);
         return fail(err, errlen, path,

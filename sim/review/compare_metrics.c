@@ -353,12 +353,14 @@ const json_t *cmp_curve_named(const json_t *doc, const char *name)
 
 /* vdbench's peak: the highest rate among the controlled points (fraction > 0) that kept
  * up with their arrivals ("saturated": false), so an overload point, whose rate is the
- * drive's ceiling with a queue behind it, is never the peak. Curves that do not say
- * whether a point kept up (older results): the highest-rate point. */
+ * drive's ceiling with a queue behind it, is never the peak. When the points say whether
+ * they kept up and none did, the maximum-rate run (as replay and vdi report it). Curves
+ * that do not say (older results): the highest-rate point. */
 static const json_t *peak_point(const json_t *curve)
 {
-    const json_t *best = NULL, *kept = NULL;
+    const json_t *best = NULL, *kept = NULL, *max_run = NULL;
     double bestv = -1, keptv = -1;
+    bool told = false;
     size_t i;
     json_t *pt;
     json_array_foreach((json_t *)curve, i, pt)
@@ -369,13 +371,18 @@ static const json_t *peak_point(const json_t *curve)
             bestv = v;
             best = pt;
         }
+        bool controlled = cmp_num(pt, "fraction", &f) && f > 0 &&
+                          !json_is_true(json_object_get(pt, "max_rate_run"));
+        if (!controlled && !max_run) max_run = pt;
         const json_t *sat = json_object_get(pt, "saturated");
-        if (json_is_false(sat) && cmp_num(pt, "fraction", &f) && f > 0 && v > keptv) {
+        told = told || json_is_boolean(sat);
+        if (json_is_false(sat) && controlled && v > keptv) {
             keptv = v;
             kept = pt;
         }
     }
-    return kept ? kept : best;
+    if (kept) return kept;
+    return told && max_run ? max_run : best;
 }
 
 static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)

@@ -229,3 +229,51 @@ char **cmp_argv_short_o(int argc, char **argv)
         v[i] = (i > 0 && !strcmp(argv[i], "-o")) ? output : argv[i];
     return v;
 }
+
+/* The first non-empty string under key, depth first, looking only into the first
+ * element of arrays (a VDI storm's points all ran on one engine). */
+static const char *first_string(const json_t *v, const char *key, int depth)
+{
+    if (depth > 8) return NULL;
+    if (json_is_array(v)) return first_string(json_array_get(v, 0), key, depth + 1);
+    if (!json_is_object(v)) return NULL;
+    const char *s = cmp_str(v, key);
+    if (s && *s) return s;
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x)
+    {
+        if (!strcmp(k, "config")) continue;
+        s = first_string(x, key, depth + 1);
+        if (s) return s;
+    }
+    return NULL;
+}
+
+/* The engine a result ran on, as a reader names it: the database engine of sysbench
+ * ("sqlite", "lmdb"), SQLite for TPC-C (its "database" entries describe SQLite
+ * connections), else the I/O engine of the trace and synthetic workloads. */
+static const char *engine_of(const json_t *doc)
+{
+    const char *e = cmp_str(json_object_get(doc, "sysbench"), "engine");
+    if (e && *e) return e;
+    const json_t *db = json_object_get(doc, "database");
+    if (json_is_array(db) && cmp_str(json_array_get(db, 0), "vfs")) return "sqlite";
+    const json_t *cfg = json_object_get(doc, "config");
+    static const char *const keys[] = {"ioengine", "io-engine", "engine"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        e = cmp_str(cfg, keys[i]);
+        if (e && *e) return e;
+    }
+    /* The default engine is recorded where it ran (e.g. each replay's statistics). */
+    return first_string(doc, "engine", 0);
+}
+
+void cmp_group_title(const cmp_group *g, char *buf, size_t len)
+{
+    const char *e = g->nentries ? engine_of(g->entries[0].runs[0]->doc) : NULL;
+    if (e)
+        snprintf(buf, len, "%s (%s)", g->workload, e);
+    else
+        snprintf(buf, len, "%s", g->workload);
+}

@@ -23,7 +23,7 @@ static const double curve_pcts[] = {50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99
 
 static const char css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
-    "margin:2em auto;max-width:1100px;color:#222;line-height:1.4;padding:0 1em}"
+    "margin:1.5em 2em;color:#222;line-height:1.4}"
     "h1{font-size:1.6em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;"
     "margin-top:2em}h3{font-size:1.05em;margin-top:1.5em}"
     "table{border-collapse:collapse;margin:.6em 0;font-size:.88em}"
@@ -32,7 +32,11 @@ static const char css[] =
     "td.best{font-weight:bold;background:#e6f4ea}td .pct{color:#666}td .spread{color:#888;"
     "font-size:.85em}table.kv td,table.kv th{text-align:left;font-family:monospace}"
     ".note{color:#8a4b00}.warn{color:#a00}.config{font-family:monospace;font-size:.85em;"
-    "word-break:break-all}svg.chart{display:block;margin:.8em 0;max-width:100%;height:auto}"
+    "word-break:break-all}svg.chart{display:block;margin:.8em 0;width:100%;height:auto}"
+    "table.summary td{white-space:nowrap}table.drives td{word-break:break-word}table.drives "
+    "td.differs{"
+    "background:#fff6e0}.swatch{display:inline-block;width:.8em;height:.8em;"
+    "margin-right:.3em;vertical-align:baseline}"
     "svg .title{font-weight:bold;font-size:14px}svg .tick,svg .legend{font-size:11px}"
     "svg .axis{font-size:12px}figure{margin:0}"
     "@media print{body{max-width:none;margin:0}section,svg.chart,table{break-inside:avoid}"
@@ -101,22 +105,56 @@ static void chart_id(char *buf, size_t len, int gi, const char *what)
     snprintf(buf, len, "g%d-%s", gi + 1, what);
 }
 
-static void bars(cmp_buf *b, const cmp_group *g, int gi)
+/* The drive's colour, the same in every chart: the order in which drives first appear
+ * in the results. */
+int report_drive_index(const cmp_set *set, const char *label)
+{
+    int k = 0;
+    for (int i = 0; i < set->nresults; i++) {
+        const char *l = set->results[i].label;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(set->results[j].label, l);
+        if (seen) continue;
+        if (!strcmp(l, label)) return k;
+        k++;
+    }
+    return k;
+}
+
+const char *report_drive_color(const cmp_set *set, const char *label)
+{
+    return svg_color(report_drive_index(set, label));
+}
+
+/* value, and the run-to-run range when the drive has several runs with different values */
+static void cell_values(const cmp_cell *c, double *v, double *lo, double *hi)
+{
+    *v = c->have ? c->value : NAN;
+    bool range = c->have && c->nruns > 1 && c->min < c->max;
+    *lo = range ? c->min : NAN;
+    *hi = range ? c->max : NAN;
+}
+
+static void bars(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
 {
     int ne = g->nentries;
-    const char *cats[ne];
-    for (int e = 0; e < ne; e++)
+    const char *cats[ne], *colors[ne];
+    for (int e = 0; e < ne; e++) {
         cats[e] = g->entries[e].label;
+        colors[e] = report_drive_color(set, cats[e]);
+    }
     char id[64], title[200];
     int r = metric_index(g, "rate");
     if (r >= 0) {
-        double vals[ne];
+        double vals[ne], lo[ne], hi[ne];
         for (int e = 0; e < ne; e++)
-            vals[e] = g->metrics[r].cells[e].have ? g->metrics[r].cells[e].value : NAN;
+            cell_values(&g->metrics[r].cells[e], &vals[e], &lo[e], &hi[e]);
         const char *series[] = {g->metrics[r].name};
         chart_id(id, sizeof id, gi, "rate");
         snprintf(title, sizeof title, "%s per drive (higher is better)", g->metrics[r].name);
-        svg_bar_chart(b, id, title, g->metrics[r].name, cats, ne, series, 1, vals);
+        svg_bar_chart(b, &(svg_bars){id, title, g->metrics[r].name, cats, colors, ne, series, 1,
+                                     vals, lo, hi, SVG_LINEAR});
     }
     static const char *const lat_ids[] = {"lat.mean", "lat.p95", "lat.p99", "lat.p99.9"};
     static const char *const lat_names[] = {"mean", "p95", "p99", "p99.9"};
@@ -130,18 +168,20 @@ static void bars(cmp_buf *b, const cmp_group *g, int gi)
         }
     }
     if (ns == 0) return;
-    double vals[ne * ns];
+    double vals[ne * ns], lo[ne * ns], hi[ne * ns];
     for (int e = 0; e < ne; e++)
-        for (int s = 0; s < ns; s++) {
-            const cmp_cell *c = &g->metrics[idx[s]].cells[e];
-            vals[e * ns + s] = c->have ? c->value : NAN;
-        }
+        for (int s = 0; s < ns; s++)
+            cell_values(&g->metrics[idx[s]].cells[e], &vals[e * ns + s], &lo[e * ns + s],
+                        &hi[e * ns + s]);
+    svg_scale ys = svg_scale_for(vals, ne * ns);
     chart_id(id, sizeof id, gi, "latency");
-    svg_bar_chart(b, id, "Latency per drive, microseconds (lower is better)", "latency (us)", cats,
-                  ne, series, ns, vals);
+    snprintf(title, sizeof title, "Latency per drive, microseconds (lower is better%s)",
+             ys == SVG_LOG ? "; logarithmic" : "");
+    svg_bar_chart(
+        b, &(svg_bars){id, title, "latency (us)", cats, colors, ne, series, ns, vals, lo, hi, ys});
 }
 
-static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
+static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
 {
     /* Curve-only results (replay --curve, vdi) keep their histograms per point. */
     if (metric_index(g, "rate") < 0) return;
@@ -155,7 +195,14 @@ static void percentile_curves(cmp_buf *b, const cmp_group *g, int gi)
             xs[ns][i] = curve_pcts[i];
             ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
         }
-        ser[ns] = (svg_series){g->entries[e].label, NCURVE_PCTS, xs[ns], ys[ns], NULL};
+        ser[ns] = (svg_series){g->entries[e].label,
+                               NCURVE_PCTS,
+                               xs[ns],
+                               ys[ns],
+                               NULL,
+                               report_drive_color(set, g->entries[e].label),
+                               false,
+                               false};
         ns++;
     }
     cmp_buf missing = {0};
@@ -188,7 +235,8 @@ static char *run_name(const cmp_entry *en, int r)
     return s;
 }
 
-static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_name)
+static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi,
+                      const char *unit_name)
 {
     int total = 0;
     for (int e = 0; e < g->nentries; e++)
@@ -198,6 +246,12 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
     char *names[total];
     int ns = 0, nb = 0;
     double warm_end = NAN; /* the latest end of a warm-up interval over the runs */
+    double *all_p99 = NULL;
+    size_t np = 0, npcap = 0;
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++)
+            npcap += json_array_size(json_object_get(g->entries[e].runs[r]->doc, "intervals"));
+    all_p99 = malloc((npcap + 1) * sizeof *all_p99);
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++) {
             const json_t *iv = json_object_get(g->entries[e].runs[r]->doc, "intervals");
@@ -219,8 +273,11 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
                 if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
             }
             names[ns] = run_name(&g->entries[e], r);
-            rate[ns] = (svg_series){names[ns], (int)n, t, ra, NULL};
-            p99[ns] = (svg_series){names[ns], (int)n, t, pp, NULL};
+            const char *color = report_drive_color(set, g->entries[e].label);
+            rate[ns] = (svg_series){names[ns], (int)n, t, ra, NULL, color, r > 0, false};
+            p99[ns] = (svg_series){names[ns], (int)n, t, pp, NULL, color, r > 0, false};
+            for (size_t i = 0; i < n; i++)
+                all_p99[np++] = pp[i];
             ns++;
         }
     if (ns) {
@@ -231,8 +288,10 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
                               warm_end, "end of warm-up");
         chart_id(id, sizeof id, gi, "p99-time");
         svg_line_chart_marked(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
-                              "p99 latency (us)", SVG_LINEAR, p99, ns, warm_end, "end of warm-up");
+                              "p99 latency (us)", svg_scale_for(all_p99, (int)np), p99, ns,
+                              warm_end, "end of warm-up");
     }
+    free(all_p99);
     for (int i = 0; i < ns; i++)
         free(names[i]);
     for (int i = 0; i < nb; i++)
@@ -240,9 +299,10 @@ static void over_time(cmp_buf *b, const cmp_group *g, int gi, const char *unit_n
 }
 
 /* One curve's points as a line: ordered by rate (so the line never doubles back), each
- * labelled with its share of the maximum ("50%"; "max" for the maximum-rate run). */
+ * labelled with its share of the maximum ("50%"; "max" for the maximum-rate run), with
+ * the mean and the p99 latency of each point. */
 typedef struct curve_line {
-    double *x, *y;
+    double *x, *y, *y99;
     char **labels;
     int n;
 } curve_line;
@@ -258,16 +318,27 @@ static void point_label(const json_t *pt, char *buf, size_t len)
         snprintf(buf, len, "%.0f%%", f * 100);
 }
 
-static curve_line curve_line_of(const json_t *curve)
+static bool is_max_rate_run(const json_t *pt)
+{
+    double f;
+    return json_is_true(json_object_get(pt, "max_rate_run")) ||
+           (cmp_num(pt, "fraction", &f) && f == 0);
+}
+
+/* The controlled points of a curve (or, with max_run, its maximum-rate run: an
+ * uncontrolled run whose latency is measured differently, drawn apart as a marker). */
+static curve_line curve_line_of(const json_t *curve, bool max_run)
 {
     size_t n = json_array_size(curve);
     curve_line l = {malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)),
-                    calloc(n + 1, sizeof(char *)), 0};
+                    malloc((n + 1) * sizeof(double)), calloc(n + 1, sizeof(char *)), 0};
     for (size_t i = 0; i < n; i++) {
         const json_t *pt = json_array_get(curve, i);
-        double x, y;
+        if (is_max_rate_run(pt) != max_run) continue;
+        double x, y, y99;
         if (!cmp_point_rate(pt, &x)) x = NAN;
         if (!cmp_num(cmp_point_latency(pt), "mean_us", &y)) y = NAN;
+        if (!cmp_num(cmp_point_latency(pt), "p99_us", &y99)) y99 = NAN;
         char label[32];
         point_label(pt, label, sizeof label);
         /* insertion by rate; points without a rate keep their place at the end */
@@ -275,11 +346,13 @@ static curve_line curve_line_of(const json_t *curve)
         while (k > 0 && !isnan(x) && (isnan(l.x[k - 1]) || l.x[k - 1] > x)) {
             l.x[k] = l.x[k - 1];
             l.y[k] = l.y[k - 1];
+            l.y99[k] = l.y99[k - 1];
             l.labels[k] = l.labels[k - 1];
             k--;
         }
         l.x[k] = x;
         l.y[k] = y;
+        l.y99[k] = y99;
         l.labels[k] = label[0] ? strdup(label) : NULL;
         l.n++;
     }
@@ -293,20 +366,26 @@ static void curve_line_free(curve_line *l)
     free(l->labels);
     free(l->x);
     free(l->y);
+    free(l->y99);
 }
 
 /* Log latency when the lines span more than a decade (saturated points would flatten
  * the rest of the curve on a linear axis). */
 static svg_scale latency_scale(const curve_line *lines, int n)
 {
-    double lo = INFINITY, hi = 0;
+    int total = 0;
     for (int s = 0; s < n; s++)
-        for (int i = 0; i < lines[s].n; i++)
-            if (lines[s].y[i] > 0) {
-                lo = fmin(lo, lines[s].y[i]);
-                hi = fmax(hi, lines[s].y[i]);
-            }
-    return hi > 10 * lo ? SVG_LOG : SVG_LINEAR;
+        total += 2 * lines[s].n;
+    double *v = malloc(((size_t)total + 1) * sizeof *v);
+    int k = 0;
+    for (int s = 0; s < n; s++)
+        for (int i = 0; i < lines[s].n; i++) {
+            v[k++] = lines[s].y[i];
+            v[k++] = lines[s].y99[i];
+        }
+    svg_scale sc = svg_scale_for(v, k);
+    free(v);
+    return sc;
 }
 
 /* The names of every curve in the group's results, each once. */
@@ -331,8 +410,63 @@ static int curve_names(const cmp_group *g, char **names, int max)
     return nnames;
 }
 
+static bool any_finite(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) return true;
+    return false;
+}
+
+/* One curve's chart: per drive (per run when repeated) its mean latency, solid with
+ * every point labelled, its p99, dashed in the same colour, and its maximum-rate run as
+ * a ring labelled "max". */
+static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi, int c,
+                        const char *name, int total)
+{
+    svg_series ser[3 * total];
+    curve_line lines[2 * total];
+    char *labels[3 * total];
+    int nl = 0, ns = 0;
+    for (int e = 0; e < g->nentries; e++)
+        for (int r = 0; r < g->entries[e].nruns; r++) {
+            const json_t *curve = cmp_curve_named(g->entries[e].runs[r]->doc, name);
+            if (!curve || !json_array_size(curve)) continue;
+            const char *color = report_drive_color(set, g->entries[e].label);
+            char *run = run_name(&g->entries[e], r);
+            curve_line *l = &lines[nl++];
+            *l = curve_line_of(curve, false);
+            labels[ns] = run;
+            ser[ns++] = (svg_series){run,   l->n,  l->x, l->y, (const char *const *)l->labels,
+                                     color, r > 0, false};
+            if (any_finite(l->y99, l->n)) {
+                if (asprintf(&labels[ns], "%s p99", run) < 0) abort();
+                ser[ns] = (svg_series){labels[ns], l->n, l->x, l->y99, NULL, color, true, false};
+                ns++;
+            }
+            curve_line *mx = &lines[nl++];
+            *mx = curve_line_of(curve, true);
+            if (!mx->n) continue;
+            if (asprintf(&labels[ns], "%s maximum-rate run", run) < 0) abort();
+            ser[ns] = (svg_series){labels[ns], mx->n, mx->x, mx->y, (const char *const *)mx->labels,
+                                   color,      false, true};
+            ns++;
+        }
+    if (ns) {
+        char id[128], title[300];
+        svg_scale ys = latency_scale(lines, nl);
+        snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
+        snprintf(title, sizeof title, "%s: mean (solid) and p99 (dashed) latency against IOPS%s",
+                 strcmp(name, "curve") ? name : g->workload, ys == SVG_LOG ? ", log scale" : "");
+        svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "latency (us)", ys, ser, ns);
+    }
+    for (int i = 0; i < ns; i++)
+        free(labels[i]);
+    for (int i = 0; i < nl; i++)
+        curve_line_free(&lines[i]);
+}
+
 /* Latency against IOPS for every curve: one line per drive (per run when repeated). */
-static void curves(cmp_buf *b, const cmp_group *g, int gi)
+static void curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
 {
     char *names[64];
     int nnames = curve_names(g, names, 64);
@@ -340,106 +474,9 @@ static void curves(cmp_buf *b, const cmp_group *g, int gi)
     for (int e = 0; e < g->nentries; e++)
         total += g->entries[e].nruns;
     for (int c = 0; c < nnames; c++) {
-        svg_series ser[total];
-        curve_line lines[total];
-        char *labels[total];
-        int ns = 0;
-        for (int e = 0; e < g->nentries; e++)
-            for (int r = 0; r < g->entries[e].nruns; r++) {
-                const json_t *curve = cmp_curve_named(g->entries[e].runs[r]->doc, names[c]);
-                if (!curve || !json_array_size(curve)) continue;
-                lines[ns] = curve_line_of(curve);
-                labels[ns] = run_name(&g->entries[e], r);
-                ser[ns] = (svg_series){labels[ns], lines[ns].n, lines[ns].x, lines[ns].y,
-                                       (const char *const *)lines[ns].labels};
-                ns++;
-            }
-        if (ns) {
-            char id[128], title[300];
-            snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
-            snprintf(title, sizeof title, "%s: mean latency against IOPS",
-                     strcmp(names[c], "curve") ? names[c] : g->workload);
-            svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "mean latency (us)",
-                           latency_scale(lines, ns), ser, ns);
-        }
-        for (int i = 0; i < ns; i++) {
-            free(labels[i]);
-            curve_line_free(&lines[i]);
-        }
+        curve_chart(b, set, g, gi, c, names[c], total);
         free(names[c]);
     }
-}
-
-static void kv_rows(cmp_buf *b, const json_t *v, const char *prefix, int depth)
-{
-    if (json_is_object(v) && depth < 6) {
-        const char *k;
-        json_t *x;
-        json_object_foreach((json_t *)v, k, x)
-        {
-            char p[512];
-            snprintf(p, sizeof p, "%s%s%s", prefix, *prefix ? "." : "", k);
-            kv_rows(b, x, p, depth + 1);
-        }
-        return;
-    }
-    if (json_is_array(v) && depth < 6 && json_array_size(v) <= 32) {
-        size_t i;
-        json_t *x;
-        bool scalars = true;
-        json_array_foreach((json_t *)v, i, x) scalars = scalars && !json_is_object(x);
-        if (!scalars) {
-            json_array_foreach((json_t *)v, i, x)
-            {
-                char p[512];
-                snprintf(p, sizeof p, "%s[%zu]", prefix, i);
-                kv_rows(b, x, p, depth + 1);
-            }
-            return;
-        }
-    }
-    cmp_buf_puts(b, "<tr><th>");
-    cmp_buf_html(b, prefix);
-    cmp_buf_puts(b, "</th><td>");
-    if (json_is_string(v)) {
-        cmp_buf_html(b, json_string_value(v));
-    } else {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
-        cmp_buf_html(b, s ? s : "");
-        free(s);
-    }
-    cmp_buf_puts(b, "</td></tr>\n");
-}
-
-static void identities(cmp_buf *b, const cmp_set *set)
-{
-    cmp_buf_puts(b, "<section id=\"drives\"><h2>Drives and hosts</h2>\n");
-    for (int i = 0; i < set->nresults; i++) {
-        const cmp_result *r = &set->results[i];
-        cmp_buf_puts(b, "<h3>");
-        cmp_buf_html(b, r->label);
-        cmp_buf_puts(b, " &mdash; <code>");
-        cmp_buf_html(b, r->path);
-        cmp_buf_puts(b, "</code></h3>\n<table class=\"kv\">");
-        const json_t *t = json_object_get(r->doc, "target");
-        if (t)
-            kv_rows(b, t, "target", 0);
-        else
-            cmp_buf_puts(b, "<tr><th>target</th><td>(not recorded)</td></tr>");
-        const json_t *h = json_object_get(r->doc, "host");
-        if (h) kv_rows(b, h, "host", 0);
-        const char *started = cmp_str(r->doc, "started_at");
-        if (started) {
-            cmp_buf_puts(b, "<tr><th>started_at</th><td>");
-            cmp_buf_html(b, started);
-            cmp_buf_puts(b, "</td></tr>");
-        }
-        if (r->interrupted)
-            cmp_buf_puts(b, "<tr><th>ended early</th><td class=\"warn\">yes (interrupted or "
-                            "stopped)</td></tr>");
-        cmp_buf_puts(b, "</table>\n");
-    }
-    cmp_buf_puts(b, "</section>\n");
 }
 
 static void configurations(cmp_buf *b, const cmp_set *set)
@@ -462,9 +499,9 @@ static void configurations(cmp_buf *b, const cmp_set *set)
         }
         cmp_buf_puts(b, "<table class=\"kv\">");
         const json_t *tool = json_object_get(r->doc, "tool");
-        if (tool) kv_rows(b, tool, "tool", 0);
+        if (tool) report_kv_rows(b, tool, "tool");
         if (r->config)
-            kv_rows(b, r->config, "config", 0);
+            report_kv_rows(b, r->config, "config");
         else
             cmp_buf_puts(b, "<tr><th>config</th><td>(not recorded)</td></tr>");
         cmp_buf_puts(b, "</table>\n");
@@ -472,10 +509,12 @@ static void configurations(cmp_buf *b, const cmp_set *set)
     cmp_buf_puts(b, "</section>\n");
 }
 
-static void group_section(cmp_buf *b, const cmp_group *g, int gi)
+static void group_section(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
 {
+    char heading[256];
+    cmp_group_title(g, heading, sizeof heading);
     cmp_buf_printf(b, "<section class=\"group\" id=\"table-%d\"><h2>%d. ", gi + 1, gi + 1);
-    cmp_buf_html(b, g->workload);
+    cmp_buf_html(b, heading);
     cmp_buf_puts(b, "</h2>\n<p class=\"config\">");
     const char *k;
     json_t *v;
@@ -517,10 +556,10 @@ static void group_section(cmp_buf *b, const cmp_group *g, int gi)
         cmp_buf_puts(b, "</p>\n");
     }
     int r = metric_index(g, "rate");
-    bars(b, g, gi);
-    percentile_curves(b, g, gi);
-    over_time(b, g, gi, r >= 0 ? g->metrics[r].name : "rate");
-    curves(b, g, gi);
+    bars(b, set, g, gi);
+    percentile_curves(b, set, g, gi);
+    over_time(b, set, g, gi, r >= 0 ? g->metrics[r].name : "rate");
+    curves(b, set, g, gi);
     cmp_buf_puts(b, "</section>\n");
 }
 
@@ -548,18 +587,21 @@ int report_write(const cmp_set *set, const char *path, const char *title)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     cmp_buf_printf(&b, "</h1>\n<p>Written by appsim %s on %s from %d result file%s.</p>\n",
                    APPSIM_VERSION, when, set->nresults, set->nresults == 1 ? "" : "s");
-    cmp_buf_puts(&b, "<nav><ol>");
+    cmp_buf_puts(&b, "<nav><ol><li><a href=\"#summary\">Summary</a></li>");
     for (int i = 0; i < set->ngroups; i++) {
+        char heading[256];
+        cmp_group_title(&set->groups[i], heading, sizeof heading);
         cmp_buf_printf(&b, "<li><a href=\"#table-%d\">", i + 1);
-        cmp_buf_html(&b, set->groups[i].workload);
+        cmp_buf_html(&b, heading);
         cmp_buf_printf(&b, "</a> (%d drive%s)</li>", set->groups[i].nentries,
                        set->groups[i].nentries == 1 ? "" : "s");
     }
     cmp_buf_puts(&b, "<li><a href=\"#drives\">Drives and hosts</a></li>"
                      "<li><a href=\"#configs\">Configurations</a></li></ol></nav>\n");
+    report_summary(&b, set);
     for (int i = 0; i < set->ngroups; i++)
-        group_section(&b, &set->groups[i], i);
-    identities(&b, set);
+        group_section(&b, set, &set->groups[i], i);
+    report_drives(&b, set);
     configurations(&b, set);
     cmp_buf_puts(&b, "</body></html>\n");
     int rc = write_atomic(path, b.s, b.len);

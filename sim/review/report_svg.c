@@ -11,17 +11,34 @@
 #include <math.h>
 #include <string.h>
 
-#define W 760.0
-#define H 330.0
+/* Drawn across the page width (the CSS scales the view box to it). */
+#define W 1060.0
+#define H 360.0
 #define PX0 78.0 /* plot area */
-#define PX1 570.0
+#define PX1 820.0
 #define PY0 40.0
-#define PY1 280.0
-#define LEGEND_X 590.0
+#define PY1 300.0
+#define LEGEND_X 840.0
 
 static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                       "#E69F00", "#56B4E9", "#8C6D1F", "#000000"};
 #define NPALETTE 8
+
+const char *svg_color(int i)
+{
+    return palette[(i < 0 ? 0 : i) % NPALETTE];
+}
+
+svg_scale svg_scale_for(const double *v, int n)
+{
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]) && v[i] > 0) {
+            lo = fmin(lo, v[i]);
+            hi = fmax(hi, v[i]);
+        }
+    return hi > 10 * lo ? SVG_LOG : SVG_LINEAR;
+}
 
 typedef struct axis {
     svg_scale scale;
@@ -201,58 +218,129 @@ static void x_ticks(cmp_buf *b, const axis *a, const char *label)
     cmp_buf_puts(b, "</text>\n");
 }
 
-static void legend(cmp_buf *b, const char *const *names, int n)
+typedef struct legend_item {
+    const char *name, *color;
+    bool dashed;
+    double opacity;
+} legend_item;
+
+static void legend(cmp_buf *b, const legend_item *items, int n)
 {
     for (int i = 0; i < n; i++) {
         double y = PY0 + 8 + i * 18;
         if (y > H - 10) break;
-        cmp_buf_printf(b,
-                       "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                       "<text class=\"legend\" x=\"%.0f\" y=\"%.0f\">",
-                       LEGEND_X, y - 10, palette[i % NPALETTE], LEGEND_X + 18, y);
-        cmp_buf_html(b, names[i]);
+        if (items[i].dashed)
+            cmp_buf_printf(b,
+                           "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
+                           "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>",
+                           LEGEND_X, LEGEND_X + 14, y - 4, y - 4, items[i].color);
+        else
+            cmp_buf_printf(b,
+                           "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\" "
+                           "fill-opacity=\"%.2f\"/>",
+                           LEGEND_X, y - 10, items[i].color, items[i].opacity);
+        cmp_buf_printf(b, "<text class=\"legend\" x=\"%.0f\" y=\"%.0f\">", LEGEND_X + 18, y);
+        cmp_buf_html(b, items[i].name);
         cmp_buf_puts(b, "</text>\n");
     }
 }
 
-void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
-                   const char *const *cats, int ncats, const char *const *series, int nseries,
-                   const double *values)
+/* Bars within a drive's group are told apart by shade (mean darkest). */
+static double shade(int s, int n)
 {
-    double mx = 0;
-    for (int i = 0; i < ncats * nseries; i++)
-        if (isfinite(values[i]) && values[i] > mx) mx = values[i];
+    return n <= 1 ? 1.0 : 1.0 - 0.6 * s / (n - 1);
+}
+
+static void bar_range(cmp_buf *b, const svg_bars *c, const axis *ya, int cat, int s, double x,
+                      double w)
+{
+    int k = cat * c->nseries + s;
+    if (!c->lo || !c->hi || !(c->lo[k] < c->hi[k]) || !valid(ya->scale, c->lo[k])) return;
+    double y0 = px(ya, c->lo[k], PY1, PY0), y1 = px(ya, c->hi[k], PY1, PY0), xm = x + w / 2;
+    cmp_buf_printf(b,
+                   "<g stroke=\"#222\" stroke-width=\"1.2\"><line class=\"range\" x1=\"%.2f\" "
+                   "x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" data-series=\"",
+                   xm, xm, y0, y1);
+    cmp_buf_html(b, c->series[s]);
+    cmp_buf_puts(b, "\" data-cat=\"");
+    cmp_buf_html(b, c->cats[cat]);
+    cmp_buf_printf(b,
+                   "\" data-min=\"%.10g\" data-max=\"%.10g\"/><line x1=\"%.2f\" x2=\"%.2f\" "
+                   "y1=\"%.2f\" y2=\"%.2f\"/><line x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" "
+                   "y2=\"%.2f\"/></g>\n",
+                   c->lo[k], c->hi[k], xm - w / 4, xm + w / 4, y0, y0, xm - w / 4, xm + w / 4, y1,
+                   y1);
+}
+
+static void bar_axis(const svg_bars *c, axis *ya)
+{
+    double mn = INFINITY, mx = 0;
+    for (int i = 0; i < c->ncats * c->nseries; i++) {
+        double v = c->values[i], hi = c->hi ? c->hi[i] : NAN, lo = c->lo ? c->lo[i] : NAN;
+        if (isfinite(hi) && hi > v) v = hi;
+        if (isfinite(v) && v > mx) mx = v;
+        if (isfinite(c->values[i]) && c->values[i] > 0) mn = fmin(mn, c->values[i]);
+        if (isfinite(lo) && lo > 0) mn = fmin(mn, lo);
+    }
+    ya->scale = c->ys == SVG_LOG && mn < INFINITY ? SVG_LOG : SVG_LINEAR;
+    fit_axis(ya, ya->scale == SVG_LOG ? mn : 0, mx, true);
+}
+
+void svg_bar_chart(cmp_buf *b, const svg_bars *c)
+{
     axis ya = {SVG_LINEAR, 0, 0};
-    fit_axis(&ya, 0, mx, true);
-    frame(b, id, title);
-    y_ticks(b, &ya, yunit);
+    bar_axis(c, &ya);
+    frame(b, c->id, c->title);
+    y_ticks(b, &ya, c->yunit);
+    int ncats = c->ncats, nseries = c->nseries;
     double slot = (PX1 - PX0) / (ncats > 0 ? ncats : 1);
     double bw = slot * 0.8 / (nseries > 0 ? nseries : 1);
-    for (int c = 0; c < ncats; c++) {
-        double x0 = PX0 + c * slot + slot * 0.1;
+    for (int cat = 0; cat < ncats; cat++) {
+        double x0 = PX0 + cat * slot + slot * 0.1;
+        const char *color = c->cat_colors ? c->cat_colors[cat] : svg_color(cat);
         for (int s = 0; s < nseries; s++) {
-            double v = values[c * nseries + s];
-            if (!isfinite(v)) continue;
+            double v = c->values[cat * nseries + s];
+            if (!valid(ya.scale, v)) continue;
             double y = px(&ya, v, PY1, PY0);
             cmp_buf_printf(b,
                            "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-                           "height=\"%.2f\" fill=\"%s\" data-series=\"",
-                           x0 + s * bw, y, bw * 0.92, PY1 - y, palette[s % NPALETTE]);
-            cmp_buf_html(b, series[s]);
+                           "height=\"%.2f\" fill=\"%s\" fill-opacity=\"%.2f\" data-series=\"",
+                           x0 + s * bw, y, bw * 0.92, PY1 - y, color, shade(s, nseries));
+            cmp_buf_html(b, c->series[s]);
             cmp_buf_puts(b, "\" data-cat=\"");
-            cmp_buf_html(b, cats[c]);
+            cmp_buf_html(b, c->cats[cat]);
             cmp_buf_printf(b, "\" data-value=\"%.10g\"><title>", v);
             char vt[64];
-            cmp_format_value(vt, sizeof vt, v, yunit);
-            cmp_buf_html(b, cats[c]);
-            cmp_buf_printf(b, " %s: %s</title></rect>\n", series[s], vt);
+            cmp_format_value(vt, sizeof vt, v, c->yunit);
+            cmp_buf_html(b, c->cats[cat]);
+            cmp_buf_printf(b, " %s: %s</title></rect>\n", c->series[s], vt);
+            bar_range(b, c, &ya, cat, s, x0 + s * bw, bw * 0.92);
+            if (nseries > 1) {
+                cmp_buf_printf(b,
+                               "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                               "text-anchor=\"middle\" font-size=\"9\">",
+                               x0 + s * bw + bw * 0.46, PY1 + 12);
+                cmp_buf_html(b, c->series[s]);
+                cmp_buf_puts(b, "</text>\n");
+            }
         }
         cmp_buf_printf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-                       PX0 + c * slot + slot / 2, PY1 + 16);
-        cmp_buf_html(b, cats[c]);
+                       PX0 + cat * slot + slot / 2, PY1 + (nseries > 1 ? 28 : 16));
+        cmp_buf_html(b, c->cats[cat]);
         cmp_buf_puts(b, "</text>\n");
     }
-    if (nseries > 1) legend(b, series, nseries);
+    legend_item items[ncats + nseries + 1];
+    int ni = 0;
+    for (int cat = 0; cat < ncats; cat++)
+        items[ni++] = (legend_item){
+            c->cats[cat], c->cat_colors ? c->cat_colors[cat] : svg_color(cat), false, 1.0};
+    for (int s = 0; nseries > 1 && s < nseries; s++)
+        items[ni++] = (legend_item){c->series[s], "#555", false, shade(s, nseries)};
+    bool ranges = false;
+    for (int i = 0; c->lo && c->hi && i < ncats * nseries; i++)
+        ranges = ranges || c->lo[i] < c->hi[i];
+    if (ranges) items[ni++] = (legend_item){"run-to-run range (min-max)", "#222", true, 1.0};
+    legend(b, items, ni);
     cmp_buf_puts(b, "</svg>\n");
 }
 
@@ -276,30 +364,39 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
     frame(b, id, title);
     y_ticks(b, &ya, ylabel);
     x_ticks(b, &xa, xlabel);
-    const char *names[nseries > 0 ? nseries : 1];
+    legend_item items[nseries > 0 ? nseries : 1];
     for (int s = 0; s < nseries; s++) {
-        const char *color = palette[s % NPALETTE];
-        names[s] = series[s].name;
-        cmp_buf_printf(b,
-                       "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
-                       "stroke-width=\"2\" data-series=\"",
-                       color);
-        cmp_buf_html(b, series[s].name);
-        cmp_buf_puts(b, "\" points=\"");
-        for (int i = 0; i < series[s].n; i++) {
-            double x = series[s].x[i], y = series[s].y[i];
-            if (!valid(xs, x) || !valid(ys, y)) continue;
-            cmp_buf_printf(b, "%.2f,%.2f ", px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0));
+        const char *color = series[s].color ? series[s].color : svg_color(s);
+        items[s] = (legend_item){series[s].name, color, series[s].dashed, 1.0};
+        if (!series[s].unjoined) {
+            cmp_buf_printf(b,
+                           "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
+                           "stroke-width=\"2\"%s data-series=\"",
+                           color, series[s].dashed ? " stroke-dasharray=\"6 4\"" : "");
+            cmp_buf_html(b, series[s].name);
+            cmp_buf_puts(b, "\" points=\"");
+            for (int i = 0; i < series[s].n; i++) {
+                double x = series[s].x[i], y = series[s].y[i];
+                if (!valid(xs, x) || !valid(ys, y)) continue;
+                cmp_buf_printf(b, "%.2f,%.2f ", px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0));
+            }
+            cmp_buf_puts(b, "\"/>\n");
         }
-        cmp_buf_puts(b, "\"/>\n");
-        double r = series[s].n > 100 ? 1.5 : 3;
+        double r = series[s].unjoined ? 5 : series[s].n > 100 ? 1.5 : 3;
+        /* hollow rings for unjoined markers, lighter dots on dashed lines */
+        char style[80] = "";
+        if (series[s].unjoined)
+            snprintf(style, sizeof style, " stroke=\"%s\" stroke-width=\"2\"", color);
+        else if (series[s].dashed)
+            snprintf(style, sizeof style, " fill-opacity=\"0.5\"");
         for (int i = 0; i < series[s].n; i++) {
             double x = series[s].x[i], y = series[s].y[i];
             if (!valid(xs, x) || !valid(ys, y)) continue;
             cmp_buf_printf(b,
                            "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
-                           "fill=\"%s\" data-series=\"",
-                           px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0), r, color);
+                           "fill=\"%s\"%s data-series=\"",
+                           px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0), r,
+                           series[s].unjoined ? "none" : color, style);
             cmp_buf_html(b, series[s].name);
             cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
             cmp_buf_html(b, series[s].name);
@@ -326,7 +423,7 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
         cmp_buf_html(b, mark_label ? mark_label : "");
         cmp_buf_puts(b, "</text>\n");
     }
-    legend(b, names, nseries);
+    legend(b, items, nseries);
     cmp_buf_puts(b, "</svg>\n");
 }
 

@@ -84,13 +84,19 @@ typedef struct cmp_set {
 } cmp_set;
 
 /* Loads and validates one file. On failure returns -1 with err filled ("FILE: what is
- * wrong"); the caller exits with SIM_EXIT_USAGE. */
+ * wrong"); the caller exits with SIM_EXIT_USAGE. A suite's state file (suite.json,
+ * "schema": "appsim-suite/1") is no result: 1, with err saying it was skipped. */
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
-/* Loads every file, applies labels (labels may be NULL or have fewer entries: the rest
- * come from the drive identity), groups, combines and ranks. 0, or -1 with err. */
+/* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels
+ * may be NULL or have fewer entries: the rest come from the drive identity), groups, combines and
+ * ranks. 0, or -1 with err. */
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen);
 void cmp_set_free(cmp_set *set);
+
+/* The heading of a group's table: the workload and the engine it ran on, e.g.
+ * "sysbench (lmdb)", "tpcc (sqlite)", "vdi (io_uring)". */
+void cmp_group_title(const cmp_group *g, char *buf, size_t len);
 
 /* Output (compare_format.c). */
 typedef enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON } cmp_format;

@@ -72,9 +72,13 @@ void cmp_buf_free(cmp_buf *b);
 
 /* SVG charts (report_svg.c). Every chart is an <svg class="chart" data-chart=ID> whose
  * data elements carry their values: bars are <rect class="bar" data-series data-cat
- * data-value>, points are <circle class="pt" data-series data-x data-y>, so a test (or a
- * reader) can check what is drawn against the results. Values that are NAN are absent. */
+ * data-value>, run-to-run ranges on them <line class="range" data-cat data-series
+ * data-min data-max>, points are <circle class="pt" data-series data-x data-y>, so a test
+ * (or a reader) can check what is drawn against the results. Values that are NAN are
+ * absent. Colours are the callers': one per drive in every chart of a report. */
 typedef enum svg_scale { SVG_LINEAR, SVG_LOG, SVG_NINES } svg_scale;
+/* The i-th colour of the report's palette (colour-blind safe, cycles after 8). */
+const char *svg_color(int i);
 typedef struct svg_series {
     const char *name;
     int n;
@@ -82,10 +86,22 @@ typedef struct svg_series {
     /* Optional: a label per point ("50%", "max"), drawn beside it as <text
      * class="ptlabel" data-series>; NULL = none. */
     const char *const *labels;
+    const char *color; /* NULL: the palette by series index */
+    bool dashed;       /* a second line of the same drive (p99, a repeated run) */
+    bool unjoined;     /* points only, no line (e.g. a curve's maximum-rate run) */
 } svg_series;
-void svg_bar_chart(cmp_buf *b, const char *id, const char *title, const char *yunit,
-                   const char *const *cats, int ncats, const char *const *series, int nseries,
-                   const double *values /* [cat * nseries + series] */);
+typedef struct svg_bars {
+    const char *id, *title, *yunit;
+    const char *const *cats; /* one group of bars per category (drive) */
+    const char *const *cat_colors;
+    int ncats;
+    const char *const *series; /* bars within a group (mean, p95...), shaded */
+    int nseries;
+    const double *values;  /* [cat * nseries + series] */
+    const double *lo, *hi; /* run-to-run range per value, or NULL */
+    svg_scale ys;          /* SVG_LINEAR or SVG_LOG */
+} svg_bars;
+void svg_bar_chart(cmp_buf *b, const svg_bars *c);
 void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
                     const char *ylabel, svg_scale ys, const svg_series *series, int nseries);
 /* The same with a dashed vertical marker at x = mark_x (e.g. the end of the warm-up),
@@ -93,6 +109,31 @@ void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *x
 void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
                            svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
                            int nseries, double mark_x, const char *mark_label);
+/* SVG_LOG when the positive values of v[0..n) span more than a decade, else SVG_LINEAR. */
+svg_scale svg_scale_for(const double *v, int n);
+
+/* Report pieces (report*.c). A drive's colour is the same in every chart: the order in
+ * which drives (labels) first appear among the results. */
+int report_drive_index(const cmp_set *set, const char *label);
+const char *report_drive_color(const cmp_set *set, const char *label);
+/* The summary at the top: every table's headline figures, drives side by side. */
+void report_summary(cmp_buf *b, const cmp_set *set);
+/* The drives (and hosts) side by side: one column per drive, one row per identity key. */
+void report_drives(cmp_buf *b, const cmp_set *set);
+/* A JSON value flattened into rows "prefix.key.sub" / value. */
+void report_kv_rows(cmp_buf *b, const json_t *v, const char *prefix);
+
+/* The files a compare/report command line names: a directory stands for every *.json
+ * file in it, in name order, each with the directory's label. labels[i] (may be NULL)
+ * belongs to args[i]. 0, or -1 with err. */
+typedef struct cmp_inputs {
+    char **files;        /* malloc'ed paths */
+    const char **labels; /* borrowed from the caller's labels, or NULL */
+    int n, cap;
+} cmp_inputs;
+int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels, char *err,
+                      size_t errlen);
+void cmp_inputs_free(cmp_inputs *in);
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
 int cmp_split_labels(const char *list, char ***labels, char **store);

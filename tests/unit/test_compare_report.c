@@ -403,36 +403,59 @@ static void test_rendered_in_chromium(void **state)
     assert_int_equal(num(rt, "lines"), 3);
     assert_int_equal(json_array_size(json_object_get(rt, "items")), 18);
 
-    /* Latency against IOPS: 5 points per drive at the results' IOPS and mean latency. */
+    /* Latency against IOPS: 5 points per drive at the results' IOPS and mean latency,
+     * and the same 5 at the p99 latency (series "<drive> p99", drawn dashed). */
     json_t *cv = json_object_get(chart(m, "g2-curve-1"), "items");
-    assert_int_equal(json_array_size(cv), 10);
+    assert_int_equal(json_array_size(cv), 20);
+    int nmean = 0, np99 = 0;
     json_array_foreach(cv, i, c)
     {
-        int k = (int)(i % 5);
-        const fx_run *r = !strcmp(json_string_value(json_object_get(c, "s")), "DriveB") ? &cb : &ca;
+        const char *s = json_string_value(json_object_get(c, "s"));
+        bool p99 = strstr(s, " p99") != NULL;
+        int k = (p99 ? np99++ : nmean++) % 5;
+        const fx_run *r = !strncmp(s, "DriveB", 6) ? &cb : &ca;
         double rate_r = (double)r->n / r->seconds;
         assert_double_equal(num(c, "x"), rate_r * (k + 1) / 5, 1e-6);
-        assert_double_equal(num(c, "v"), 100.0 + 50 * k, 1e-6);
+        if (!p99) assert_double_equal(num(c, "v"), 100.0 + 50 * k, 1e-6);
     }
+    assert_int_equal(nmean, 10);
+    assert_int_equal(np99, 10);
 
     /* io: latency against IOPS for two drives, each line ordered by rate (x and the drawn
-     * position both increasing), each point's label drawn, in the order of the rates. */
+     * position both increasing), each point's label drawn, in the order of the rates;
+     * per drive a mean and a p99 line and the maximum-rate run as an unjoined marker. */
     json_t *io = chart(m, "g3-curve-1");
-    assert_int_equal(num(io, "lines"), 2);
-    json_t *ip = json_object_get(io, "items");
-    assert_int_equal(json_array_size(ip), 8);
-    for (size_t k = 1; k < 8; k++) {
+    assert_int_equal(num(io, "lines"), 4);
+    json_t *all = json_object_get(io, "items");
+    assert_int_equal(json_array_size(all), 14);
+    json_t *ip = json_array();
+    int nmax = 0;
+    json_array_foreach(all, i, c)
+    {
+        const char *s = json_string_value(json_object_get(c, "s"));
+        if (strstr(s, "maximum-rate run")) {
+            nmax++;
+            /* the maximum-rate run: 1010 IOPS at 900 us for the first drive */
+            if (!strncmp(s, "Drive <A>", 9)) assert_double_equal(num(c, "x"), 1010.0, 1e-6);
+        } else if (!strstr(s, " p99")) {
+            json_array_append(ip, c);
+        }
+    }
+    assert_int_equal(nmax, 2);
+    assert_int_equal(json_array_size(ip), 6);
+    for (size_t k = 1; k < 6; k++) {
         json_t *p0 = json_array_get(ip, k - 1), *p1 = json_array_get(ip, k);
-        if (k == 4) continue; /* the second drive's line starts */
+        if (k == 3) continue; /* the second drive's line starts */
         assert_true(num(p1, "x") > num(p0, "x"));
         assert_true(num(p1, "cx") > num(p0, "cx"));
     }
     /* each line starts at its 50 % point: 500 IOPS for the first drive, 1000 for DriveB */
-    for (size_t k = 0; k < 8; k += 4) {
+    for (size_t k = 0; k < 6; k += 3) {
         json_t *p0 = json_array_get(ip, k);
         bool b = !strcmp(json_string_value(json_object_get(p0, "s")), "DriveB");
         assert_double_equal(num(p0, "x"), b ? 1000.0 : 500.0, 1e-6);
     }
+    json_decref(ip);
     json_t *lb = json_object_get(io, "labels");
     assert_int_equal(json_array_size(lb), 8);
     static const char *const order[] = {"50%", "100%", "120%", "max"};

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -177,6 +178,87 @@ static void test_json_round_trip_and_merge(void **state)
     sim_hist_free(rb);
 }
 
+static void collect_pairs(uint32_t index, uint64_t count, void *arg)
+{
+    json_array_append_new(arg, json_pack("[II]", (json_int_t)index, (json_int_t)count));
+}
+
+static sim_hist *from_text(const char *text)
+{
+    char err[128];
+    json_t *j = json_loads(text, 0, NULL);
+    assert_non_null(j);
+    sim_hist *h = sim_hist_from_json(j, err, sizeof err);
+    json_decref(j);
+    return h;
+}
+
+/* The sparse text form: only non-empty buckets, about 3 bytes each; the older list of
+ * [index, count] pairs still reads to the same histogram. */
+static void test_sparse_form(void **state)
+{
+    (void)state;
+    sim_hist *h = sim_hist_new();
+    sim_hist_record(h, 0);
+    sim_hist_record_n(h, 2047, 3);
+    sim_hist_record(h, 2048);
+    sim_hist_record_n(h, 5000000, 7);
+    sim_hist_record(h, 1ull << 50); /* clamped to the top bucket */
+    json_t *j = sim_hist_to_json(h);
+    const char *sparse = json_string_value(json_object_get(j, "sparse"));
+    assert_non_null(sparse);
+    assert_null(json_object_get(j, "buckets"));
+    /* index 0, +2047 (count 3), +1, then the 5 ms and top buckets */
+    assert_true(!strncmp(sparse, "0,2047:3,1,", 11));
+    json_t *pairs = json_array();
+    sim_hist_foreach(h, collect_pairs, pairs);
+    assert_int_equal(json_array_size(pairs), 5);
+    json_t *old = json_deep_copy(j);
+    json_object_del(old, "sparse");
+    json_object_set_new(old, "buckets", pairs);
+    char err[128];
+    sim_hist *a = sim_hist_from_json(j, err, sizeof err),
+             *b = sim_hist_from_json(old, err, sizeof err);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (double p = 1; p <= 100; p += 0.5) {
+        assert_int_equal(sim_hist_percentile(a, p), sim_hist_percentile(h, p));
+        assert_int_equal(sim_hist_percentile(b, p), sim_hist_percentile(h, p));
+    }
+    assert_int_equal(sim_hist_clamped(a), 1);
+    json_decref(j);
+    json_decref(old);
+    sim_hist_free(a);
+    sim_hist_free(b);
+    sim_hist_free(h);
+    /* An empty histogram is an empty string; malformed strings are refused. */
+    sim_hist *e = from_text("{\"layout\":\"loglinear-ns-1024x42\",\"count\":0,\"sparse\":\"\"}");
+    assert_non_null(e);
+    assert_int_equal(sim_hist_count(e), 0);
+    sim_hist_free(e);
+    static const char *const bad[] = {
+        "5,0",                    /* gap 0 after the first: the same bucket twice */
+        "5:0",                    /* a zero count is never written */
+        "5,",                     /* trailing comma */
+        ",5",                     /* leading comma */
+        "5;3",                    /* wrong separator */
+        "99999999",               /* past the last bucket */
+        "33000,33000",            /* past the last bucket by the sum of gaps */
+        "1:99999999999999999999", /* count overflows */
+        "-1",                     /* sign */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "{\"layout\":\"loglinear-ns-1024x42\",\"count\":1,\"sparse\":\"%s\"}", bad[i]);
+        sim_hist *x = from_text(text);
+        if (x) print_error("accepted malformed sparse form \"%s\"\n", bad[i]);
+        assert_null(x);
+    }
+    /* A count that does not match the buckets is refused in either form. */
+    assert_null(from_text("{\"layout\":\"loglinear-ns-1024x42\",\"count\":2,\"sparse\":\"5\"}"));
+}
+
 static void test_delta(void **state)
 {
     sim_hist *cum = sim_hist_new(), *snap = sim_hist_new(), *later = sim_hist_new(),
@@ -217,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_merge_equals_union),
         cmocka_unit_test(test_json_round_trip_and_merge),
         cmocka_unit_test(test_delta),
+        cmocka_unit_test(test_sparse_form),
         cmocka_unit_test(test_stddev),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
