@@ -332,7 +332,8 @@ static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i)
     double minutes = sim_run_measured_seconds(run) / 60.0;
     uint64_t no = sim_run_count(run, TPCC_NEW_ORDER, i);
     uint64_t rb = sim_run_counter(run, TPCC_CNT_ROLLBACKS, i);
-    double wh = (double)o->scale * (i < 0 ? (double)o->instances : 1.0);
+    /* Under mpirun the job's figures hold every rank's instances (docs/mpi.md). */
+    double wh = (double)o->scale * (i < 0 ? (double)o->instances * sim_ranks_size() : 1.0);
     double tpmc = minutes > 0 ? (double)no / minutes : 0;
     double nopm = minutes > 0 ? (double)(no >= rb ? no - rb : 0) / minutes : 0;
     return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm, "efficiency_pct",

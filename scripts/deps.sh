@@ -5,8 +5,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config libsqlite3-dev sqlite3 liblmdb-dev lmdb-utils
       liburing-dev libjansson-dev libcmocka-dev zlib1g-dev libbz2-dev libzstd-dev
       libnvme-dev libblkid-dev util-linux fio time jq sysbench cppcheck clang clang-format libclang-rt-14-dev
-      python3 bc zstd bzip2 gzip parted e2fsprogs
-      qemu-system-x86 debootstrap chromium)
+      python3 bc zstd bzip2 gzip parted e2fsprogs openmpi-bin libopenmpi-dev
+      qemu-system-x86 debootstrap chromium libhdrhistogram-java default-jre-headless)
 # Only the packages that are missing.
 missing=()
 for p in "${PKGS[@]}"; do

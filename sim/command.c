@@ -66,17 +66,25 @@ int sim_command_run(const sim_command *cmd, int argc, char **argv)
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
-    char line[4096];
+    char line[4096], who[300] = "";
     vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(stderr, "appsim: %s%s\n", prefix, line);
+    if (sim_ranks_size() > 1)
+        snprintf(who, sizeof who, "rank %d on %s: ", sim_ranks_rank(), sim_ranks_host());
+    fprintf(stderr, "appsim: %s%s%s\n", who, prefix, line);
 }
 
 void sim_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmsg("", fmt, ap);
+    char line[4096];
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    sim_ranks_note_error(line);
+    if (sim_ranks_size() > 1) /* one write, so that ranks' lines do not interleave */
+        fprintf(stderr, "appsim: rank %d on %s: %s\n", sim_ranks_rank(), sim_ranks_host(), line);
+    else
+        fprintf(stderr, "appsim: %s\n", line);
 }
 
 void sim_warn(const char *fmt, ...)
@@ -89,7 +97,8 @@ void sim_warn(const char *fmt, ...)
 
 void sim_info(const char *fmt, ...)
 {
-    if (quiet) return;
+    /* Rank 0 speaks for the job; the others' lines would repeat it. */
+    if (quiet || sim_ranks_rank() > 0) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg("", fmt, ap);

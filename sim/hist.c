@@ -15,7 +15,7 @@
  * thread may read them while the owner records. Chunks are published with release
  * stores and read with acquire loads.
  */
-#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -195,6 +195,38 @@ void sim_hist_add_delta(sim_hist *dst, const sim_hist *a, const sim_hist *b)
     if (hi > amax) hi = amax;
     if (lo < ld(&dst->min)) st(&dst->min, lo);
     if (hi > ld(&dst->max)) st(&dst->max, hi);
+}
+
+size_t sim_hist_dense_len(void)
+{
+    return NBUCKETS + 3;
+}
+
+void sim_hist_to_dense(const sim_hist *h, uint64_t *dense, uint64_t *min, uint64_t *max)
+{
+    for (uint32_t c = 0; c < NCHUNKS; c++) {
+        const counter_t *p = chunk_for_read(h, c);
+        for (uint32_t j = 0; j < SUB_COUNT; j++)
+            dense[c * SUB_COUNT + j] = p ? ld(&p[j]) : 0;
+    }
+    dense[NBUCKETS] = ld(&h->count);
+    dense[NBUCKETS + 1] = ld(&h->clamped);
+    dense[NBUCKETS + 2] = ld(&h->sum);
+    *min = ld(&h->min);
+    *max = ld(&h->max);
+}
+
+void sim_hist_from_dense(sim_hist *h, const uint64_t *dense, uint64_t min, uint64_t max)
+{
+    sim_hist_reset(h);
+    for (uint32_t c = 0; c < NCHUNKS; c++)
+        for (uint32_t j = 0; j < SUB_COUNT; j++)
+            if (dense[c * SUB_COUNT + j]) st(&chunk_for_write(h, c)[j], dense[c * SUB_COUNT + j]);
+    st(&h->count, dense[NBUCKETS]);
+    st(&h->clamped, dense[NBUCKETS + 1]);
+    st(&h->sum, dense[NBUCKETS + 2]);
+    st(&h->min, min);
+    st(&h->max, max);
 }
 
 uint64_t sim_hist_count(const sim_hist *h)

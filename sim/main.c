@@ -18,7 +18,7 @@ static void usage(FILE *out)
                  "SIGTERM (the result of the interrupted run is still written).\n");
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -49,4 +49,12 @@ int main(int argc, char **argv)
     }
     if (sim_interrupt_signal()) return 128 + sim_interrupt_signal();
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* Under mpirun or srun every rank runs the command; docs/mpi.md. */
+    int rc = sim_ranks_init(&argc, &argv);
+    if (rc) return rc;
+    return sim_ranks_finish(run_command(argc, argv));
 }

@@ -200,6 +200,7 @@ static int range_error(const char *cmd, const sim_opt *o, const char *v)
 
 static int set_value(const char *cmd, sim_opt *o, const char *v)
 {
+    v = sim_ranks_expand(v); /* {rank} and {host}, for jobs of many ranks: docs/mpi.md */
     switch (o->kind) {
     case SIM_OPT_FLAG:
         *(bool *)o->dst = true;
@@ -291,7 +292,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
                 sim_error("%s: unexpected argument '%s'; see `appsim %s --help`", cmd, a, cmd);
                 return SIM_EXIT_USAGE;
             }
-            positional[npos++] = argv[i];
+            positional[npos++] = (char *)sim_ranks_expand(argv[i]);
             continue;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

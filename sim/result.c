@@ -116,7 +116,7 @@ static json_t *counts_json(const sim_run *r, int instance)
     return j;
 }
 
-static json_t *summary_json(const sim_run *r, int instance)
+json_t *sim_result_summary_json(const sim_run *r, int instance)
 {
     const sim_run_config *c = sim_run_cfg(r);
     double secs = sim_run_measured_seconds(r);
@@ -134,7 +134,7 @@ static json_t *summary_json(const sim_run *r, int instance)
     return s;
 }
 
-static json_t *per_type_json(const sim_run *r, int instance)
+json_t *sim_result_per_type_json(const sim_run *r, int instance)
 {
     const sim_run_config *c = sim_run_cfg(r);
     double secs = sim_run_measured_seconds(r);
@@ -155,6 +155,8 @@ static json_t *per_type_json(const sim_run *r, int instance)
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
 {
     const sim_run_config *c = sim_run_cfg(r);
+    /* Several ranks: rank 0 writes the job's figures, and each rank's own in "ranks". */
+    json_t *ranks = sim_ranks_size() > 1 ? sim_result_merge_ranks(doc, (sim_run *)r) : NULL;
     json_t *dst = doc;
     if (key) {
         dst = json_object();
@@ -171,8 +173,8 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     } else if (!json_object_get(doc, "failed")) {
         json_object_set_new(dst, "failed", json_false());
     }
-    json_object_set_new(dst, "summary", summary_json(r, -1));
-    json_object_set_new(dst, "per_type", per_type_json(r, -1));
+    json_object_set_new(dst, "summary", sim_result_summary_json(r, -1));
+    json_object_set_new(dst, "per_type", sim_result_per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
 
     json_t *hists = json_object();
@@ -196,13 +198,17 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     json_t *steady = sim_run_steady_json(r);
     if (steady) json_object_set_new(dst, "steady_state", steady);
 
+    if (ranks) {
+        sim_result_put_ranks(doc, dst, ranks);
+        return;
+    }
     if (c->instances > 1) {
         json_t *inst = json_array();
         for (int i = 0; i < c->instances; i++) {
             json_t *one = json_object();
             json_object_set_new(one, "instance", json_integer(i + 1)); /* numbered from 1 */
-            json_object_set_new(one, "summary", summary_json(r, i));
-            json_object_set_new(one, "per_type", per_type_json(r, i));
+            json_object_set_new(one, "summary", sim_result_summary_json(r, i));
+            json_object_set_new(one, "per_type", sim_result_per_type_json(r, i));
             sim_hist *h = sim_run_merged_hist(r, -1, i);
             json_object_set_new(one, "histogram", sim_hist_to_json(h));
             sim_hist_free(h);
@@ -241,6 +247,7 @@ bool sim_json_on_stdout(const char *path)
 int sim_result_save(const json_t *doc, const char *path)
 {
     if (!path) return SIM_EXIT_OK;
+    if (sim_ranks_rank() > 0) return SIM_EXIT_OK; /* rank 0 writes the job's result */
     if (!sim_json_on_stdout(path)) return sim_result_write(doc, path) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
     char *text = dump_marked(doc);
     bool ok = text != NULL;
@@ -266,6 +273,8 @@ int sim_result_save(const json_t *doc, const char *path)
 
 int sim_result_write(const json_t *doc, const char *path)
 {
+    if (sim_ranks_rank() > 0)
+        return 0; /* rank 0 writes the job's result, with every rank's section */
     /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = dump_marked(doc);
     size_t len = text ? strlen(text) : 0;
@@ -302,7 +311,7 @@ static void print_lat_row(FILE *out, const char *name, const json_t *lat, json_i
 void sim_result_print(FILE *out, const json_t *doc)
 {
     const json_t *s = json_object_get(doc, "summary");
-    if (!s) return;
+    if (!s || sim_ranks_rank() > 0) return;
     const char *unit = json_string_value(json_object_get(s, "unit"));
     if (!unit) unit = "tps";
     fprintf(out, "\n%s: %.2f %s over %.1f s measured (%lld done, %lld errors)%s\n",
@@ -347,6 +356,14 @@ void sim_result_print(FILE *out, const json_t *doc)
                     unit[0] == 't' ? "transaction" : "I/O", num(per, "reads"), num(per, "writes"));
         fputc('\n', out);
     }
+    const json_t *mpi = json_object_get(doc, "mpi");
+    if (json_is_object(mpi))
+        fprintf(out,
+                "  %lld ranks on %zu host(s); measured phases started within %.3f ms and "
+                "stopped within %.3f ms of each other\n",
+                (long long)json_integer_value(json_object_get(mpi, "ranks")),
+                json_array_size(json_object_get(mpi, "hosts")), num(mpi, "measure_start_spread_ms"),
+                num(mpi, "measure_stop_spread_ms"));
     const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
     if (json_is_object(pre))
         fprintf(out, "  target preconditioned %s: %.0f MiB written (%.2f passes)%s\n",

@@ -87,7 +87,24 @@ struct sim_run {
     uint64_t round_prev_units, round_prev_t;
     json_t *rounds;
     bool steady_reached;
+
+    /* Ranks in step (docs/mpi.md), with more than one rank only. */
+    uint64_t run_id;           /* ordinal of this run in the process: the same on every rank */
+    uint64_t sync_at;          /* warm-up end: the measured phase starts once all ranks are here */
+    int64_t realtime_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start, ns */
+    bool peer_stopped;         /* another rank stopped this run */
+    struct merged_run *merged; /* rank 0, after sim_run_merge_ranks: the job's figures */
 };
+
+/* The job's figures over all ranks, which rank 0's read-outs return once merged. */
+typedef struct merged_run {
+    sim_hist **measured; /* [ntypes] */
+    uint64_t *errors;    /* [ntypes] */
+    uint64_t *counters;  /* [ncounters] */
+    sim_hist *warmup;
+    uint64_t warmup_errors;
+    double seconds;
+} merged_run;
 
 static inline uint64_t measure_at(const sim_run *r)
 {
@@ -154,6 +171,15 @@ void sim_run_free(sim_run *r)
             if (p->at_end) p->ops->free_snapshot(p->ctx, p->at_end);
             if (p->at_interval) p->ops->free_snapshot(p->ctx, p->at_interval);
         }
+    }
+    if (r->merged) {
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            sim_hist_free(r->merged->measured[t]);
+        free(r->merged->measured);
+        free(r->merged->errors);
+        free(r->merged->counters);
+        sim_hist_free(r->merged->warmup);
+        free(r->merged);
     }
     json_decref(r->intervals);
     json_decref(r->rounds);
@@ -236,6 +262,18 @@ static bool check_guards(sim_run *r)
         }
     }
     return false;
+}
+
+/* Reporter thread: true when another rank stopped this run early. */
+static bool check_peers(sim_run *r)
+{
+    char why[sizeof r->stop_reason] = "";
+    if (!sim_ranks_poll_stop(r->run_id, why, sizeof why)) return false;
+    snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
+    r->peer_stopped = true;
+    atomic_store(&r->stopped, true);
+    sim_warn("stopping the run: %s", r->stop_reason);
+    return true;
 }
 
 sim_phase sim_run_phase(const sim_run *r)
@@ -365,6 +403,8 @@ static void report_interval(sim_run *r, uint64_t now)
         if (p->at_interval && p->ops->free_snapshot) p->ops->free_snapshot(p->ctx, p->at_interval);
         p->at_interval = snap;
     }
+    if (sim_ranks_size() > 1) /* summed over the ranks at the end (sim_run_merge_ranks) */
+        json_object_set_new(iv, "histogram", sim_hist_to_json(delta));
     json_array_append_new(r->intervals, iv);
     if (!r->cfg.quiet) {
         fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
@@ -418,6 +458,11 @@ static bool steady_round(sim_run *r, uint64_t now)
     uint64_t units = total_units(r);
     double secs = (double)(now - r->round_prev_t) / 1e9;
     double rate = secs > 0 ? (double)(units - r->round_prev_units) / secs : 0.0;
+    /* With several ranks the rule judges the job's rate, the same on every rank. */
+    if (!sim_ranks_run_step(r->run_id, "steady-state round", &rate)) {
+        check_peers(r);
+        return false;
+    }
     r->round_prev_units = units;
     r->round_prev_t = now;
     r->round_rates[r->nrounds++] = rate;
@@ -457,6 +502,24 @@ static bool steady_round(sim_run *r, uint64_t now)
     return last;
 }
 
+/* Several ranks: this rank's warm-up is over; the measured phase starts when every
+ * rank's is (or the run stops when another rank stopped it). The interval series
+ * starts again at the measured phase, so that the ranks' intervals line up. */
+static void measure_in_step(sim_run *r, uint64_t *next_report)
+{
+    if (!sim_ranks_run_step(r->run_id, "measured phase", NULL)) {
+        check_peers(r);
+        return;
+    }
+    uint64_t now = sim_now_ns();
+    if (r->cfg.report_interval_ns) {
+        if (now > r->prev_t + 1000000ull)
+            report_interval(r, now); /* the last, partial warm-up interval */
+        *next_report = now + r->cfg.report_interval_ns;
+    }
+    begin_measure(r, now);
+}
+
 static void *reporter_main(void *arg)
 {
     sim_run *r = arg;
@@ -474,6 +537,7 @@ static void *reporter_main(void *arg)
         uint64_t due = next_report < next_progress ? next_report : next_progress;
         if (!measure_snapped && measure_at(r) < due) due = measure_at(r);
         if (next_round < due) due = next_round;
+        if (r->sync_at < due) due = r->sync_at;
         if (end < due) due = end;
         if (due > sim_now_ns() + 100000000ull)
             due = sim_now_ns() + 100000000ull; /* notice signals promptly */
@@ -484,9 +548,16 @@ static void *reporter_main(void *arg)
             if (steady_round(r, now)) {
                 begin_measure(r, now);
                 next_round = UINT64_MAX;
+                if (interval && sim_ranks_size() > 1)
+                    next_report = now + interval; /* aligned on the measured phase */
             } else {
                 next_round += round;
             }
+        }
+        if (now >= r->sync_at && !atomic_load(&r->finished) && !atomic_load(&r->interrupted)) {
+            r->sync_at = UINT64_MAX;
+            measure_in_step(r, &next_report);
+            now = sim_now_ns();
         }
         pthread_mutex_lock(&r->lock);
         if (!measure_snapped && now >= measure_at(r)) {
@@ -503,21 +574,35 @@ static void *reporter_main(void *arg)
             next_progress += 1000000000ull;
         }
         if (now >= next_guard) {
-            if (check_guards(r)) break;
+            if (check_guards(r) || check_peers(r)) break;
             next_guard = now + 1000000000ull;
         }
-        if (now >= end || atomic_load(&r->interrupted)) break;
+        if (now >= end || atomic_load(&r->interrupted) || atomic_load(&r->stopped)) break;
     }
     return NULL;
 }
 
+static uint64_t runs_started; /* main thread only */
+
 void sim_run_start(sim_run *r)
 {
+    /* Every rank has prepared: the warm-up starts together. */
+    r->run_id = ++runs_started;
+    r->sync_at = UINT64_MAX;
+    sim_ranks_sync("run start");
+    sim_ranks_run_begin(r->run_id);
     uint64_t now = sim_now_ns();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    r->realtime_off =
+        (int64_t)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) - (int64_t)now;
     r->t_start = now;
     r->round_prev_t = now;
     if (r->cfg.steady_round_ns) {
         atomic_store(&r->t_measure, UINT64_MAX);
+    } else if (r->cfg.warmup_ns && sim_ranks_size() > 1) {
+        atomic_store(&r->t_measure, UINT64_MAX); /* until every rank's warm-up is over */
+        r->sync_at = now + r->cfg.warmup_ns;
     } else {
         atomic_store(&r->t_measure, now + r->cfg.warmup_ns);
         if (r->cfg.duration_ns) atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
@@ -532,10 +617,24 @@ void sim_run_start(sim_run *r)
     r->reporter_running = pthread_create(&r->reporter, NULL, reporter_main, r) == 0;
 }
 
+/* Several ranks: a run that ends early here would leave the others waiting for it at
+ * the end of the warm-up, or measuring a job that is over; they stop too. */
+static void tell_peers_why(sim_run *r, bool in_warmup)
+{
+    if (sim_ranks_size() < 2 || r->peer_stopped) return;
+    const char *why = atomic_load(&r->failed)        ? sim_fault_message()
+                      : atomic_load(&r->stopped)     ? r->stop_reason
+                      : atomic_load(&r->interrupted) ? "interrupted by a signal"
+                      : in_warmup                    ? "its run ended before its warm-up did"
+                                                     : NULL;
+    if (why) sim_ranks_send_stop(r->run_id, why);
+}
+
 void sim_run_finish(sim_run *r)
 {
     if (!r->t_start || atomic_exchange(&r->finished, true)) return;
     uint64_t now = sim_now_ns();
+    bool in_warmup = measure_at(r) == UINT64_MAX;
     if (sim_interrupted()) atomic_store(&r->interrupted, true);
     if (sim_fault_noted()) atomic_store(&r->failed, true);
     /* Close the measured phase now if it was open-ended or cut short; a steady-state
@@ -550,6 +649,7 @@ void sim_run_finish(sim_run *r)
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->wake_lock);
     if (r->reporter_running) pthread_join(r->reporter, NULL);
+    tell_peers_why(r, in_warmup);
     pthread_mutex_lock(&r->lock);
     take_probe_snapshots(r, 0);
     take_probe_snapshots(r, 1);
@@ -563,6 +663,7 @@ void sim_run_finish(sim_run *r)
 
 double sim_run_measured_seconds(const sim_run *r)
 {
+    if (r->merged) return r->merged->seconds;
     uint64_t end = atomic_load(&r->t_end);
     if (!r->t_start || end == UINT64_MAX || end <= measure_at(r)) return 0.0;
     return (double)(end - measure_at(r)) / 1e9;
@@ -573,6 +674,11 @@ double sim_run_measured_seconds(const sim_run *r)
 sim_hist *sim_run_merged_hist(const sim_run *r, int type, int instance)
 {
     sim_hist *h = sim_hist_new();
+    if (r->merged && instance < 0) {
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            if (type < 0 || t == type) sim_hist_merge(h, r->merged->measured[t]);
+        return h;
+    }
     for (sim_meter *m = r->meters; m; m = m->next) {
         if (instance >= 0 && m->instance != instance) continue;
         for (int t = 0; t < r->cfg.ntypes; t++)
@@ -586,6 +692,12 @@ sim_hist *sim_run_merged_hist(const sim_run *r, int type, int instance)
 static uint64_t sum_measured(const sim_run *r, int type, int instance, bool errors)
 {
     uint64_t n = 0;
+    if (r->merged && instance < 0) {
+        for (int t = 0; t < r->cfg.ntypes; t++)
+            if (type < 0 || t == type)
+                n += errors ? r->merged->errors[t] : sim_hist_count(r->merged->measured[t]);
+        return n;
+    }
     for (sim_meter *m = r->meters; m; m = m->next) {
         if (instance >= 0 && m->instance != instance) continue;
         for (int t = 0; t < r->cfg.ntypes; t++)
@@ -609,6 +721,7 @@ uint64_t sim_run_counter(const sim_run *r, int counter, int instance)
 {
     uint64_t n = 0;
     if (counter < 0 || counter >= r->cfg.ncounters) return 0;
+    if (r->merged && instance < 0) return r->merged->counters[counter];
     for (sim_meter *m = r->meters; m; m = m->next)
         if (instance < 0 || m->instance == instance) n += ld(&m->counters[counter]);
     return n;
@@ -618,6 +731,11 @@ sim_hist *sim_run_warmup_hist(const sim_run *r, uint64_t *errors)
 {
     sim_hist *h = sim_hist_new();
     uint64_t e = 0;
+    if (r->merged) {
+        sim_hist_merge(h, r->merged->warmup);
+        if (errors) *errors = r->merged->warmup_errors;
+        return h;
+    }
     for (sim_meter *m = r->meters; m; m = m->next) {
         sim_hist_merge(h, m->warmup);
         e += ld(&m->warmup_errors);
@@ -689,4 +807,58 @@ json_t *sim_run_probe_json(const sim_run *r, int i, const char **name)
     if (!p->at_measure || !p->at_end) return NULL;
     return p->ops->delta(p->ctx, p->at_measure, p->at_end, sim_run_measured_seconds(r),
                          sim_run_count(r, -1, -1));
+}
+
+/* ------------------------------------------------------------------ ranks */
+
+void sim_run_sum_ranks(sim_run *r)
+{
+    if (sim_ranks_size() < 2 || r->merged) return;
+    int nt = r->cfg.ntypes, nc = r->cfg.ncounters > 0 ? r->cfg.ncounters : 0;
+    merged_run *m = calloc(1, sizeof *m);
+    size_t nv = (size_t)nt + (size_t)nc + 1;
+    uint64_t *v = calloc(nv, sizeof *v);
+    if (!m || !v || !(m->measured = calloc((size_t)nt, sizeof *m->measured))) abort();
+    for (int t = 0; t < nt; t++) {
+        m->measured[t] = sim_run_merged_hist(r, t, -1);
+        sim_ranks_sum_hist(m->measured[t]);
+        v[t] = sim_run_errors(r, t, -1);
+    }
+    for (int c = 0; c < nc; c++)
+        v[nt + c] = sim_run_counter(r, c, -1);
+    m->warmup = sim_run_warmup_hist(r, &v[nt + nc]);
+    sim_ranks_sum_hist(m->warmup);
+    sim_ranks_sum_u64(v, nv);
+    m->errors = v; /* [nt] errors, then the counters, then the warm-up errors */
+    m->counters = v + nt;
+    m->warmup_errors = v[nt + nc];
+    m->seconds = sim_run_measured_seconds(r);
+    if (sim_ranks_rank() == 0) {
+        m->counters = calloc((size_t)(nc ? nc : 1), sizeof *m->counters);
+        if (!m->counters) abort();
+        memcpy(m->counters, v + nt, (size_t)nc * sizeof *v);
+        r->merged = m;
+        return;
+    }
+    for (int t = 0; t < nt; t++)
+        sim_hist_free(m->measured[t]);
+    free(m->measured);
+    sim_hist_free(m->warmup);
+    free(v);
+    free(m);
+}
+
+void sim_run_adopt_merged(sim_run *r, double seconds, json_t *intervals)
+{
+    if (!r->merged) return;
+    r->merged->seconds = seconds;
+    json_decref(r->intervals);
+    r->intervals = intervals;
+}
+
+void sim_run_measure_times(const sim_run *r, double *start_unix_s, double *end_unix_s)
+{
+    uint64_t from = measure_at(r), to = atomic_load(&r->t_end);
+    *start_unix_s = from == UINT64_MAX ? 0 : (double)((int64_t)from + r->realtime_off) / 1e9;
+    *end_unix_s = to == UINT64_MAX ? 0 : (double)((int64_t)to + r->realtime_off) / 1e9;
 }

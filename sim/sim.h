@@ -534,6 +534,34 @@ void sim_fifo_lock_release(sim_fifo_lock *l);
 /* Threads queued behind the owner (for tests and diagnostics). */
 unsigned sim_fifo_lock_waiting(sim_fifo_lock *l);
 
+/* ------------------------------------------------------------------ ranks */
+
+/*
+ * Many hosts (docs/mpi.md): the MPI build of appsim, started by mpirun or srun, runs
+ * one process (rank) per slot; every rank runs the same command on its own target, in
+ * step, and rank 0 writes one merged result. sim/ranks*.c hold every MPI call; a build
+ * without MPI, or the MPI build started without a launcher, is one rank and behaves
+ * exactly like a single appsim.
+ *
+ * sim_ranks_init runs first in main: it starts MPI only when a launcher started this
+ * process (mpirun, srun), and refuses (usage error) a build without MPI that a launcher
+ * started as one of several ranks, since they would all write the same files.
+ * sim_ranks_finish runs last: it returns the job's exit status (the highest of the
+ * ranks') or, for a rank that failed, tells the others, which stop the job with its
+ * rank, host and message (MPI_Abort), so that no rank waits forever.
+ */
+int sim_ranks_init(int *argc, char ***argv); /* 0, or an exit status */
+int sim_ranks_finish(int status);
+int sim_ranks_rank(void);         /* 0-based; 0 without MPI */
+int sim_ranks_size(void);         /* >= 1 */
+const char *sim_ranks_host(void); /* this host's name (uname nodename) */
+/* Collective (every rank calls it at the same point): x summed over the ranks, on
+ * every rank; x itself with one rank. For a workload's own figures of the job. */
+double sim_ranks_total(double x);
+/* s with every "{rank}" replaced by the rank and "{host}" by the host name; s itself
+ * when it holds neither, else a string that lives as long as the process. */
+const char *sim_ranks_expand(const char *s);
+
 /* ------------------------------------------------------------------ signals */
 
 /* SIGINT/SIGTERM set a flag the runs poll (a second one exits at once with 128 +

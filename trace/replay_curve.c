@@ -52,30 +52,36 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
         sim_run_free(run);
         return rc;
     }
+    /* This rank's rate sets its next points' targets; from the run's section on, the
+     * figures are the job's (summed over the ranks under mpirun, docs/mpi.md). */
     double secs = sim_run_measured_seconds(run);
-    uint64_t n = sim_run_count(run, -1, -1);
-    *iops = secs > 0 ? n / secs : 0;
+    *iops = secs > 0 ? sim_run_count(run, -1, -1) / secs : 0;
+    json_t *off = json_object_get(stats, "offered_in_measure");
+    double offered = sim_ranks_total(off && secs > 0 ? json_integer_value(off) / secs : 0.0);
+    double target_iops = sim_ranks_total(target);
+    json_t *runj = json_object();
+    sim_result_put_run(runj, NULL, run);
+    secs = sim_run_measured_seconds(run);
+    double job_iops = secs > 0 ? sim_run_count(run, -1, -1) / secs : 0;
     double bytes = (double)(sim_run_counter(run, 0, -1) + sim_run_counter(run, 1, -1));
     sim_hist *all = sim_run_merged_hist(run, -1, -1);
     json_t *p = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "fraction", fraction,
-        "target_iops", target, "iops", *iops, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0,
+        "target_iops", target_iops, "iops", job_iops, "mbps", secs > 0 ? bytes / secs / 1e6 : 0.0,
         "mean_us", sim_hist_mean(all) / 1e3, "p50_us", sim_hist_percentile(all, 50) / 1e3, "p99_us",
         sim_hist_percentile(all, 99) / 1e3, "p999_us", sim_hist_percentile(all, 99.9) / 1e3,
         "max_us", sim_hist_max(all) / 1e3, "seconds", secs, "read", dir_json(run, 0, 0, secs),
         "write", dir_json(run, 1, 1, secs));
     sim_hist_free(all);
     json_object_set(p, "lag_us", json_object_get(stats, "submission_lag_us"));
-    json_t *off = json_object_get(stats, "offered_in_measure");
     if (off && secs > 0) {
-        double offered = json_integer_value(off) / secs;
         json_object_set_new(p, "offered_iops", json_real(offered));
         /* Saturated: the drive completed less than what arrived, so a queue built up
          * and the point's rate is the drive's, not the one asked for. */
-        json_object_set_new(p, "saturated", json_boolean(*iops < TR_CURVE_KEPT_UP * offered));
+        json_object_set_new(p, "saturated", json_boolean(job_iops < TR_CURVE_KEPT_UP * offered));
     }
     json_object_set_new(p, "replay", stats);
-    sim_result_put_run(p, "run", run);
+    json_object_set_new(p, "run", runj);
     json_object_set_new(p, "interrupted", json_boolean(sim_run_interrupted(run)));
     sim_run_free(run);
     *out = p;

@@ -131,6 +131,7 @@ typedef struct vdi_cli {
     const char *engine, *clones, *phase, *points, *json;
     const char *user_trace[VDI_NPHASES]; /* boot, initial login, Monday login */
     uint64_t desktops, qd, seed, warmup, measure, stagger;
+    uint64_t job_desktops; /* --desktops: the job's; desktops is this rank's share */
     double jitter, stagger_frac, model_seconds;
     bool all, model_logins, quiet;
     double fr[32]; /* curve points as fractions of the maximum */
@@ -436,6 +437,18 @@ static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **a
         sim_error("vdi: --target is required (a directory on the drive, or a device)");
         return SIM_EXIT_USAGE;
     }
+    /* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md). */
+    c->job_desktops = c->desktops;
+    if (sim_ranks_size() > 1) {
+        uint64_t n = (uint64_t)sim_ranks_size(), r = (uint64_t)sim_ranks_rank();
+        if (c->desktops < n) {
+            sim_error("vdi: --desktops %llu is the job's total, spread over %llu ranks: give "
+                      "at least one desktop per rank",
+                      (unsigned long long)c->desktops, (unsigned long long)n);
+            return SIM_EXIT_USAGE;
+        }
+        c->desktops = c->desktops / n + (r < c->desktops % n);
+    }
     return parse_points(c);
 }
 
@@ -478,6 +491,9 @@ static int vdi_main(int argc, char **argv)
         json_object_set_new(traces, vdi_phase_name((vdi_phase)p),
                             vdi_trace_json(&pt.t[p], pt.user[p]));
     json_object_set_new(doc, "desktop_traces", traces);
+    json_object_set_new(doc, "desktops",
+                        json_pack("{s:I, s:I}", "job", (json_int_t)c.job_desktops, "this_rank",
+                                  (json_int_t)c.desktops));
     json_t *results = json_array();
     json_object_set_new(doc, "storms", results);
     bool laid_out[2] = {false, false};

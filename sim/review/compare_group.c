@@ -30,7 +30,7 @@ static char *xstrdup_printf(const char *fmt, ...)
     return s;
 }
 
-static void result_free(cmp_result *r)
+void cmp_result_free(cmp_result *r)
 {
     free(r->path);
     free(r->label);
@@ -65,7 +65,7 @@ void cmp_set_free(cmp_set *set)
         group_free(&set->groups[i]);
     free(set->groups);
     for (int i = 0; i < set->nresults; i++)
-        result_free(&set->results[i]);
+        cmp_result_free(&set->results[i]);
     free(set->results);
     memset(set, 0, sizeof *set);
 }

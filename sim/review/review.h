@@ -87,6 +87,8 @@ typedef struct cmp_set {
  * wrong"); the caller exits with SIM_EXIT_USAGE. A suite's state file (suite.json,
  * "schema": "appsim-suite/1") is no result: 1, with err saying it was skipped. */
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
+/* Frees what cmp_load allocated (for a result loaded on its own, outside a cmp_set). */
+void cmp_result_free(cmp_result *r);
 /* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels
  * may be NULL or have fewer entries: the rest come from the drive identity), groups, combines and
  * ranks. 0, or -1 with err. */

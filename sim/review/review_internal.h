@@ -123,6 +123,16 @@ void report_drives(cmp_buf *b, const cmp_set *set);
 /* A JSON value flattened into rows "prefix.key.sub" / value. */
 void report_kv_rows(cmp_buf *b, const json_t *v, const char *prefix);
 
+/* HdrHistogram interval log (hdr_log.c). The log header (format version 1.3, start and
+ * base time = the run's start, the column legend), then one line per histogram:
+ * "[Tag=TAG,]start,length,max_ms,BASE64" where BASE64 is h in HdrHistogram's compressed
+ * V2 encoding (exact: appsim's buckets are HdrHistogram's counts for 1 ns and 3
+ * significant digits). Tags must hold no comma, space or newline. 0, or -1 when zlib
+ * fails. */
+void hdr_log_header(cmp_buf *out, double start_epoch_s, const char *comment);
+int hdr_log_line(cmp_buf *out, const char *tag, double start_s, double length_s, const sim_hist *h);
+int hdr_encode_compressed(const sim_hist *h, cmp_buf *out);
+
 /* The files a compare/report command line names: a directory stands for every *.json
  * file in it, in name order, each with the directory's label. labels[i] (may be NULL)
  * belongs to args[i]. 0, or -1 with err. */

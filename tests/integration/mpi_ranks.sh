@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# tests/integration/mpi_ranks.sh: the MPI build under `mpirun -np 4 --oversubscribe` on
+# one machine (docs/mpi.md), for tpcc, sysbench (SQLite and LMDB), replay (each rank its
+# own trace, and one trace split by volume) and vdi (desktops spread over the ranks):
+# one result from rank 0 whose counts are the sums of the ranks' counts, whose
+# histogram is the bucket-by-bucket sum of the ranks' histograms and whose p99 is the
+# p99 of the ranks' histograms put together, that `appsim compare` accepts. Also: a
+# plain appsim of the MPI build is one rank; a rank that fails stops the job with its
+# rank and host, without a hang. Skips (77) only when mpirun is not installed.
+set -euo pipefail
+: "${APPSIM:?}" "${APPSIM_TMP:?}"
+if ! command -v mpirun >/dev/null; then
+  echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev, then rebuild)"
+  exit 77
+fi
+rm -rf "$APPSIM_TMP"
+mkdir -p "$APPSIM_TMP"
+T=$APPSIM_TMP
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# --bind-to none: the ranks keep the CPU set they were started with (taskset).
+MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none # containers without CMA
+
+# The ranks' sections against the job's figures (see the header).
+check() {
+  python3 - "$1" "$2" <<'EOF'
+import json, math, sys
+path, ranks = sys.argv[1], int(sys.argv[2])
+d = json.load(open(path))
+runs = []
+def walk(o):  # every run section: top level, or a curve point's "run"
+    if isinstance(o, dict):
+        if "summary" in o and "histograms" in o: runs.append(o)
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(d)
+assert runs, "no run in the result"
+def mid(i):
+    if i < 2048: return i
+    k, sub = (i - 2048) // 1024, (i - 2048) % 1024 + 1024
+    return (sub << (k + 1)) + ((1 << (k + 1)) - 1) // 2
+def buckets(h):  # docs/result-schema.md: "sparse" (gaps from the last index) or pairs
+    if "buckets" in h: return {i: c for i, c in h["buckets"]}
+    out, at = {}, 0
+    for e in filter(None, h["sparse"].split(",")):
+        gap, _, c = e.partition(":")
+        at += int(gap)
+        out[at] = int(c or 1)
+    return out
+def p99(buckets, n, lo, hi):
+    want, seen = max(1, math.ceil(0.99 * n)), 0
+    for i in sorted(buckets):
+        seen += buckets[i]
+        if seen >= want: return min(max(mid(i), lo), hi)
+for r in runs:
+    rk = r["ranks"]
+    assert len(rk) == ranks and r["mpi"]["ranks"] == ranks, "ranks"
+    n = sum(x["summary"]["count"] for x in rk)
+    assert r["summary"]["count"] == n > 0, f'count {r["summary"]["count"]} != {n}'
+    assert r["summary"]["errors"] == sum(x["summary"]["errors"] for x in rk), "errors"
+    b = {}
+    for x in rk:
+        for i, c in buckets(x["histogram"]).items(): b[i] = b.get(i, 0) + c
+    assert buckets(r["histograms"]["all"]) == b, "merged buckets != sum of the ranks'"
+    lo = min(x["histogram"]["min_ns"] for x in rk if x["histogram"]["count"])
+    hi = max(x["histogram"]["max_ns"] for x in rk)
+    want = p99(b, n, lo, hi) / 1000
+    got = r["summary"]["latency_us"]["p99_us"]
+    assert abs(got - want) < 1e-3, f"p99 {got} != {want} of the concatenated histograms"
+    unit = r["summary"]["unit"]
+    rate = sum(x["summary"][unit] for x in rk)
+    assert abs(r["summary"][unit] - rate) <= 1e-6 * rate, f"{unit} {r['summary'][unit]} != {rate}"
+    for t, pt in r["per_type"].items():
+        assert pt["count"] == sum(x["per_type"][t]["count"] for x in rk), f"per type {t}"
+    for x in rk:
+        assert x["hostname"] and "measure" in x, "rank section"
+    if r is d:
+        assert all(x["target"] and x["host"] for x in rk), "ranks: host and target"
+    assert r["mpi"]["measure_stop_spread_ms"] >= 0
+print(f"{path}: {len(runs)} run(s), counts and p99 agree over {ranks} ranks")
+EOF
+}
+
+# 1. A plain appsim of the MPI build is one rank, as before.
+"$APPSIM" --version >/dev/null || fail "plain appsim --version"
+
+# 2. tpcc: prepare and run on a database per rank.
+"${MPI[@]}" "$APPSIM" tpcc prepare --target "$T/tpcc-{rank}" --scale 1 --quiet \
+  >"$T/tpcc-prep.out" 2>&1 || fail "tpcc prepare: $(tail -20 "$T/tpcc-prep.out")"
+for r in 0 1 2 3; do [ -d "$T/tpcc-$r" ] || fail "tpcc-{rank} was not substituted ($r)"; done
+"${MPI[@]}" "$APPSIM" tpcc run --target "$T/tpcc-{rank}" --scale 1 --pacing off --vusers 2 \
+  --connections 2 --warmup 1 --duration 2 --report-interval 1 --json "$T/tpcc.json" \
+  >"$T/tpcc.out" 2>&1 || fail "tpcc run: $(tail -20 "$T/tpcc.out")"
+check "$T/tpcc.json" 4
+grep -q "4 ranks on 1 host" "$T/tpcc.out" || fail "the text summary names the ranks"
+python3 - "$T/tpcc.json" <<'EOF' || fail "tpcc: intervals or warehouses"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = [iv for iv in d["intervals"] if iv["phase"] == "measure"]
+assert len(m) >= 2 and all(iv["ranks"] == 4 for iv in m[:2]), "measured intervals of 4 ranks"
+# A unit completing as an interval closes may land in the next one (as with one rank).
+n = sum(iv["count"] for iv in m)
+assert abs(n - d["summary"]["count"]) <= 0.05 * n + 4, "intervals cover the measured phase"
+assert abs(sum(iv["seconds"] for iv in m) - 2) < 0.05, "measured intervals last 2 s"
+assert d["tpcc"]["rates"]["warehouses"] == 4, "the job's warehouses"
+EOF
+
+# 3. sysbench on both engines.
+for e in sqlite lmdb; do
+  "${MPI[@]}" "$APPSIM" sysbench --engine $e --target "$T/sb-$e-{rank}" --tables 1 \
+    --table-size 2000 --threads 2 --warmup 1 --time 2 --json "$T/sb-$e.json" --quiet \
+    >"$T/sb-$e.out" 2>&1 || fail "sysbench $e: $(tail -20 "$T/sb-$e.out")"
+  check "$T/sb-$e.json" 4
+done
+
+# 4. replay: each rank its own trace; then one trace of four volumes, one per rank.
+python3 - "$T" <<'EOF'
+import random, sys
+rnd = random.Random(3)
+def records(f, name, n):
+    t = 0
+    for i in range(n):
+        t += rnd.randint(50, 500)
+        op = "read" if rnd.random() < 0.7 else "write"
+        f.write(f"{t} {name} {op} {rnd.randrange(0, 16 << 20, 4096)} 4096\n")
+for r in range(4):
+    with open(f"{sys.argv[1]}/trace-{r}.log", "w") as f:
+        f.write("fio version 3 iolog\n0 disk add\n0 disk open\n")
+        records(f, "disk", 400 + 100 * r)
+with open(f"{sys.argv[1]}/volumes.log", "w") as f:
+    f.write("fio version 3 iolog\n")
+    for v in range(4): f.write(f"0 vol{v} add\n0 vol{v} open\n")
+    for v in range(4): records(f, f"vol{v}", 300)
+EOF
+mkdir -p "$T"/rp-{0,1,2,3} "$T"/rv-{0,1,2,3}
+"${MPI[@]}" "$APPSIM" replay "$T/trace-{rank}.log" --target "$T/rp-{rank}" --timing afap \
+  --qd 4 --warmup 0.5 --duration 1.5 --json "$T/replay.json" --quiet >"$T/replay.out" 2>&1 ||
+  fail "replay: $(tail -20 "$T/replay.out")"
+check "$T/replay.json" 4
+"${MPI[@]}" "$APPSIM" replay "$T/volumes.log" --volume '{rank}' --target "$T/rv-{rank}" \
+  --json "$T/replay-vol.json" --quiet >"$T/replay-vol.out" 2>&1 ||
+  fail "replay --volume {rank}: $(tail -20 "$T/replay-vol.out")"
+check "$T/replay-vol.json" 4
+python3 - "$T/replay-vol.json" <<'EOF' || fail "one trace split by volume: 300 I/Os per rank"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [x["summary"]["count"] for x in d["ranks"]] == [300] * 4, d["ranks"][0]["summary"]
+EOF
+
+# 5. vdi: 8 desktops spread over 4 ranks.
+"${MPI[@]}" "$APPSIM" vdi --clones full --phase boot --desktops 8 --target "$T/vdi-{rank}" \
+  --curve-points 0.5 --point-warmup 0.2 --point-duration 0.5 -o "$T/vdi.json" --quiet \
+  >"$T/vdi.out" 2>&1 || fail "vdi: $(tail -20 "$T/vdi.out")"
+check "$T/vdi.json" 4
+grep -q '"this_rank": 2' "$T/vdi.json" || fail "vdi: 2 desktops per rank"
+
+# 6. compare accepts the job's results like any others.
+"$APPSIM" compare "$T/tpcc.json" >"$T/cmp.out" 2>&1 || fail "compare: $(cat "$T/cmp.out")"
+"$APPSIM" compare "$T/sb-sqlite.json" "$T/sb-lmdb.json" "$T/replay.json" "$T/vdi.json" \
+  >"$T/cmp2.out" 2>&1 || fail "compare: $(cat "$T/cmp2.out")"
+
+# 7. A rank that fails stops the job with its rank and host, and nothing hangs: rank 2's
+# target is a file, so it cannot start while the others wait for it.
+touch "$T/bad-2"
+set +e
+timeout 120 "${MPI[@]}" "$APPSIM" sysbench --engine lmdb --target "$T/bad-{rank}" --tables 1 \
+  --table-size 500 --time 1 --quiet >"$T/bad.out" 2>&1
+rc=$?
+set -e
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a failing rank: exit $rc (124 = hung)"
+grep -q "rank 2 on $(uname -n)" "$T/bad.out" || fail "the message names rank 2: $(cat "$T/bad.out")"
+echo "mpi_ranks: ok"
