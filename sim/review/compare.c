@@ -83,9 +83,9 @@ static int compare_main(int argc, char **argv)
         {.name = "label",
          .kind = SIM_OPT_STRING,
          .dst = &label,
-         .help = "comma-separated column labels, one per file in order (default: the drive "
-                 "model or path from the result); files with the same label are runs of one "
-                 "drive"},
+         .help = "comma-separated column labels, one per file or directory in order (default: "
+                 "the drive model or path from the result); files with the same label are "
+                 "runs of one drive"},
         {.name = "output",
          .kind = SIM_OPT_STRING,
          .dst = &output,

@@ -610,11 +610,13 @@ int report_write(const cmp_set *set, const char *path, const char *title)
 }
 
 static const char usage_text[] =
-    "appsim report RESULT.json... -o report.html [--label A,B,...] [--title TEXT]\n"
-    "Writes one self-contained HTML file (no network, printable) with the comparison\n"
-    "tables and SVG charts: throughput and latency per drive, latency percentile curves\n"
-    "from the merged histograms, throughput and p99 over time, latency against IOPS for\n"
-    "every rate curve, and the drives' identities and full configurations.";
+    "appsim report RESULT.json|DIR... -o report.html [--label A,B,...] [--title TEXT]\n"
+    "Writes one self-contained HTML file (no network, printable): a summary of the\n"
+    "drives side by side, then per table the comparison and SVG charts (throughput and\n"
+    "latency per drive, latency percentile curves from the merged histograms, throughput\n"
+    "and p99 over time, mean and p99 latency against IOPS for every rate curve), the\n"
+    "drives' identities side by side and the full configurations. A directory stands for\n"
+    "its *.json files (a suite's output; suite.json is skipped).";
 
 static int report_main(int argc, char **argv)
 {
@@ -627,8 +629,8 @@ static int report_main(int argc, char **argv)
         {.name = "label",
          .kind = SIM_OPT_STRING,
          .dst = &label,
-         .help = "comma-separated drive labels, one per file in order (default: from the "
-                 "result)"},
+         .help = "comma-separated drive labels, one per file or directory in order "
+                 "(default: from the result)"},
         {.name = "title", .kind = SIM_OPT_STRING, .dst = &title, .help = "heading of the report"},
         SIM_OPT_END,
     };

@@ -113,12 +113,20 @@ static void tick_label(char *buf, size_t len, double v)
         snprintf(buf, len, "%g", v);
 }
 
-static void frame(cmp_buf *b, const char *id, const char *title)
+static const char *scale_name(svg_scale s)
+{
+    return s == SVG_LOG ? "log" : s == SVG_NINES ? "nines" : "linear";
+}
+
+/* The chart's scales are attributes too (data-xscale, data-yscale), so a check can tell a
+ * logarithmic axis from a linear one without reading the ticks. */
+static void frame(cmp_buf *b, const char *id, const char *title, svg_scale xs, svg_scale ys)
 {
     cmp_buf_printf(b,
-                   "<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
-                   "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
-                   id, W, H, W, H);
+                   "<svg class=\"chart\" data-chart=\"%s\" data-xscale=\"%s\" data-yscale=\"%s\" "
+                   "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                   "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+                   id, scale_name(xs), scale_name(ys), W, H, W, H);
     cmp_buf_puts(b, "<title>");
     cmp_buf_html(b, title);
     cmp_buf_puts(b, "</title>\n");
@@ -290,7 +298,7 @@ void svg_bar_chart(cmp_buf *b, const svg_bars *c)
 {
     axis ya = {SVG_LINEAR, 0, 0};
     bar_axis(c, &ya);
-    frame(b, c->id, c->title);
+    frame(b, c->id, c->title, SVG_LINEAR, ya.scale);
     y_ticks(b, &ya, c->yunit);
     int ncats = c->ncats, nseries = c->nseries;
     double slot = (PX1 - PX0) / (ncats > 0 ? ncats : 1);
@@ -361,7 +369,7 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
     axis xa = {xs, 0, 0}, ya = {ys, 0, 0};
     fit_axis(&xa, xmn, xmx, false);
     fit_axis(&ya, ymn, ymx, true);
-    frame(b, id, title);
+    frame(b, id, title, xs, ya.scale);
     y_ticks(b, &ya, ylabel);
     x_ticks(b, &xa, xlabel);
     legend_item items[nseries > 0 ? nseries : 1];

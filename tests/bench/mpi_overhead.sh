@@ -25,6 +25,7 @@ COMMON=(--engine "$ENGINE" --workload "$WORKLOAD" --tables 1 --table-size "${TAB
         --threads "${THREADS:-2}" --warmup 3 --time "$SECONDS_" --quiet)
 for r in 0 1 2 3; do
   mkdir -p "$DIR/t$r"
+  "${PIN[@]}" "$APPSIM" sysbench cleanup --engine "$ENGINE" --target "$DIR/t$r" >/dev/null 2>&1 || true
   "${PIN[@]}" "$APPSIM" sysbench prepare --engine "$ENGINE" --target "$DIR/t$r" --tables 1 \
     --table-size "${TABLE_SIZE:-20000}" --quiet >/dev/null
 done
@@ -33,15 +34,22 @@ echo "round  load-avg  mpi-4-ranks-tps  4-processes-tps  ratio"
 ratios=()
 for i in $(seq "$ROUNDS"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
-  "${PIN[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 "$APPSIM" \
-    sysbench run --target "$DIR/t{rank}" "${COMMON[@]}" --json "$DIR/mpi.json" >/dev/null
-  pids=()
-  for r in 0 1 2 3; do
-    "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$r" "${COMMON[@]}" \
-      --json "$DIR/solo$r.json" >/dev/null &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
+  job() {
+    "${PIN[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 "$APPSIM" \
+      sysbench run --target "$DIR/t{rank}" "${COMMON[@]}" --json "$DIR/mpi.json" >/dev/null
+  }
+  by_hand() {
+    local pids=() r
+    for r in 0 1 2 3; do
+      "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$r" "${COMMON[@]}" \
+        --json "$DIR/solo$r.json" >/dev/null &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+  }
+  # Odd rounds start with the job, even ones with the processes: the databases change
+  # from run to run (oltp_read_write), so neither always comes first.
+  if [ $((i % 2)) = 1 ]; then job; by_hand; else by_hand; job; fi
   a=$(tps "$DIR/mpi.json")
   b=$(tps "$DIR"/solo{0,1,2,3}.json)
   ratio=$(python3 -c "print(f'{$a / $b:.4f}')")
