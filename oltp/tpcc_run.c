@@ -61,7 +61,7 @@ static int setup_conn(const tpcc_options *o, tpcc_instance *I, sqlite3 *db, tpcc
 {
     tpcc_conn_set_prefetch(c, !strcmp(o->prefetch, "on"));
     if (!group_commit_on(o, I)) return 0;
-    if (tpcc_exec(db, "PRAGMA synchronous=NORMAL", err, errlen)) return -1;
+    if (st_db_conn_group_commit(I->db, db, err, errlen)) return -1;
     tpcc_conn_set_durable(c, commit_durable, I->db);
     return 0;
 }

@@ -364,6 +364,12 @@ void sim_result_print(FILE *out, const json_t *doc)
                 (long long)json_integer_value(json_object_get(mpi, "ranks")),
                 json_array_size(json_object_get(mpi, "hosts")), num(mpi, "measure_start_spread_ms"),
                 num(mpi, "measure_stop_spread_ms"));
+    const json_t *cpu = json_object_get(doc, "cpu");
+    if (json_is_object(cpu))
+        fprintf(out, "  cpu: %.2f cores busy of %d allowed (user %.1f s, system %.1f s)\n",
+                num(cpu, "cores_busy"),
+                (int)json_integer_value(json_object_get(cpu, "cpus_allowed")), num(cpu, "user_s"),
+                num(cpu, "system_s"));
     const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
     if (json_is_object(pre))
         fprintf(out, "  target preconditioned %s: %.0f MiB written (%.2f passes)%s\n",

@@ -74,10 +74,15 @@ struct sim_run {
     pthread_mutex_t wake_lock;
     pthread_cond_t wake;
 
-    /* interval state, reporter thread only */
+    /* interval state, reporter thread only: the last printed boundary ... */
     sim_hist *prev_cumulative;
     uint64_t prev_errors;
     uint64_t prev_t;
+    /* ... and the last stored one (a stored point spans `stride` report intervals) */
+    sim_hist *stored_cumulative;
+    uint64_t stored_errors;
+    uint64_t stored_t;
+    unsigned stride, since_stored, series_cap;
     json_t *intervals;
     bool progress_tty;
 
@@ -113,6 +118,8 @@ static inline uint64_t measure_at(const sim_run *r)
 
 static const char *const default_type[] = {"op"};
 
+static void init_series(sim_run *r);
+
 sim_run *sim_run_new(const sim_run_config *cfg)
 {
     sim_run *r = calloc(1, sizeof *r);
@@ -133,7 +140,10 @@ sim_run *sim_run_new(const sim_run_config *cfg)
     pthread_condattr_destroy(&ca);
     atomic_store(&r->t_end, UINT64_MAX);
     r->intervals = json_array();
+    r->probes[r->nprobes++] = (probe){.ops = &sim_cpu_probe};
     r->prev_cumulative = sim_hist_new();
+    r->stored_cumulative = sim_hist_new();
+    init_series(r);
     if (r->cfg.steady_round_ns) {
         if (r->cfg.steady_max_rounds < (unsigned)SIM_STEADY_RULE_PTS.window)
             r->cfg.steady_max_rounds = (unsigned)SIM_STEADY_RULE_PTS.window;
@@ -185,6 +195,7 @@ void sim_run_free(sim_run *r)
     json_decref(r->rounds);
     free(r->round_rates);
     sim_hist_free(r->prev_cumulative);
+    sim_hist_free(r->stored_cumulative);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->wake_lock);
     pthread_cond_destroy(&r->wake);
@@ -371,22 +382,32 @@ static uint64_t total_units(sim_run *r)
     return n;
 }
 
-/* One interval [prev_t, now): rate, errors, latency from the cumulative deltas. */
-static void report_interval(sim_run *r, uint64_t now)
+/* The series' bound and the report intervals per stored point: enough that the planned
+ * run (warm-up or all steady rounds, plus the measured phase) fits in the bound. */
+static void init_series(sim_run *r)
 {
-    sim_hist *cur = sim_hist_new(), *delta = sim_hist_new();
-    uint64_t errors = 0;
-    pthread_mutex_lock(&r->lock);
-    for (sim_meter *m = r->meters; m; m = m->next) {
-        sim_hist_merge(cur, m->cumulative);
-        errors += ld(&m->cumulative_errors);
-    }
-    pthread_mutex_unlock(&r->lock);
-    sim_hist_add_delta(delta, cur, r->prev_cumulative);
-    double secs = (double)(now - r->prev_t) / 1e9;
+    r->series_cap = r->cfg.series_max_points ? r->cfg.series_max_points : SIM_SERIES_MAX_POINTS;
+    assert(r->series_cap >= 2);
+    r->stride = 1;
+    uint64_t iv = r->cfg.report_interval_ns;
+    if (!iv || !r->cfg.duration_ns) return; /* open-ended: widened as it goes (store_point) */
+    uint64_t warm = r->cfg.steady_round_ns ? r->cfg.steady_round_ns * r->cfg.steady_max_rounds
+                                           : r->cfg.warmup_ns;
+    uint64_t intervals = (warm + r->cfg.duration_ns + iv - 1) / iv;
+    while ((uint64_t)r->stride * r->series_cap < intervals)
+        r->stride *= 2;
+}
+
+/* Store one point [stored_t, now) of the series: rate, errors, latency and every
+ * probe's delta. */
+static void store_point(sim_run *r, uint64_t now, const sim_hist *cur, uint64_t errors)
+{
+    sim_hist *delta = sim_hist_new();
+    sim_hist_add_delta(delta, cur, r->stored_cumulative);
+    double secs = (double)(now - r->stored_t) / 1e9;
     double t = (double)(now - r->t_start) / 1e9;
     uint64_t n = sim_hist_count(delta);
-    uint64_t errs = errors - r->prev_errors;
+    uint64_t errs = errors - r->stored_errors;
     bool warm = now <= measure_at(r);
     json_t *iv =
         json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
@@ -406,7 +427,43 @@ static void report_interval(sim_run *r, uint64_t now)
     if (sim_ranks_size() > 1) /* summed over the ranks at the end (sim_run_merge_ranks) */
         json_object_set_new(iv, "histogram", sim_hist_to_json(delta));
     json_array_append_new(r->intervals, iv);
-    if (!r->cfg.quiet) {
+    sim_hist_reset(r->stored_cumulative);
+    sim_hist_merge(r->stored_cumulative, cur);
+    r->stored_errors = errors;
+    r->stored_t = now;
+    r->since_stored = 0;
+    /* A run past its plan (or open-ended) widens its later points instead of growing
+     * without bound: each time the bound is reached, half of it again at twice the
+     * stride, so hours cost a logarithmic number of extra points. */
+    if (json_array_size(r->intervals) >= r->series_cap) {
+        r->stride *= 2;
+        r->series_cap += r->series_cap / 2 > 0 ? r->series_cap / 2 : 1;
+    }
+    sim_hist_free(delta);
+}
+
+/* One report interval [prev_t, now): a line on stderr, and a stored point when it
+ * completes one (or `last`, the run's end). */
+static void report_interval(sim_run *r, uint64_t now, bool last)
+{
+    sim_hist *cur = sim_hist_new(), *delta = sim_hist_new();
+    uint64_t errors = 0;
+    pthread_mutex_lock(&r->lock);
+    for (sim_meter *m = r->meters; m; m = m->next) {
+        sim_hist_merge(cur, m->cumulative);
+        errors += ld(&m->cumulative_errors);
+    }
+    pthread_mutex_unlock(&r->lock);
+    sim_hist_add_delta(delta, cur, r->prev_cumulative);
+    double secs = (double)(now - r->prev_t) / 1e9;
+    double t = (double)(now - r->t_start) / 1e9;
+    uint64_t n = sim_hist_count(delta);
+    uint64_t errs = errors - r->prev_errors;
+    bool warm = now <= measure_at(r);
+    if (++r->since_stored >= r->stride || last) store_point(r, now, cur, errors);
+    /* A tail under a tenth of an interval is stored (it closes a wide point) but not
+     * printed: its rate would be noise. */
+    if (!r->cfg.quiet && !(last && now <= r->prev_t + r->cfg.report_interval_ns / 10)) {
         fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
                 r->progress_tty ? "\r\033[K" : "", t, r->cfg.unit,
                 secs > 0 ? (double)n / secs : 0.0, sim_hist_mean(delta) / 1e6,
@@ -514,7 +571,7 @@ static void measure_in_step(sim_run *r, uint64_t *next_report)
     uint64_t now = sim_now_ns();
     if (r->cfg.report_interval_ns) {
         if (now > r->prev_t + 1000000ull)
-            report_interval(r, now); /* the last, partial warm-up interval */
+            report_interval(r, now, true); /* the last, partial warm-up interval */
         *next_report = now + r->cfg.report_interval_ns;
     }
     begin_measure(r, now);
@@ -566,7 +623,7 @@ static void *reporter_main(void *arg)
         }
         pthread_mutex_unlock(&r->lock);
         if (now >= next_report && !atomic_load(&r->finished)) {
-            report_interval(r, next_report < end ? next_report : end);
+            report_interval(r, next_report < end ? next_report : end, false);
             next_report += interval;
         }
         if (now >= next_progress) {
@@ -608,6 +665,7 @@ void sim_run_start(sim_run *r)
         if (r->cfg.duration_ns) atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
     }
     r->prev_t = now;
+    r->stored_t = now;
     r->progress_tty = !r->cfg.quiet && isatty(2);
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nprobes; i++)
@@ -656,8 +714,9 @@ void sim_run_finish(sim_run *r)
     pthread_mutex_unlock(&r->lock);
     /* A last partial interval, so that the series covers the whole run. */
     uint64_t end = atomic_load(&r->t_end);
-    if (r->cfg.report_interval_ns && end > r->prev_t + r->cfg.report_interval_ns / 10)
-        report_interval(r, end);
+    if (r->cfg.report_interval_ns &&
+        (end > r->prev_t + r->cfg.report_interval_ns / 10 || r->since_stored > 0))
+        report_interval(r, end, true);
     if (r->progress_tty) fprintf(stderr, "\r\033[K");
 }
 

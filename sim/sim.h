@@ -299,6 +299,9 @@ typedef enum sim_phase {
     SIM_PHASE_DONE,    /* duration reached, interrupted, or sim_run_finish called */
 } sim_phase;
 
+/* Default bound on the stored interval series: 4096 points, 5.7 hours at 5 s. */
+#define SIM_SERIES_MAX_POINTS 4096u
+
 typedef struct sim_run_config {
     const char *const *type_names; /* operation / transaction types, ntypes >= 1 */
     int ntypes;
@@ -308,8 +311,15 @@ typedef struct sim_run_config {
     uint64_t warmup_ns;          /* 0 = no warm-up */
     uint64_t duration_ns;        /* measured phase; 0 = until sim_run_finish */
     uint64_t report_interval_ns; /* 0 = no interval lines or series */
-    int instances;               /* >= 1; per-instance figures when > 1 */
-    bool quiet;                  /* no interval lines on stderr (series still kept) */
+    /* Most points the stored series holds (0 = SIM_SERIES_MAX_POINTS). A point covers
+     * `stride` report intervals: 1 while the planned run fits, more when it does not
+     * (chosen at the start), and doubled whenever a run outlasts its plan, so memory
+     * over hours stays bounded while every point is still exact (a delta of the
+     * cumulative histograms and probes). Interval lines on stderr stay at every
+     * report interval. */
+    unsigned series_max_points;
+    int instances; /* >= 1; per-instance figures when > 1 */
+    bool quiet;    /* no interval lines on stderr (series still kept) */
     /* Steady-state warm-up (--warmup steady) when steady_round_ns > 0; warmup_ns is
      * then ignored. The warm-up runs in rounds of steady_round_ns, tracking the rate
      * (unit per second) of each; the measured phase starts at the end of the first

@@ -15,6 +15,8 @@ int sim_run_nprobes(const sim_run *r);
 json_t *sim_run_probe_json(const sim_run *r, int i, const char **name);
 /* The steady-state warm-up: rule, rounds, verdict; NULL when the warm-up was fixed. */
 json_t *sim_run_steady_json(const sim_run *r);
+/* The process's CPU use ("cpu"), a probe every run adds first (sim/cpu_probe.c). */
+extern const sim_probe_ops sim_cpu_probe;
 
 /* --json - was given (sim_opts_parse): from now until the command returns, the
  * result document alone goes to the real stdout, and what the command prints on stdout

@@ -62,15 +62,18 @@ int st_db_library_path(st_target *t, const char *name, char *path, size_t len, c
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
 /*
  * Group commit. st_db_can_group_commit: the database is on appsim's VFS with sync
- * "full". A connection may then run with `PRAGMA synchronous=NORMAL` (its commits are
- * written to the WAL when the write lock is released, not synced) and call
+ * "full". st_db_conn_group_commit then puts a connection in group-commit mode
+ * (`synchronous=NORMAL`; its commits stay in the buffer pool, readable by every
+ * connection, and are neither written nor synced at commit), and the caller must call
  * st_db_commit_durable after each commit, outside any lock of its own: it returns when
- * everything the connection committed is on stable storage, and one WAL sync serves
- * every commit that arrived while the previous sync ran. A commit is reported to the
- * user only when durable; other connections may read it before (as with InnoDB).
- * 0, or -1 with err. st_db_group_commit_stats: commits made durable, WAL syncs.
+ * everything the connection committed is written and on stable storage, and one WAL
+ * write + sync serves every commit that arrived while the previous one ran. A commit
+ * is reported to the user only when durable; other connections may read it before (as
+ * with InnoDB). 0, or -1 with err. st_db_group_commit_stats: commits made durable, WAL
+ * syncs.
  */
 bool st_db_can_group_commit(const st_db *db);
+int st_db_conn_group_commit(st_db *db, sqlite3 *conn, char *err, size_t errlen);
 int st_db_commit_durable(st_db *db, char *err, size_t errlen);
 void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */

@@ -266,6 +266,25 @@ bool st_db_can_group_commit(const st_db *db)
     return db->vi && !strcmp(db->sync, "full");
 }
 
+int st_db_conn_group_commit(st_db *db, sqlite3 *conn, char *err, size_t errlen)
+{
+    if (!st_db_can_group_commit(db)) {
+        snprintf(err, errlen, "group commit needs appsim's VFS and sync full");
+        return -1;
+    }
+    char *msg = NULL;
+    if (sqlite3_exec(conn, "PRAGMA synchronous=NORMAL", NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "PRAGMA synchronous=NORMAL: %s", msg ? msg : "failed");
+        sqlite3_free(msg);
+        return -1;
+    }
+    if (sqlite3_file_control(conn, "main", VF_FCNTL_GROUP_COMMIT, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "the connection is not on appsim's VFS");
+        return -1;
+    }
+    return 0;
+}
+
 int st_db_commit_durable(st_db *db, char *err, size_t errlen)
 {
     if (!st_db_can_group_commit(db)) {

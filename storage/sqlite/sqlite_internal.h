@@ -143,6 +143,8 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
 /* sqlite3_file_control op on the checkpoint connection's database file: its WAL write
  * lock is never refused by hold_writers (it is the connection that ends the hold). */
 #define VF_FCNTL_CHECKPOINTER 0x61707301
+/* A group-commit connection: see vf_file.defer_wal_flush. */
+#define VF_FCNTL_GROUP_COMMIT 0x61707302
 /* Releases of WAL-index locks so far; and a wait (at most timeout_ns) until the count
  * passes seq: a busy handler's wait for the lock holder, woken when it lets go. */
 uint64_t vf_shm_release_seq(vf_instance *vi);

@@ -107,6 +107,10 @@ typedef struct vf_file {
     vf_shared *sf;
     int lock;
     bool checkpointer; /* VF_FCNTL_CHECKPOINTER: never held back at the WAL's bound */
+    /* VF_FCNTL_GROUP_COMMIT: this connection's commits are written by the group-commit
+     * leader (vf_wal_durable) instead of when it releases the WAL write lock, so the
+     * write is not made under the workload's writer lock. */
+    bool defer_wal_flush;
     bool shm_mapped;
     uint16_t shm_shared_mask, shm_excl_mask;
 } vf_file;
@@ -591,13 +595,13 @@ static int vf_sync(sqlite3_file *pf, int flags)
     return SQLITE_OK;
 }
 
-/* Group commit. A connection with synchronous=NORMAL writes its commit to the WAL
- * (O_DIRECT) when it releases the WAL write lock, without a sync; the caller then
- * comes here, after its own writer lock is released, and takes a ticket. A leader
- * syncs the WAL for every ticket taken before its fdatasync started (their bytes were
- * on the device queue by then); the others wait for it, and the next waiter still
- * uncovered leads the next sync. The lock is thus never held across a sync, and one
- * sync serves every commit that arrived while the previous one ran. */
+/* Group commit. A connection with synchronous=NORMAL leaves its commit's WAL frames in
+ * the pool (dirty, readable by every connection) when it releases the WAL write lock;
+ * the caller then comes here, after its own writer lock is released, and takes a
+ * ticket. A leader writes the WAL's pending blocks and syncs it (vf_sync) for every
+ * ticket taken before it started (their frames were in the pool by then); the others
+ * wait for it, and the next waiter still uncovered leads the next one. The lock is thus never held
+ * across a sync, and one sync serves every commit that arrived while the previous one ran. */
 int vf_wal_durable(vf_instance *vi)
 {
     vf_shared *wal = vi->files[VF_WAL];
@@ -743,6 +747,9 @@ static int vf_file_control(sqlite3_file *pf, int op, void *arg)
     case VF_FCNTL_CHECKPOINTER:
         f->checkpointer = true;
         return SQLITE_OK;
+    case VF_FCNTL_GROUP_COMMIT:
+        f->defer_wal_flush = true;
+        return SQLITE_OK;
     default:
         return SQLITE_NOTFOUND;
     }
@@ -881,7 +888,8 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
         }
     }
     pthread_mutex_unlock(&shm->mu);
-    if (released_writer && f->sf->vi->flush_at_commit && flush_wal_of(f) != SQLITE_OK)
+    if (released_writer && f->sf->vi->flush_at_commit && !f->defer_wal_flush &&
+        flush_wal_of(f) != SQLITE_OK)
         return SQLITE_IOERR_WRITE;
     return rc;
 }

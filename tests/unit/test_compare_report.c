@@ -184,6 +184,16 @@ static void test_html_self_contained(void **state)
     assert_non_null(strstr(html, "target.serial"));
     assert_non_null(strstr(html, "config.scale"));
     assert_non_null(strstr(html, "appsim test"));
+    /* Drive A's two runs (200 and 100 TPS) as a run-to-run range on its throughput bar;
+     * the summary table and the side-by-side drive table are there. */
+    char *rate_chart = strstr(html, "data-chart=\"g1-rate\"");
+    assert_non_null(rate_chart);
+    char *range = strstr(rate_chart, "class=\"range\"");
+    assert_non_null(range);
+    assert_true(range < strstr(rate_chart, "</svg>"));
+    assert_non_null(strstr(range, "data-min=\"100\" data-max=\"200\""));
+    assert_non_null(strstr(html, "<table class=\"summary\">"));
+    assert_non_null(strstr(html, "<table class=\"kv drives\">"));
     /* Printable. */
     assert_non_null(strstr(html, "@media print"));
     /* io curves: every point labelled (4 per drive); the peak in the table is the 100 %

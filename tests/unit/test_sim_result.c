@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,57 @@ static void test_guard_stops_run(void **state)
     sim_run_free(run);
 }
 
+/* Runs `c` for about `run_ms` (open-ended when c->duration_ns is 0), recording 1 op per
+ * 200 us, and checks the stored series: at most `max_points` points, and its counts and
+ * seconds add up to the whole run (every point is exact, however wide). */
+static void check_series(sim_run_config *c, unsigned run_ms, size_t max_points)
+{
+    sim_run *run = sim_run_new(c);
+    sim_meter *m = sim_run_meter(run, 0);
+    sim_run_start(run);
+    uint64_t stop = sim_now_ns() + run_ms * 1000000ull;
+    while (!sim_run_done(run) && sim_now_ns() < stop) {
+        uint64_t t = sim_now_ns();
+        sim_meter_record(m, 0, t, t + 1000);
+        sim_sleep_until_ns(t + 200000);
+    }
+    sim_run_finish(run);
+    json_t *doc = sim_result_new("test", 0, NULL, NULL);
+    sim_result_put_run(doc, NULL, run);
+    const json_t *iv = json_object_get(doc, "intervals");
+    size_t i;
+    const json_t *p;
+    uint64_t count = 0;
+    double secs = 0, widest = 0;
+    json_array_foreach(iv, i, p)
+    {
+        count += (uint64_t)json_integer_value(json_object_get(p, "count"));
+        double s = json_real_value(json_object_get(p, "seconds"));
+        secs += s;
+        widest = s > widest ? s : widest;
+    }
+    if (json_array_size(iv) > max_points || json_array_size(iv) < 2)
+        fail_msg("%zu points, expected 2..%zu", json_array_size(iv), max_points);
+    assert_int_equal(count, sim_run_count(run, -1, 0));
+    assert_true(fabs(secs - sim_run_measured_seconds(run)) < 0.01);
+    assert_true(widest >= 4 * (double)c->report_interval_ns / 1e9); /* it did widen */
+    json_decref(doc);
+    sim_run_free(run);
+}
+
+static void test_series_bounded(void **state)
+{
+    /* Planned: 300 ms at 2 ms intervals into 8 points -> 32 intervals a point. */
+    sim_run_config planned = {.duration_ns = 300000000ull,
+                              .report_interval_ns = 2000000ull,
+                              .quiet = true,
+                              .series_max_points = 8};
+    check_series(&planned, 1000, 8);
+    /* Open-ended, 400 ms at 2 ms: 8 points, then 4 at x2, 6 at x4, 9 at x8, ... */
+    sim_run_config open = {.report_interval_ns = 2000000ull, .quiet = true, .series_max_points = 8};
+    check_series(&open, 400, 8 + 4 + 6 + 9 + 13);
+}
+
 static void test_unwritable_path(void **state)
 {
     json_t *doc = sim_result_new("x", 0, NULL, NULL);
@@ -184,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_write_atomic_and_sections),
         cmocka_unit_test(test_guard_stops_run),
         cmocka_unit_test(test_unwritable_path),
+        cmocka_unit_test(test_series_bounded),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
