@@ -795,8 +795,6 @@ static int kv_check(void *db, uint32_t tables, json_t **report, char *err, size_
 
 /* ------------------------------------------------------------------ run policy */
 
-static kv_memcg *run_cg; /* one run per process */
-
 static json_t *residency(void *const *dbs, int ndbs)
 {
     json_t *a = json_array();
@@ -812,8 +810,9 @@ static json_t *residency(void *const *dbs, int ndbs)
 }
 
 static int kv_run_begin(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run,
-                        json_t *section, char *err, size_t errlen)
+                        json_t *section, void **run_state, char *err, size_t errlen)
 {
+    kv_memcg *run_cg = NULL; /* this run's memory cgroup, left by kv_run_end */
     sim_run_add_probe(run, &kv_page_fault_probe, NULL);
     json_t *mem = json_object();
     if (o->buffer_bytes) {
@@ -848,20 +847,21 @@ static int kv_run_begin(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run
     }
     json_object_set_new(mem, "resident_at_start", residency(dbs, ndbs));
     json_object_set_new(section, "memory", mem);
+    *run_state = run_cg;
     (void)err;
     (void)errlen;
     return 0;
 }
 
-static void kv_run_end(void *const *dbs, int ndbs, json_t *section)
+static void kv_run_end(void *const *dbs, int ndbs, void *run_state, json_t *section)
 {
+    kv_memcg *run_cg = run_state;
     json_t *mem = json_object_get(section, "memory");
     if (run_cg) {
         json_t *now = kv_memcg_json(run_cg);
         json_object_update(mem, now);
         json_decref(now);
         kv_memcg_leave(run_cg);
-        run_cg = NULL;
     }
     json_object_set_new(mem, "resident_at_end", residency(dbs, ndbs));
 }

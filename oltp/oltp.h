@@ -137,6 +137,11 @@ typedef struct sb_engine_ops {
     /* load_table may run for different tables of one db on different threads at once
      * (each table in its own file with its own writer). */
     bool parallel_tables;
+    /* Capabilities, so that commands ask what an engine does rather than its name:
+     * on_vfs: its files go through appsim's VFS and buffer pool (--ioengine, --buffered,
+     * --wal-limit and --load-via apply); otherwise it reads through the page cache
+     * (mmap) and --buffer is a memory limit. */
+    bool on_vfs;
     int (*open)(st_target *t, const sb_db_opts *o, bool create, void **db, char *err,
                 size_t errlen);
     void (*close)(void *db);
@@ -171,9 +176,11 @@ typedef struct sb_engine_ops {
     /* Around the measured run, for every instance at once: memory policy (LMDB's
      * memory cgroup), probes. `section` is the engine's object in the result, which
      * run_end completes. Optional (NULL). */
+    /* run_begin may leave state for run_end in *run_state (per run: nothing is kept in
+     * the engine between runs, which may follow each other in one process). */
     int (*run_begin)(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run *run, json_t *section,
-                     char *err, size_t errlen);
-    void (*run_end)(void *const *dbs, int ndbs, json_t *section);
+                     void **run_state, char *err, size_t errlen);
+    void (*run_end)(void *const *dbs, int ndbs, void *run_state, json_t *section);
     /* Engine facts for the result (one object per instance). */
     json_t *(*json)(void *db);
 } sb_engine_ops;

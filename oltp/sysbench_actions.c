@@ -71,13 +71,13 @@ static int meta_matches(const sb_cmd *c, int instance, const sb_meta *m)
     if (!m->complete) {
         sim_error("instance %d's tables are incomplete (prepare was interrupted or failed): run "
                   "`appsim sysbench cleanup --engine %s --target %s` and prepare again",
-                  instance, c->engine->name, c->target);
+                  instance + 1, c->engine->name, c->target);
         return SIM_EXIT_USAGE;
     }
     if (m->tables != c->tables || m->table_size != c->table_size) {
         sim_error("instance %d was prepared with --tables %u --table-size %llu, not --tables %llu "
                   "--table-size %llu: pass those, or cleanup and prepare again",
-                  instance, m->tables, (unsigned long long)m->table_size,
+                  instance + 1, m->tables, (unsigned long long)m->table_size,
                   (unsigned long long)c->tables, (unsigned long long)c->table_size);
         return SIM_EXIT_USAGE;
     }
@@ -139,7 +139,7 @@ static int load_one(loader *l, int inst, uint32_t t)
     sb_cmd *c = l->c;
     char err[1024];
     if (sim_interrupted() || atomic_load(&l->rc)) return -1;
-    sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst, t,
+    sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst + 1, t,
              (unsigned long long)c->table_size);
     sim_rng rng;
     sim_rng_seed(&rng, c->seed, (uint64_t)inst << 32 | t);
@@ -228,7 +228,7 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
         if (sb_cmd_instance_exists(c, i)) {
             sim_error("instance %d is already prepared in %s: run `appsim sysbench cleanup "
                       "--engine %s --target %s` first",
-                      i, c->target, c->engine->name, c->target);
+                      i + 1, c->target, c->engine->name, c->target);
             return SIM_EXIT_USAGE;
         }
     }
@@ -296,7 +296,7 @@ static void *vu_open(void *wlp, int instance, int worker)
     char err[512];
     void *conn = wl->c->engine->connect(wl->dbs[instance], err, sizeof err);
     if (!conn) {
-        sim_error("instance %d connection %d: %s", instance, worker, err);
+        sim_error("instance %d connection %d: %s", instance + 1, worker, err);
         atomic_fetch_add(&wl->failed_connects, 1);
     }
     return conn;
@@ -323,8 +323,8 @@ static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rn
         pthread_mutex_lock(&wl->lock);
         snprintf(wl->first_error, sizeof wl->first_error, "%s", err);
         pthread_mutex_unlock(&wl->lock);
-        sim_warn("instance %d: transaction failed: %s (further errors are counted only)", instance,
-                 err);
+        sim_warn("instance %d: transaction failed: %s (further errors are counted only)",
+                 instance + 1, err);
     }
     return -1;
 }
@@ -386,7 +386,7 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         if (!sb_cmd_instance_exists(c, i)) {
             sim_error("instance %d is not prepared in %s: run `appsim sysbench prepare` with the "
                       "same --engine, --tables, --table-size and --instances",
-                      i, c->target);
+                      i + 1, c->target);
             rc = SIM_EXIT_USAGE;
             break;
         }
@@ -424,8 +424,9 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     json_t *engine =
         json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
+    void *run_state = NULL;
     if (c->engine->run_begin) {
-        rc = c->engine->run_begin(dbs, n, &o0, run, engine, err, sizeof err);
+        rc = c->engine->run_begin(dbs, n, &o0, run, engine, &run_state, err, sizeof err);
         if (rc) {
             sim_error("%s", err);
             json_decref(engine);
@@ -450,7 +451,7 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     sim_run_start(run);
     int vrc = sim_vu_run(run, &vc, &ops, &wl, &stats);
     sim_run_finish(run);
-    if (c->engine->run_end) c->engine->run_end(dbs, n, engine);
+    if (c->engine->run_end) c->engine->run_end(dbs, n, run_state, engine);
     json_t *inst = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(inst, c->engine->json(dbs[i]));
@@ -517,7 +518,7 @@ int sb_action_check(sb_cmd *c, json_t *doc)
     int worst = 0;
     for (int i = 0; i < (int)c->instances; i++) {
         if (!sb_cmd_instance_exists(c, i)) {
-            sim_error("instance %d is not prepared in %s", i, c->target);
+            sim_error("instance %d is not prepared in %s", i + 1, c->target);
             worst = SIM_EXIT_USAGE;
             break;
         }
@@ -539,9 +540,9 @@ int sb_action_check(sb_cmd *c, json_t *doc)
         }
         c->engine->close(db);
         if (rep) {
-            json_object_set_new(rep, "instance", json_integer(i));
+            json_object_set_new(rep, "instance", json_integer(i + 1));
             bool ok = json_is_true(json_object_get(rep, "index_consistent"));
-            printf("check (%s) instance %d: rows per table", c->engine->name, i);
+            printf("check (%s) instance %d: rows per table", c->engine->name, i + 1);
             size_t k;
             json_t *v;
             json_array_foreach(json_object_get(rep, "rows"), k, v)

@@ -7,6 +7,8 @@
  */
 #include "oltp/sysbench_internal.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -19,9 +21,11 @@ static const char usage[] =
         .name = n, .kind = SIM_OPT_U64, .dst = &c->field, .help = h, .min = lo, .max = hi          \
     }
 
-static int sysbench_main(int argc, char **argv)
+/* This invocation's options at their defaults, and its option table (pointing into c)
+ * in opts[0..n): nothing of an invocation is kept in file-level state. */
+static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
 {
-    sb_cmd cmd = {
+    *c = (sb_cmd){
         .engine_name = "sqlite",
         .workload_name = "oltp_read_write",
         .range_selects = "on",
@@ -47,24 +51,25 @@ static int sysbench_main(int argc, char **argv)
         .threads = 1,
         .instances = 1,
         .time_ns = 60000000000ull,
+        .report_ns = SIM_REPORT_INTERVAL_DEFAULT_NS,
+        .io_engine = "io_uring",
         .steady_round_ns = SIM_STEADY_DEFAULT_ROUND_NS,
         .steady_max_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
         .seed = 1,
         .max_retries = 100,
         .keep_free = 1ull << 30,
     };
-    sb_cmd *c = &cmd;
-    char engine_help[160];
-    snprintf(engine_help, sizeof engine_help, "database engine: %s", sb_engine_names());
-    sim_opt opts[] = {
+    snprintf(c->engine_help, sizeof c->engine_help, "database engine: %s", sb_engine_names());
+    const sim_opt table[] = {
         {.name = "target",
          .kind = SIM_OPT_STRING,
          .dst = &c->target,
+         .metavar = "DIR",
          .help = "directory on the drive under test (created if missing)"},
         {.name = "engine",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->engine_name,
-         .help = engine_help,
+         .help = c->engine_help,
          .choices = sb_engine_names()},
         {.name = "workload",
          .kind = SIM_OPT_CHOICE,
@@ -120,20 +125,11 @@ static int sysbench_main(int argc, char **argv)
          .help = "open loop: transactions per second per instance (0 = closed loop)",
          .min = 0,
          .max = 1e9},
-        {.name = "time",
-         .kind = SIM_OPT_DURATION,
-         .dst = &c->time_ns,
-         .help = "measured duration (0 = until interrupted)"},
-        {.name = "warmup",
-         .kind = SIM_OPT_WARMUP,
-         .dst = &c->warmup_ns,
-         .help = "warm-up before the measured phase, not in the summary; \"steady\": until "
-                 "the TPS is steady (SNIA PTS rule, rounds of --steady-round)"},
+        SIM_VOCAB_DURATION(&c->time_ns, 0, " (0 = until interrupted)"),
+        SIM_VOCAB_WARMUP(&c->warmup_ns, "; \"steady\": until the TPS is steady (SNIA PTS rule, "
+                                        "rounds of --steady-round)"),
         SIM_STEADY_OPTS(&c->steady_round_ns, &c->steady_max_rounds),
-        {.name = "report-interval",
-         .kind = SIM_OPT_DURATION,
-         .dst = &c->report_ns,
-         .help = "interval report period (0 = none)"},
+        SIM_VOCAB_REPORT_INTERVAL(&c->report_ns),
         U64("instances", instances, 1, 256,
             "independent sets of tables and threads on the target (like VMs)"),
         {.name = "buffer",
@@ -146,10 +142,7 @@ static int sysbench_main(int argc, char **argv)
          .dst = &c->sync,
          .help = "commit durability",
          .choices = "full|normal|off"},
-        {.name = "io-engine",
-         .kind = SIM_OPT_STRING,
-         .dst = &c->io_engine,
-         .help = "I/O engine of the SQLite VFS (io_uring, psync)"},
+        ST_OPT_IOENGINE(c->io_engine, "io-engine"),
         {.name = "wal-limit",
          .kind = SIM_OPT_SIZE,
          .dst = &c->wal_limit,
@@ -162,11 +155,8 @@ static int sysbench_main(int argc, char **argv)
          .help = "SQLite prepare: pages (appsim writes the b-tree pages in SQLite's file "
                  "format) or sql (INSERT, then CREATE INDEX)",
          .choices = "pages|sql"},
-        {.name = "buffered",
-         .kind = SIM_OPT_FLAG,
-         .dst = &c->buffered,
-         .help = "no O_DIRECT for SQLite: the page cache is in play (recorded)"},
-        U64("seed", seed, 0, 0, "random seed (data and transactions)"),
+        ST_OPT_BUFFERED(c->buffered),
+        SIM_VOCAB_SEED(&c->seed, "data and transactions"),
         U64("max-retries", max_retries, 0, 1000000,
             "retries of a transaction after a busy/conflict before it counts as an error"),
         {.name = "keep-free",
@@ -174,65 +164,44 @@ static int sysbench_main(int argc, char **argv)
          .dst = &c->keep_free,
          .help = "free space to leave on the target's filesystem: prepare needs its estimate "
                  "plus this, and a run stops when less is left (0 = no limit)"},
-        {.name = "json",
-         .kind = SIM_OPT_STRING,
-         .dst = &c->json_path,
-         .help = "write the result document to this file"},
-        {.name = "quiet",
-         .kind = SIM_OPT_FLAG,
-         .dst = &c->quiet,
-         .help = "no progress or interval lines on stderr"},
+        SIM_VOCAB_JSON(&c->json_path, NULL),
+        SIM_VOCAB_QUIET(&c->quiet, "no progress or interval lines on stderr"),
         SIM_OPT_END,
     };
-    char *pos[2];
-    int npos = 0;
-    int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
-    if ((rc = sim_steady_opts_check("sysbench", opts, c->warmup_ns))) return rc;
-    sim_set_quiet(c->quiet);
-    c->argc = argc;
-    c->argv = argv;
-    c->opts = opts;
+    assert(sizeof table / sizeof *table <= n);
+    memcpy(opts, table, sizeof table);
+}
 
-    const char *action = npos ? pos[0] : NULL;
-    if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
-        strcmp(action, "cleanup")) {
-        sim_error("unknown action '%s': use prepare, run, check or cleanup (or none: prepare "
-                  "if needed, then run)",
-                  action);
-        return SIM_EXIT_USAGE;
-    }
-    if (!c->target) {
-        sim_error("sysbench needs --target DIR: a directory on the drive under test");
-        return SIM_EXIT_USAGE;
-    }
+/* What the chosen database engine can do: options that do not apply to it are refused
+ * (none is accepted and ignored) and recorded as not applicable. */
+static int check_engine(sb_cmd *c, const sim_opt *opts)
+{
     c->engine = sb_find_engine(c->engine_name);
     if (!c->engine) {
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
     }
-    bool load_via_set = false;
-    for (const sim_opt *o = opts; o->name; o++)
-        if (!strcmp(o->name, "load-via")) load_via_set = o->set;
-    if (!strcmp(c->engine->name, "lmdb")) {
-        if (load_via_set) {
-            sim_error("--load-via applies to SQLite's prepare; LMDB loads with appending puts "
-                      "(MDB_APPEND) in batched transactions");
-            return SIM_EXIT_USAGE;
-        }
-        c->load_via = NULL; /* the result's config: not applicable */
+    if (c->engine->on_vfs) return SIM_EXIT_OK;
+    if (sim_opts_find(opts, "load-via")->set) {
+        sim_error("--load-via applies to SQLite's prepare; LMDB loads with appending puts "
+                  "(MDB_APPEND) in batched transactions");
+        return SIM_EXIT_USAGE;
     }
-    if (!strcmp(c->engine->name, "lmdb") && (c->io_engine || c->buffered || c->wal_limit)) {
-        sim_error("--io-engine, --buffered and --wal-limit apply to SQLite; LMDB always reads "
+    if (sim_opts_find(opts, "ioengine")->set || c->buffered || c->wal_limit) {
+        sim_error("--ioengine, --buffered and --wal-limit apply to SQLite; LMDB always reads "
                   "through the page cache (mmap), limited by --buffer's memory cgroup, and "
                   "has no WAL");
         return SIM_EXIT_USAGE;
     }
+    c->load_via = NULL; /* the result's config: not applicable */
+    c->io_engine = NULL;
+    return SIM_EXIT_OK;
+}
+
+/* The transaction mix and data distribution from the options. */
+static int build_events(sb_cmd *c, const char *action)
+{
     char err[1024];
-    if (st_engine_name_check(c->io_engine, err, sizeof err)) {
-        sim_error("--io-engine: %s", err);
-        return SIM_EXIT_USAGE;
-    }
     sb_event_cfg *ev = &c->ev;
     ev->engine = c->engine;
     if (sb_workload_parse(c->workload_name, &ev->workload)) {
@@ -267,8 +236,53 @@ static int sysbench_main(int argc, char **argv)
                   c->workload_name);
         return SIM_EXIT_USAGE;
     }
+    return SIM_EXIT_OK;
+}
 
-    bool creates = !action || !strcmp(action, "prepare");
+/* The action (none: prepare if needed, then run) on the open target. */
+static int dispatch(sb_cmd *c, const char *action, json_t *doc)
+{
+    if (!action) {
+        int needs = 0;
+        int rc = sb_action_needs_prepare(c, &needs);
+        if (rc == 0 && needs) rc = sb_action_prepare(c, doc);
+        if (rc == 0) rc = sb_action_run(c, doc);
+        return rc;
+    }
+    if (!strcmp(action, "prepare")) return sb_action_prepare(c, doc);
+    if (!strcmp(action, "run")) return sb_action_run(c, doc);
+    if (!strcmp(action, "check")) return sb_action_check(c, doc);
+    return sb_action_cleanup(c, doc);
+}
+
+static int sysbench_main(int argc, char **argv)
+{
+    sb_cmd cmd;
+    sb_cmd *c = &cmd;
+    sim_opt opts[64];
+    sb_cli_init(c, opts, sizeof opts / sizeof *opts);
+    char *pos[2];
+    int npos = 0;
+    int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
+    if (rc) return sim_opts_exit_status(rc);
+    if ((rc = sim_steady_opts_check("sysbench", opts, c->warmup_ns))) return rc;
+    sim_set_quiet(c->quiet);
+    c->argc = argc;
+    c->argv = argv;
+    c->opts = opts;
+    const char *action = npos ? pos[0] : NULL;
+    if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
+        strcmp(action, "cleanup")) {
+        sim_error("unknown action '%s': use prepare, run, check or cleanup (or none: prepare "
+                  "if needed, then run)",
+                  action);
+        return SIM_EXIT_USAGE;
+    }
+    if (!c->target) {
+        sim_error("sysbench needs --target DIR: a directory on the drive under test");
+        return SIM_EXIT_USAGE;
+    }
+    if ((rc = check_engine(c, opts)) || (rc = build_events(c, action))) return rc;
     struct stat st;
     if (stat(c->target, &st) == 0 && !S_ISDIR(st.st_mode)) {
         sim_error("--target %s is not a directory: sysbench keeps its database files in a "
@@ -276,31 +290,18 @@ static int sysbench_main(int argc, char **argv)
                   c->target);
         return SIM_EXIT_USAGE;
     }
+    bool creates = !action || !strcmp(action, "prepare");
     st_target_opts to = {.path = c->target, .buffered = c->buffered, .create_dir = creates};
-    rc = st_target_open(&to, &c->t, err, sizeof err);
-    if (rc) {
+    char err[1024];
+    if ((rc = st_target_open(&to, &c->t, err, sizeof err))) {
         sim_error("%s", err);
         return rc;
     }
     json_t *doc = sim_result_new("sysbench", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(c->t));
-    if (!action) {
-        int needs = 0;
-        rc = sb_action_needs_prepare(c, &needs);
-        if (rc == 0 && needs) rc = sb_action_prepare(c, doc);
-        if (rc == 0) rc = sb_action_run(c, doc);
-    } else if (!strcmp(action, "prepare")) {
-        rc = sb_action_prepare(c, doc);
-    } else if (!strcmp(action, "run")) {
-        rc = sb_action_run(c, doc);
-    } else if (!strcmp(action, "check")) {
-        rc = sb_action_check(c, doc);
-    } else {
-        rc = sb_action_cleanup(c, doc);
-    }
+    rc = dispatch(c, action, doc);
     /* A refusal (bad options, no space to start) ran nothing: no result file. */
-    if (c->json_path && rc != SIM_EXIT_USAGE && sim_result_write(doc, c->json_path) && rc == 0)
-        rc = SIM_EXIT_FAIL;
+    if (rc != SIM_EXIT_USAGE && sim_result_save(doc, c->json_path) && rc == 0) rc = SIM_EXIT_FAIL;
     json_decref(doc);
     st_target_close(c->t);
     return rc;

@@ -8,36 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ENGINES 8
-
-static const sb_engine_ops *engines[MAX_ENGINES];
-static int nengines;
-static char names[256];
+SIM_REGISTRY(engines, sb_engine_ops, "sysbench database engines", 8);
+static char names[256]; /* "lmdb|sqlite", kept in step with the registry */
 
 void sb_register_engine(const sb_engine_ops *ops)
 {
-    if (nengines == MAX_ENGINES) {
-        fprintf(stderr, "appsim: too many sysbench engines registered\n");
-        abort();
-    }
-    int i = nengines++;
-    while (i > 0 && strcmp(engines[i - 1]->name, ops->name) > 0) {
-        engines[i] = engines[i - 1];
-        i--;
-    }
-    engines[i] = ops;
-    names[0] = '\0';
-    for (int j = 0; j < nengines; j++) {
-        if (j) strncat(names, "|", sizeof names - strlen(names) - 1);
-        strncat(names, engines[j]->name, sizeof names - strlen(names) - 1);
-    }
+    sim_registry_add(&engines, ops);
+    sim_registry_names(&engines, names, sizeof names);
 }
 
 const sb_engine_ops *sb_find_engine(const char *name)
 {
-    for (int i = 0; i < nengines; i++)
-        if (!strcmp(engines[i]->name, name)) return engines[i];
-    return NULL;
+    return sim_registry_find(&engines, name);
 }
 
 const char *sb_engine_names(void)

@@ -21,6 +21,7 @@ typedef struct sb_cmd {
     uint64_t keep_free; /* bytes prepare and run leave free on the target */
     uint64_t wal_limit; /* SQLite: the WAL's bound (0 = storage's default) */
     bool skip_trx, buffered, quiet;
+    char engine_help[160]; /* --engine's help text, naming the registered engines */
 
     /* resolved */
     const sb_engine_ops *engine;

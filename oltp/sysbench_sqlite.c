@@ -154,7 +154,7 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
         snprintf(err, errlen,
                  "instance %d has no file for sbtest%u (%s): it was prepared by an older "
                  "appsim that kept all tables in one file; run cleanup and prepare again",
-                 d->o.instance, t, name);
+                 d->o.instance + 1, t, name);
         return SIM_EXIT_USAGE;
     }
     st_db_opts so = {
@@ -735,6 +735,7 @@ static const sb_engine_ops sqlite_engine = {
                    "= --buffer split over the tables)",
     .files = sq_files,
     .parallel_tables = true,
+    .on_vfs = true,
     .open = sq_open,
     .close = sq_close,
     .meta_get = sq_meta_get,

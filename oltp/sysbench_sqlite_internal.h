@@ -6,6 +6,7 @@
 #define APPSIM_SYSBENCH_SQLITE_INTERNAL_H
 
 #include "oltp/oltp.h"
+#include "storage/sqlite/sqlite.h"
 
 /* One sbtest table's database file. */
 typedef struct sq_table {

@@ -1,7 +1,7 @@
 /*
  * oltp/sysbench_sqlite_load.c: prepare of one sbtest table in its own SQLite file, by
  * SQLite's INSERTs (--load-via sql) or by writing the b-tree pages directly
- * (storage/sqlite_bulk.c, the default). Both paths draw the same values in the same
+ * (storage/sqlite/sqlite_bulk.c, the default). Both paths draw the same values in the same
  * order, so they load identical tables from one seed. Each table has its own file and
  * loader connection, so tables load in parallel on different threads.
  */
@@ -213,7 +213,7 @@ out:
 
 /*
  * The pages path: SQLite creates the table and the (empty) index, then
- * storage/sqlite_bulk.c writes both b-trees page by page, with the connection closed,
+ * storage/sqlite/sqlite_bulk.c writes both b-trees page by page, with the connection closed,
  * and SQLite reopens the file and counts the rows through the index and the table.
  * SQLite's INSERT path costs about 1.4 us a row, half of it sorting for CREATE INDEX;
  * this one writes the same records (same draws, same encoding) at several times that

@@ -9,6 +9,7 @@
  */
 #include "oltp/tpcc_cmd_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,153 +34,141 @@
 #define MIN_BUFFER (8ull << 20)
 #define LOAD_BUFFER_MAX (512ull << 20)
 
-/* Instances loaded by this invocation: their pristine copy equals the database, so the
- * run that follows need not restore it. */
-static bool just_loaded[64];
-
-static tpcc_options opt = {
-    .scale = 1,
-    .vusers = 0,
-    .instances = 1,
-    .connections = 0,
-    .duration_ns = 30ull * 1000000000ull,
-    .warmup_ns = 5ull * 1000000000ull,
-    .steady_round_ns = SIM_STEADY_DEFAULT_ROUND_NS,
-    .steady_max_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
-    .pacing = "review",
-    .cycle_ns = 0,
-    .mix = "45,43,4,4,4",
-    .buffer = 0,
-    .seed = 1,
-    .report_interval_ns = 5ull * 1000000000ull,
-    .json = NULL,
-    .sync = "full",
-    .integrity = "full",
-    .keep_free = 1ull << 30,
-    .engine = "io_uring",
-    .prefetch = "on",
-    .group_commit = "on",
-};
-
-static sim_opt opts[] = {
-    {.name = "scale",
-     .kind = SIM_OPT_U64,
-     .dst = &opt.scale,
-     .min = 1,
-     .max = 100000,
-     .help = "warehouses per instance (about 73 MiB of database each)"},
-    {.name = "vusers",
-     .kind = SIM_OPT_U64,
-     .dst = &opt.vusers,
-     .min = 0,
-     .max = 10000000,
-     .help = "virtual users per instance (0 = 10 per warehouse, as in TPC-C)"},
-    {.name = "instances",
-     .kind = SIM_OPT_U64,
-     .dst = &opt.instances,
-     .min = 1,
-     .max = 64,
-     .help = "independent databases run at once, each with the full scale and users"},
-    {.name = "connections",
-     .kind = SIM_OPT_U64,
-     .dst = &opt.connections,
-     .min = 0,
-     .max = 1024,
-     .help = "worker connections per instance (0 = min(users, 8)); one more runs deferred "
-             "deliveries"},
-    {.name = "duration",
-     .kind = SIM_OPT_DURATION,
-     .dst = &opt.duration_ns,
-     .help = "measured phase"},
-    {.name = "warmup",
-     .kind = SIM_OPT_WARMUP,
-     .dst = &opt.warmup_ns,
-     .help = "warm-up before the measured phase (excluded from the summary); \"steady\": "
-             "until the TPS is steady (SNIA PTS rule, rounds of --steady-round)"},
-    SIM_STEADY_OPTS(&opt.steady_round_ns, &opt.steady_max_rounds),
-    {.name = "pacing",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.pacing,
-     .choices = "review|spec|off",
-     .help = "review: mean cycle 4.74 s per user (published regime); spec: TPC-C keying and "
-             "think times; off: no waits"},
-    {.name = "cycle",
-     .kind = SIM_OPT_DURATION,
-     .dst = &opt.cycle_ns,
-     .help = "mean wait between a user's transactions (negative exponential; overrides "
-             "--pacing; 0 = the pacing's own)"},
-    {.name = "mix",
-     .kind = SIM_OPT_STRING,
-     .dst = &opt.mix,
-     .help = "percent new_order,payment,order_status,delivery,stock_level (shuffled deck)"},
-    {.name = "buffer",
-     .kind = SIM_OPT_SIZE,
-     .dst = &opt.buffer,
-     .help = "database buffer per instance (0 = 14.4 % of the database, the reference "
-             "48 GB : 333 GB ratio)"},
-    {.name = "seed", .kind = SIM_OPT_U64, .dst = &opt.seed, .help = "data and input seed"},
-    {.name = "report-interval",
-     .kind = SIM_OPT_DURATION,
-     .dst = &opt.report_interval_ns,
-     .help = "interval lines and series (0 = none)"},
-    {.name = "json", .kind = SIM_OPT_STRING, .dst = &opt.json, .help = "write the result here"},
-    {.name = "sync",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.sync,
-     .choices = "full|normal|off",
-     .help = "SQLite synchronous setting for the run"},
-    {.name = "integrity",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.integrity,
-     .choices = "full|quick|off",
-     .help = "SQLite integrity check done by the check (default full for `check`, off when no "
-             "action is given)"},
-    {.name = "prefetch",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.prefetch,
-     .choices = "on|off",
-     .help = "on: write transactions read their pages in a read transaction before taking the "
-             "writer lock, so the drive sees concurrent reads (docs/tpcc.md, Concurrency)"},
-    {.name = "group-commit",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.group_commit,
-     .choices = "on|off",
-     .help = "with --sync full: a write transaction releases the writer lock before its WAL "
-             "sync, and concurrent commits share one sync; each still returns only when "
-             "durable (docs/tpcc.md, Concurrency)"},
-    {.name = "wal-limit",
-     .kind = SIM_OPT_SIZE,
-     .dst = &opt.wal_limit,
-     .help = "the SQLite WAL's bound: restarted from half of it on, writers held back from "
-             "7/8 (0 = 64 MiB; e.g. 1T for practically none)"},
-    {.name = "keep-pristine",
-     .kind = SIM_OPT_FLAG,
-     .dst = &opt.keep_pristine,
-     .help = "keep a copy of the loaded database and restore it before each run"},
-    {.name = "keep-free",
-     .kind = SIM_OPT_SIZE,
-     .dst = &opt.keep_free,
-     .help = "free space to leave on the target's filesystem: the load needs its estimate "
-             "plus this, and a run stops when less is left (0 = no limit)"},
-    {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &opt.quiet, .help = "no progress lines"},
-    /* The shared target options without --allow-destroy: tpcc's databases are files,
-     * so a block device target is refused whatever the flag says. */
-    {.name = "target",
-     .kind = SIM_OPT_STRING,
-     .dst = &opt.target.path,
-     .help = "directory on the drive to test (created if missing; appsim creates its files "
-             "inside)"},
-    {.name = "buffered",
-     .kind = SIM_OPT_FLAG,
-     .dst = &opt.target.buffered,
-     .help = "go through the page cache instead of O_DIRECT (recorded in the result)"},
-    {.name = "ioengine",
-     .kind = SIM_OPT_CHOICE,
-     .dst = &opt.engine,
-     .choices = "io_uring|psync",
-     .help = "I/O engine of the database VFS"},
-    SIM_OPT_END,
-};
+/* This invocation's options at their defaults, and its option table (pointing into
+ * o) in opts[0..n). Nothing of an invocation is kept in file-level state: suite may run
+ * tpcc twice in one process. */
+static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
+{
+    *o = (tpcc_options){
+        .scale = 1,
+        .vusers = 0,
+        .instances = 1,
+        .connections = 0,
+        .duration_ns = 30ull * 1000000000ull,
+        .warmup_ns = 5ull * 1000000000ull,
+        .steady_round_ns = SIM_STEADY_DEFAULT_ROUND_NS,
+        .steady_max_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
+        .pacing = "review",
+        .cycle_ns = 0,
+        .mix = "45,43,4,4,4",
+        .buffer = 0,
+        .seed = 1,
+        .report_interval_ns = SIM_REPORT_INTERVAL_DEFAULT_NS,
+        .json = NULL,
+        .sync = "full",
+        .integrity = "full",
+        .keep_free = 1ull << 30,
+        .engine = "io_uring",
+        .prefetch = "on",
+        .group_commit = "on",
+    };
+    const sim_opt table[] = {
+        {.name = "scale",
+         .kind = SIM_OPT_U64,
+         .dst = &o->scale,
+         .min = 1,
+         .max = 100000,
+         .help = "warehouses per instance (about 73 MiB of database each)"},
+        {.name = "vusers",
+         .kind = SIM_OPT_U64,
+         .dst = &o->vusers,
+         .min = 0,
+         .max = 10000000,
+         .help = "virtual users per instance (0 = 10 per warehouse, as in TPC-C)"},
+        {.name = "instances",
+         .kind = SIM_OPT_U64,
+         .dst = &o->instances,
+         .min = 1,
+         .max = 64,
+         .help = "independent databases run at once, each with the full scale and users"},
+        {.name = "connections",
+         .kind = SIM_OPT_U64,
+         .dst = &o->connections,
+         .min = 0,
+         .max = 1024,
+         .help = "worker connections per instance (0 = min(users, 8)); one more runs deferred "
+                 "deliveries"},
+        SIM_VOCAB_DURATION(&o->duration_ns, 0.001, ""),
+        SIM_VOCAB_WARMUP(&o->warmup_ns, "; \"steady\": until the TPS is steady (SNIA PTS rule, "
+                                        "rounds of --steady-round)"),
+        SIM_STEADY_OPTS(&o->steady_round_ns, &o->steady_max_rounds),
+        {.name = "pacing",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o->pacing,
+         .choices = "review|spec|off",
+         .help = "review: mean cycle 4.74 s per user (published regime); spec: TPC-C keying and "
+                 "think times; off: no waits"},
+        {.name = "cycle",
+         .kind = SIM_OPT_DURATION,
+         .dst = &o->cycle_ns,
+         .help = "mean wait between a user's transactions (negative exponential; overrides "
+                 "--pacing; 0 = the pacing's own)"},
+        {.name = "mix",
+         .kind = SIM_OPT_STRING,
+         .dst = &o->mix,
+         .help = "percent new_order,payment,order_status,delivery,stock_level (shuffled deck)"},
+        {.name = "buffer",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o->buffer,
+         .help = "database buffer per instance (0 = 14.4 % of the database, the reference "
+                 "48 GB : 333 GB ratio)"},
+        SIM_VOCAB_SEED(&o->seed, "data and input"),
+        SIM_VOCAB_REPORT_INTERVAL(&o->report_interval_ns),
+        SIM_VOCAB_JSON(&o->json, NULL),
+        {.name = "sync",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o->sync,
+         .choices = "full|normal|off",
+         .help = "SQLite synchronous setting for the run"},
+        {.name = "integrity",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o->integrity,
+         .choices = "full|quick|off",
+         .help = "SQLite integrity check done by the check (default full for `check`, off when no "
+                 "action is given)"},
+        {.name = "prefetch",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o->prefetch,
+         .choices = "on|off",
+         .help = "on: write transactions read their pages in a read transaction before taking the "
+                 "writer lock, so the drive sees concurrent reads (docs/tpcc.md, Concurrency)"},
+        {.name = "group-commit",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &o->group_commit,
+         .choices = "on|off",
+         .help = "with --sync full: a write transaction releases the writer lock before its WAL "
+                 "sync, and concurrent commits share one sync; each still returns only when "
+                 "durable (docs/tpcc.md, Concurrency)"},
+        {.name = "wal-limit",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o->wal_limit,
+         .help = "the SQLite WAL's bound: restarted from half of it on, writers held back from "
+                 "7/8 (0 = 64 MiB; e.g. 1T for practically none)"},
+        {.name = "keep-pristine",
+         .kind = SIM_OPT_FLAG,
+         .dst = &o->keep_pristine,
+         .help = "keep a copy of the loaded database and restore it before each run"},
+        {.name = "keep-free",
+         .kind = SIM_OPT_SIZE,
+         .dst = &o->keep_free,
+         .help = "free space to leave on the target's filesystem: the load needs its estimate "
+                 "plus this, and a run stops when less is left (0 = no limit)"},
+        SIM_VOCAB_QUIET(&o->quiet, "no progress lines"),
+        /* The shared target options without --allow-destroy: tpcc's databases are files,
+         * so a block device target is refused whatever the flag says. */
+        {.name = "target",
+         .kind = SIM_OPT_STRING,
+         .dst = &o->target.path,
+         .metavar = "DIR",
+         .help = "directory on the drive to test (created if missing; appsim creates its files "
+                 "inside)"},
+        ST_OPT_BUFFERED(o->target.buffered),
+        ST_OPT_IOENGINE(o->engine, "io-engine"),
+        SIM_OPT_END,
+    };
+    assert(sizeof table / sizeof *table <= n);
+    memcpy(opts, table, sizeof table);
+}
 
 static const char usage_text[] =
     "appsim tpcc [prepare|run|check|cleanup] --target DIR [options]\n"
@@ -413,7 +402,7 @@ static int remove_instance_files(st_target *t, int i, bool pristine_too, char *e
     return 0;
 }
 
-static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *loaded)
+static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *just_loaded)
 {
     char err[1024];
     int n = (int)o->instances;
@@ -441,7 +430,6 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *lo
     }
     json_t *prep = json_object();
     json_object_set_new(doc, "prepare", prep);
-    *loaded = nneed > 0;
     if (!nneed) {
         sim_info("tpcc: %d instance(s) of scale %llu already prepared in %s", n,
                  (unsigned long long)o->scale, st_target_path(t));
@@ -666,7 +654,10 @@ static int do_cleanup(st_target *t)
 
 /* ---------------------------------------------------------------- run */
 
-static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+/* just_loaded[i]: instance i was loaded by this invocation, so its pristine copy equals
+ * the database and need not be restored. */
+static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc,
+                          const bool *just_loaded)
 {
     char err[1024];
     st_db_opts dbo;
@@ -792,10 +783,14 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
 
 static int tpcc_main(int argc, char **argv)
 {
+    tpcc_options opt;
+    sim_opt opts[48];
+    tpcc_cli_init(&opt, opts, sizeof opts / sizeof *opts);
+    bool just_loaded[64] = {false};
     char *pos[2];
     int npos = 0;
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
-    if (rc == -1) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return rc;
     if ((rc = sim_steady_opts_check("tpcc", opts, opt.warmup_ns))) return rc;
     const char *action = npos ? pos[0] : NULL;
@@ -851,12 +846,11 @@ static int tpcc_main(int argc, char **argv)
     json_object_set_new(doc, "action", json_string(action ? action : "prepare+run+check"));
     json_object_set_new(doc, "target", st_target_json(t));
     if (!action || !strcmp(action, "prepare")) {
-        bool loaded = false;
-        rc = do_prepare(&opt, t, doc, &loaded);
+        rc = do_prepare(&opt, t, doc, just_loaded);
     }
     if (!rc && (!action || !strcmp(action, "run"))) {
         tpcc_instance *inst = calloc(opt.instances, sizeof *inst);
-        rc = open_instances(&opt, t, inst, doc);
+        rc = open_instances(&opt, t, inst, doc, just_loaded);
         if (!rc) {
             rc = tpcc_run_measure(&opt, t, inst, doc);
         }
@@ -867,16 +861,14 @@ static int tpcc_main(int argc, char **argv)
      * database takes minutes and may be interrupted, and must never cost the result.
      * The file is written again with the check's section when it ends. */
     bool checking = !rc && !sim_interrupted() && (!action || !strcmp(action, "check"));
-    if (opt.json && !action && checking) {
+    if (opt.json && !sim_json_on_stdout(opt.json) && !action && checking) {
         if (sim_result_write(doc, opt.json))
             rc = SIM_EXIT_FAIL;
         else
             sim_info("tpcc: run result written to %s; checking consistency", opt.json);
     }
     if (!rc && checking) rc = do_check(&opt, t, doc);
-    if (opt.json) {
-        if (sim_result_write(doc, opt.json) && !rc) rc = SIM_EXIT_FAIL;
-    }
+    if (sim_result_save(doc, opt.json) && !rc) rc = SIM_EXIT_FAIL;
     json_decref(doc);
     st_target_close(t);
     return rc;

@@ -14,7 +14,8 @@
 #define APPSIM_TPCC_INTERNAL_H
 
 #include "sim/sim.h"
-#include <sqlite3.h>
+#include "storage/sqlite/sqlite.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 

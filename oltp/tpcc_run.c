@@ -399,23 +399,10 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
     }
 }
 
-int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+/* Per-instance run state: writer lock, users (home warehouse and district, deck of
+ * transaction types), the deferred-delivery queue and the run's NURand constants. */
+static int init_instances(const tpcc_options *o, tpcc_instance *inst, int n)
 {
-    int n = (int)o->instances;
-    /* New orders, order lines, history and the WAL grow the database as the run goes:
-     * the run refuses to start, or stops, with less than --keep-free left. */
-    st_space_guard space = {.t = t, .keep_free = o->keep_free};
-    char why[512];
-    if (st_space_guard_check(&space, why, sizeof why)) {
-        sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
-        return SIM_EXIT_USAGE;
-    }
-    wl w = {.o = o, .inst = inst};
-    if (o->cycle_ns)
-        w.cycle_ns = o->cycle_ns;
-    else if (o->pacev == TPCC_PACE_REVIEW)
-        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
-
     for (int i = 0; i < n; i++) {
         tpcc_instance *I = &inst[i];
         I->lock = tpcc_writer_lock_new();
@@ -438,6 +425,98 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
             tpcc_deck_init(&u->deck, &o->mixv, &r);
         }
     }
+    return SIM_EXIT_OK;
+}
+
+static void free_instances(tpcc_instance *inst, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        tpcc_writer_lock_free(I->lock);
+        free(I->users);
+        free(I->dq);
+        sim_hist_free(I->deferred);
+        pthread_mutex_destroy(&I->dq_mu);
+        pthread_cond_destroy(&I->dq_cv);
+        I->lock = NULL;
+        I->users = NULL;
+        I->dq = NULL;
+        I->deferred = NULL;
+    }
+}
+
+/* Stops the delivery workers; pending[i] = deliveries still queued in instance i. */
+static uint64_t stop_delivery_workers(tpcc_instance *inst, int n, uint64_t *pending)
+{
+    uint64_t pending_total = 0;
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        pthread_mutex_lock(&I->dq_mu);
+        I->dq_stop = true;
+        pthread_cond_broadcast(&I->dq_cv);
+        pthread_mutex_unlock(&I->dq_mu);
+        if (I->dworker_started) pthread_join(I->dworker, NULL);
+        pending[i] = I->dq_len;
+        pending_total += I->dq_len;
+    }
+    return pending_total;
+}
+
+/* tpcc.per_instance[i]: rates, latency, deferred deliveries, database and constants. */
+static json_t *instance_json(const sim_run *run, const tpcc_options *o, tpcc_instance *I, int i,
+                             uint64_t pending)
+{
+    sim_hist *h = sim_run_merged_hist(run, -1, i);
+    double secs = sim_run_measured_seconds(run);
+    json_t *one =
+        json_pack("{s:i, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:s?}", "instance", i + 1, "tps",
+                  secs > 0 ? (double)sim_run_count(run, -1, i) / secs : 0.0, "mean_us",
+                  sim_hist_mean(h) / 1000.0, "p99_us", (double)sim_hist_percentile(h, 99) / 1000.0,
+                  "rates", rates_json(run, o, i), "delivery_deferred",
+                  deferred_json(I->deferred, I->deferred_errors, I->deferred_skipped, pending),
+                  "database", I->db ? st_db_json(I->db) : json_null(), "pristine",
+                  I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
+                  I->first_error[0] ? I->first_error : NULL);
+    json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
+    if (I->db && group_commit_on(o, I)) {
+        uint64_t gcc, gcs;
+        st_db_group_commit_stats(I->db, &gcc, &gcs);
+        json_object_set_new(
+            one, "group_commit",
+            json_pack("{s:I, s:I}", "commits", (json_int_t)gcc, "wal_syncs", (json_int_t)gcs));
+    }
+    /* What the database was loaded with, and the NURand constants of this run
+     * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
+    json_object_set_new(one, "data",
+                        json_pack("{s:I, s:I, s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}", "scale",
+                                  (json_int_t)I->meta.scale, "seed", (json_int_t)I->meta.seed,
+                                  "c_load", "c_last", (int)I->meta.c_load.c_last, "c_id",
+                                  (int)I->meta.c_load.c_id, "ol_i_id", (int)I->meta.c_load.ol_i_id,
+                                  "c_run", "c_last", (int)I->c_run.c_last, "c_id",
+                                  (int)I->c_run.c_id, "ol_i_id", (int)I->c_run.ol_i_id));
+    sim_hist_free(h);
+    return one;
+}
+
+int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+{
+    int n = (int)o->instances;
+    /* New orders, order lines, history and the WAL grow the database as the run goes:
+     * the run refuses to start, or stops, with less than --keep-free left. */
+    st_space_guard space = {.t = t, .keep_free = o->keep_free};
+    char why[512];
+    if (st_space_guard_check(&space, why, sizeof why)) {
+        sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
+        return SIM_EXIT_USAGE;
+    }
+    wl w = {.o = o, .inst = inst};
+    if (o->cycle_ns)
+        w.cycle_ns = o->cycle_ns;
+    else if (o->pacev == TPCC_PACE_REVIEW)
+        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
+
+    int irc = init_instances(o, inst, n);
+    if (irc) return irc;
 
     sim_run_config rc = {.type_names = tpcc_type_names,
                          .ntypes = TPCC_NTYPES,
@@ -487,18 +566,8 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     sim_vu_stats vs = {0};
     int status = sim_vu_run(run, &vc, &ops, &w, &vs);
     sim_run_finish(run);
-    uint64_t pending_total = 0;
     uint64_t pending[64] = {0};
-    for (int i = 0; i < n; i++) {
-        tpcc_instance *I = &inst[i];
-        pthread_mutex_lock(&I->dq_mu);
-        I->dq_stop = true;
-        pthread_cond_broadcast(&I->dq_cv);
-        pthread_mutex_unlock(&I->dq_mu);
-        if (I->dworker_started) pthread_join(I->dworker, NULL);
-        pending[i] = I->dq_len;
-        pending_total += I->dq_len;
-    }
+    uint64_t pending_total = stop_delivery_workers(inst, n, pending);
 
     sim_result_put_run(doc, NULL, run);
     json_t *tj = json_object();
@@ -531,37 +600,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
         sim_hist_merge(dall, I->deferred);
         derr += I->deferred_errors;
         dskip += I->deferred_skipped;
-        sim_hist *h = sim_run_merged_hist(run, -1, i);
-        double secs = sim_run_measured_seconds(run);
-        json_t *one = json_pack(
-            "{s:i, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:s?}", "instance", i + 1, "tps",
-            secs > 0 ? (double)sim_run_count(run, -1, i) / secs : 0.0, "mean_us",
-            sim_hist_mean(h) / 1000.0, "p99_us", (double)sim_hist_percentile(h, 99) / 1000.0,
-            "rates", rates_json(run, o, i), "delivery_deferred",
-            deferred_json(I->deferred, I->deferred_errors, I->deferred_skipped, pending[i]),
-            "database", I->db ? st_db_json(I->db) : json_null(), "pristine",
-            I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
-            I->first_error[0] ? I->first_error : NULL);
-        json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
-        if (I->db && group_commit_on(o, I)) {
-            uint64_t gcc, gcs;
-            st_db_group_commit_stats(I->db, &gcc, &gcs);
-            json_object_set_new(
-                one, "group_commit",
-                json_pack("{s:I, s:I}", "commits", (json_int_t)gcc, "wal_syncs", (json_int_t)gcs));
-        }
-        /* What the database was loaded with, and the NURand constants of this run
-         * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
-        json_object_set_new(one, "data",
-                            json_pack("{s:I, s:I, s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}", "scale",
-                                      (json_int_t)I->meta.scale, "seed", (json_int_t)I->meta.seed,
-                                      "c_load", "c_last", (int)I->meta.c_load.c_last, "c_id",
-                                      (int)I->meta.c_load.c_id, "ol_i_id",
-                                      (int)I->meta.c_load.ol_i_id, "c_run", "c_last",
-                                      (int)I->c_run.c_last, "c_id", (int)I->c_run.c_id, "ol_i_id",
-                                      (int)I->c_run.ol_i_id));
-        json_array_append_new(per, one);
-        sim_hist_free(h);
+        json_array_append_new(per, instance_json(run, o, I, i, pending[i]));
     }
     json_object_set_new(lim, "delivery_deferred",
                         p90_json(dall, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S));
@@ -583,19 +622,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     print_summary(stdout, doc, o);
     fflush(stdout);
 
-    for (int i = 0; i < n; i++) {
-        tpcc_instance *I = &inst[i];
-        tpcc_writer_lock_free(I->lock);
-        free(I->users);
-        free(I->dq);
-        sim_hist_free(I->deferred);
-        pthread_mutex_destroy(&I->dq_mu);
-        pthread_cond_destroy(&I->dq_cv);
-        I->lock = NULL;
-        I->users = NULL;
-        I->dq = NULL;
-        I->deferred = NULL;
-    }
+    free_instances(inst, n);
     /* The result is complete up to the stop, but the run did not last its --duration. */
     if (!status && sim_run_stopped_by(run)) status = SIM_EXIT_FAIL;
     sim_run_free(run);

@@ -6,38 +6,62 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define MAX_COMMANDS 32
-
-static const sim_command *registry[MAX_COMMANDS + 1];
-static int nregistered;
+SIM_REGISTRY(registry, sim_command, "commands", 32);
 static bool quiet;
+/* The real stdout while --json - claims it (sim_json_claim_stdout), else -1. */
+static int json_fd = -1;
 
 void sim_register_command(const sim_command *cmd)
 {
-    if (nregistered == MAX_COMMANDS) {
-        fprintf(stderr, "appsim: too many commands registered\n");
-        abort();
-    }
-    /* Keep the table sorted by name so that --help is stable. */
-    int i = nregistered++;
-    while (i > 0 && strcmp(registry[i - 1]->name, cmd->name) > 0) {
-        registry[i] = registry[i - 1];
-        i--;
-    }
-    registry[i] = cmd;
+    sim_registry_add(&registry, cmd);
 }
 
 const sim_command *sim_find_command(const char *name)
 {
-    for (int i = 0; i < nregistered; i++)
-        if (!strcmp(registry[i]->name, name)) return registry[i];
-    return NULL;
+    return sim_registry_find(&registry, name);
 }
 
 const sim_command *const *sim_commands(void)
 {
-    return registry;
+    return (const sim_command *const *)registry.items;
+}
+
+void sim_json_claim_stdout(void)
+{
+    if (json_fd >= 0) return;
+    fflush(stdout);
+    json_fd = dup(STDOUT_FILENO);
+    /* Text meant for stdout goes to stderr; if that fails, stdout stays as it was. */
+    if (json_fd >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        close(json_fd);
+        json_fd = -1;
+    }
+}
+
+int sim_json_stdout_fd(void)
+{
+    return json_fd;
+}
+
+static void release_stdout(void)
+{
+    if (json_fd < 0) return;
+    fflush(stdout);
+    dup2(json_fd, STDOUT_FILENO);
+    close(json_fd);
+    json_fd = -1;
+}
+
+int sim_command_run(const sim_command *cmd, int argc, char **argv)
+{
+    bool outer_quiet = quiet;
+    quiet = false;
+    int rc = cmd->main(argc, argv);
+    release_stdout();
+    quiet = outer_quiet;
+    return rc;
 }
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)

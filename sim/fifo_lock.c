@@ -16,6 +16,7 @@
  */
 #include "sim/sim.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -82,6 +83,7 @@ bool sim_fifo_lock_try(sim_fifo_lock *l)
 void sim_fifo_lock_release(sim_fifo_lock *l)
 {
     pthread_mutex_lock(&l->mu);
+    assert(l->held); /* only the owner releases; waiters queue only behind an owner */
     waiter *w = l->head;
     if (w) {
         l->head = w->next;

@@ -41,7 +41,7 @@ static int run_command(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     sim_signals_install();
-    int rc = cmd->main(argc - 1, argv + 1);
+    int rc = sim_command_run(cmd, argc - 1, argv + 1);
     /* A storage fault outranks everything: the figures of this run are not the drive's. */
     if (sim_fault_noted()) {
         sim_error("failed: %s; the run stopped at this first storage error and its result "

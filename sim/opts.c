@@ -6,7 +6,7 @@
  * Accepted forms: --name VALUE, --name=VALUE, --flag; one-letter names also as -x
  * VALUE. "--" ends the options: what follows is positional, untouched.
  */
-#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -146,6 +146,7 @@ const sim_opt *sim_opts_find(const sim_opt *opts, const char *name)
 
 const char *sim_opt_value_hint(const sim_opt *o)
 {
+    if (o->metavar) return o->metavar;
     switch (o->kind) {
     case SIM_OPT_FLAG:
         return "";
@@ -169,6 +170,7 @@ const char *sim_opt_value_hint(const sim_opt *o)
 
 static bool in_choices(const char *choices, const char *v)
 {
+    if (!v) return false;
     size_t n = strlen(v);
     for (const char *p = choices; p && *p;) {
         const char *bar = strchr(p, '|');
@@ -268,6 +270,21 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx)
     describer_ctx = ctx;
 }
 
+/* The option called `name`, by its name, an alias or (noted on stderr) an old
+ * spelling. */
+static sim_opt *lookup(const char *cmd, sim_opt *opts, const char *name)
+{
+    for (sim_opt *o = opts; o->name; o++)
+        if (!strcmp(o->name, name) || in_choices(o->aliases, name)) return o;
+    for (sim_opt *o = opts; o->name; o++)
+        if (in_choices(o->deprecated, name)) {
+            sim_warn("%s: %s%s is an old spelling of --%s; please use --%s", cmd,
+                     name[1] ? "--" : "-", name, o->name, o->name);
+            return o;
+        }
+    return NULL;
+}
+
 int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char **positional,
                    int max_positional, int *npositional, const char *usage)
 {
@@ -293,7 +310,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             sim_opts_help(stdout, cmd, usage, opts);
-            return -1;
+            return SIM_OPTS_HELP_SHOWN;
         }
         char name[64];
         const char *value = NULL;
@@ -312,7 +329,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
             name[0] = a[1];
             name[1] = 0;
         }
-        sim_opt *o = (sim_opt *)sim_opts_find(opts, name);
+        sim_opt *o = lookup(cmd, opts, name);
         if (!o) {
             sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
             return SIM_EXIT_USAGE;
@@ -322,6 +339,11 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
                 sim_error("%s: --%s takes no value", cmd, o->name);
                 return SIM_EXIT_USAGE;
             }
+        } else if (!value && o->bare_value &&
+                   (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))) {
+            value = o->bare_value;
+            sim_warn("%s: --%s without a value is an old form; please write --%s %s", cmd, o->name,
+                     o->name, value);
         } else if (!value) {
             if (i + 1 >= argc) {
                 sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
@@ -335,6 +357,9 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         o->set = true;
     }
     if (npositional) *npositional = npos;
+    const sim_opt *json = sim_opts_find(opts, "json");
+    if (json && json->kind == SIM_OPT_STRING && sim_json_on_stdout(*(const char **)json->dst))
+        sim_json_claim_stdout();
     return 0;
 }
 
@@ -383,8 +408,19 @@ void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt 
         else
             snprintf(lhs, sizeof lhs, "%s%s %s", dash, o->name, sim_opt_value_hint(o));
         sim_opt_default_text(o, def, sizeof def);
-        fprintf(out, "  %-28s %s", lhs, o->help ? o->help : "");
-        if (def[0]) fprintf(out, " (default: %s)", def);
+        const char *help = o->help ? o->help : "";
+        fprintf(out, "  %-28s %s", lhs, help);
+        if (o->aliases) {
+            fputs(" (also", out);
+            for (const char *p = o->aliases; *p;) {
+                size_t len = strcspn(p, "|");
+                fprintf(out, " %s%.*s", len > 1 ? "--" : "-", (int)len, p);
+                p += len + (p[len] == '|');
+            }
+            fputc(')', out);
+        }
+        /* A help text that states its default in words ("default: all") keeps it. */
+        if (def[0] && !strstr(help, "default")) fprintf(out, " (default: %s)", def);
         fputc('\n', out);
     }
     fprintf(out, "  %-28s %s\n", "--help", "show this help");

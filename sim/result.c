@@ -206,7 +206,7 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
         json_t *inst = json_array();
         for (int i = 0; i < c->instances; i++) {
             json_t *one = json_object();
-            json_object_set_new(one, "instance", json_integer(i));
+            json_object_set_new(one, "instance", json_integer(i + 1)); /* numbered from 1 */
             json_object_set_new(one, "summary", sim_result_summary_json(r, i));
             json_object_set_new(one, "per_type", sim_result_per_type_json(r, i));
             sim_hist *h = sim_run_merged_hist(r, -1, i);
@@ -223,21 +223,10 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     }
 }
 
-int sim_result_write(const json_t *doc, const char *path)
+/* The document as text. A storage fault anywhere in the process marks every result
+ * written after it (a curve, a VDI storm, a prepare): its figures are not the drive's. */
+static char *dump_marked(const json_t *doc)
 {
-    if (sim_ranks_rank() > 0)
-        return 0; /* rank 0 writes the job's result, with every rank's section */
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    /* never through a link planted under the temporary name */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
-                  strerror(errno));
-        return -1;
-    }
-    /* A storage fault anywhere in the process marks every result written after it (a
-     * curve, a VDI storm, a prepare): its figures are not the drive's. */
     json_t *marked = NULL;
     if (sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"))) {
         marked = json_copy((json_t *)doc);
@@ -245,35 +234,64 @@ int sim_result_write(const json_t *doc, const char *path)
         json_object_set_new(marked, "failure", sim_fault_json());
         doc = marked;
     }
-    /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
     json_decref(marked);
-    size_t len = text ? strlen(text) : 0, done = 0;
-    while (text && done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w <= 0) break;
-        done += (size_t)w;
+    return text;
+}
+
+bool sim_json_on_stdout(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
+int sim_result_save(const json_t *doc, const char *path)
+{
+    if (!path) return SIM_EXIT_OK;
+    if (sim_ranks_rank() > 0) return SIM_EXIT_OK; /* rank 0 writes the job's result */
+    if (!sim_json_on_stdout(path)) return sim_result_write(doc, path) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
+    char *text = dump_marked(doc);
+    bool ok = text != NULL;
+    int fd = sim_json_stdout_fd();
+    if (ok && fd >= 0) { /* the real stdout, claimed by --json - */
+        size_t len = strlen(text), done = 0;
+        while (ok && done < len) {
+            ssize_t w = write(fd, text + done, len - done);
+            ok = w > 0;
+            done += ok ? (size_t)w : 0;
+        }
+        ok = ok && write(fd, "\n", 1) == 1;
+    } else if (ok) {
+        ok = puts(text) >= 0 && fflush(stdout) == 0;
     }
     free(text);
-    if (!text || done < len || write(fd, "\n", 1) != 1 || fsync(fd)) {
-        sim_error("cannot write the result file %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
+    if (!ok) {
+        sim_error("cannot write the result document to standard output: %s", strerror(errno));
+        return SIM_EXIT_FAIL;
+    }
+    return SIM_EXIT_OK;
+}
+
+int sim_result_write(const json_t *doc, const char *path)
+{
+    if (sim_ranks_rank() > 0)
+        return 0; /* rank 0 writes the job's result, with every rank's section */
+    /* One buffer, written whole: json_dumpfd would issue a write() per token. */
+    char *text = dump_marked(doc);
+    size_t len = text ? strlen(text) : 0;
+    char *whole = text ? realloc(text, len + 2) : NULL;
+    if (!whole) {
+        free(text);
+        sim_error("cannot write the result file %s: out of memory", path);
         return -1;
     }
-    close(fd);
-    if (rename(tmp, path)) {
-        sim_error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
+    whole[len++] = '\n';
+    whole[len] = 0;
+    int e = sim_atomic_write(path, whole, len);
+    free(whole);
+    if (e) {
+        sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
+                  strerror(e));
         return -1;
-    }
-    /* Make the rename itself durable. */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
     }
     return 0;
 }

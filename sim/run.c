@@ -324,6 +324,7 @@ static inline void bump(counter_t *c, uint64_t n)
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
 {
     sim_run *r = m->run;
+    assert(type >= 0 && type < r->cfg.ntypes); /* an index into cfg.type_names */
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
     if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
@@ -337,6 +338,7 @@ void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end
 void sim_meter_error(sim_meter *m, int type)
 {
     sim_run *r = m->run;
+    assert(type >= 0 && type < r->cfg.ntypes);
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t now = sim_now_ns();
     if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
@@ -350,6 +352,7 @@ void sim_meter_error(sim_meter *m, int type)
 void sim_meter_count(sim_meter *m, int counter, uint64_t n)
 {
     sim_run *r = m->run;
+    assert(counter >= 0 && counter < r->cfg.ncounters); /* into cfg.counter_names */
     if (counter < 0 || counter >= r->cfg.ncounters) return;
     uint64_t now = sim_now_ns();
     if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
@@ -579,7 +582,9 @@ static void *reporter_main(void *arg)
     sim_run *r = arg;
     uint64_t interval = r->cfg.report_interval_ns;
     uint64_t next_report = interval ? r->t_start + interval : UINT64_MAX;
-    uint64_t next_progress = r->progress_tty && !interval ? r->t_start + 1000000000ull : UINT64_MAX;
+    /* On a terminal, a countdown line between the interval lines (each interval line
+     * clears it first and ends its own line). */
+    uint64_t next_progress = r->progress_tty ? r->t_start + 1000000000ull : UINT64_MAX;
     bool measure_snapped = measure_at(r) == r->t_start;
     uint64_t next_guard = r->t_start + 1000000000ull;
     uint64_t round = r->cfg.steady_round_ns;
@@ -712,7 +717,7 @@ void sim_run_finish(sim_run *r)
     if (r->cfg.report_interval_ns &&
         (end > r->prev_t + r->cfg.report_interval_ns / 10 || r->since_stored > 0))
         report_interval(r, end, true);
-    if (r->progress_tty && !r->cfg.report_interval_ns) fprintf(stderr, "\r\033[K");
+    if (r->progress_tty) fprintf(stderr, "\r\033[K");
 }
 
 double sim_run_measured_seconds(const sim_run *r)

@@ -53,6 +53,29 @@ void sim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_set_quiet(bool quiet);
 
+/* ------------------------------------------------------------------ registries */
+
+/*
+ * Things registered by name (commands, database and I/O engines, trace formats and
+ * subcommands): added from constructors before main, on one thread; kept sorted by
+ * name; items[0..n) then NULL. More than `cap` entries, or two with one name, stops the
+ * program at start-up with a message. Declare one with SIM_REGISTRY.
+ */
+typedef struct sim_registry {
+    const char *what;   /* "commands", for messages */
+    size_t name_offset; /* offsetof(entry type, its const char *name) */
+    int cap, n;
+    const void **items; /* cap + 1 slots */
+} sim_registry;
+#define SIM_REGISTRY(var, type, what_, cap_)                                                       \
+    static const void *var##_items[(cap_) + 1];                                                    \
+    static sim_registry var = {                                                                    \
+        .what = (what_), .name_offset = offsetof(type, name), .cap = (cap_), .items = var##_items}
+void sim_registry_add(sim_registry *r, const void *item);
+const void *sim_registry_find(const sim_registry *r, const char *name);
+/* "a|b|c" into buf (truncated to len). */
+const char *sim_registry_names(sim_registry *r, char *buf, size_t len);
+
 /* ------------------------------------------------------------------ commands */
 
 typedef struct sim_command {
@@ -67,6 +90,11 @@ typedef struct sim_command {
 } sim_command;
 
 void sim_register_command(const sim_command *cmd);
+/* Runs one invocation of cmd (appsim's main, and suite for each step): state that
+ * belongs to an invocation (the --quiet of sim_info, stdout claimed by --json -) starts
+ * fresh and is put back afterwards, so that a second invocation in the same process
+ * starts from its own options. Returns cmd's exit status. */
+int sim_command_run(const sim_command *cmd, int argc, char **argv);
 const sim_command *sim_find_command(const char *name);
 /* Commands in registration-independent (alphabetical) order; NULL-terminated. */
 const sim_command *const *sim_commands(void);
@@ -102,19 +130,39 @@ typedef struct sim_opt {
     const char *choices; /* SIM_OPT_CHOICE only */
     double min, max;     /* numeric kinds; max == 0 means no upper bound */
     bool set;            /* out: given on the command line */
+    /* Other names for the same option, "|"-separated ("time" for "duration"): accepted
+     * silently and listed in the help; the result records the option under `name`. */
+    const char *aliases;
+    /* Old spellings, "|"-separated: still accepted (users' scripts keep working), each
+     * use noted in one line on stderr naming the new spelling; not in the help. */
+    const char *deprecated;
+    /* The value's placeholder in the help ("FILE", "PATH"); NULL = from the kind. */
+    const char *metavar;
+    /* The value taken when the option is given without one (last, or followed by
+     * another option): an old flag form of a value option (vdi's `--json` meant
+     * `--json -`), noted on stderr. NULL = a value is required. */
+    const char *bare_value;
 } sim_opt;
 /* Terminates an option table. */
-/* clang-format off */
-#define SIM_OPT_END {0}
-/* clang-format on */
+#define SIM_OPT_END                                                                                \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /*
  * Parse argv[1..] against opts (terminated by SIM_OPT_END). Non-option arguments are
  * collected in order into positional[0..*npositional) (at most max_positional; more is
- * a usage error). "--help" prints sim_opts_help and returns -1 (caller exits 0).
- * Returns 0, -1 (help shown) or SIM_EXIT_USAGE after printing a message that names
- * the option, the bad value and what is accepted.
+ * a usage error). "--help" prints sim_opts_help and returns SIM_OPTS_HELP_SHOWN (the
+ * caller exits 0: sim_opts_exit_status). Returns 0, SIM_OPTS_HELP_SHOWN or
+ * SIM_EXIT_USAGE after printing a message that names the option, the bad value and
+ * what is accepted.
  */
+#define SIM_OPTS_HELP_SHOWN (-1)
+/* The exit status for a non-zero sim_opts_parse result: help shown is a success. */
+static inline int sim_opts_exit_status(int rc)
+{
+    return rc == SIM_OPTS_HELP_SHOWN ? SIM_EXIT_OK : rc;
+}
 int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv, char **positional,
                    int max_positional, int *npositional, const char *usage);
 void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_opt *opts);
@@ -132,6 +180,59 @@ const char *sim_opt_value_hint(const sim_opt *o);
 typedef void (*sim_opts_describer)(void *ctx, const char *command, const char *usage,
                                    const sim_opt *opts);
 void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
+
+/*
+ * The shared vocabulary: every command spells these concepts the same way, with the
+ * same placeholder, meaning and default (tests/integration/vocabulary.sh walks
+ * every command's --help and fails on a concept spelled two ways). The target, its
+ * --allow-destroy, --buffered and --ioengine are storage's (ST_TARGET_OPTIONS,
+ * ST_OPT_IOENGINE in storage/storage.h). Instances are numbered from 1 everywhere, in
+ * the text and in the result.
+ */
+/* The --report-interval default of every command (interval lines on stderr, and the
+ * series in the result that the report charts over time). */
+#define SIM_REPORT_INTERVAL_DEFAULT_NS (5ull * 1000000000ull)
+/* --duration TIME (sysbench's --time accepted), at least min_s seconds; `what`
+ * completes "length of the measured phase". */
+#define SIM_VOCAB_DURATION(dst_, min_s, what)                                                      \
+    {                                                                                              \
+        .name = "duration", .kind = SIM_OPT_DURATION, .dst = (dst_), .min = (min_s),               \
+        .aliases = "time", .help = "length of the measured phase" what                             \
+    }
+/* --warmup TIME|steady; `what` says what is warmed up and what "steady" waits for. */
+#define SIM_VOCAB_WARMUP(dst_, what)                                                               \
+    {                                                                                              \
+        .name = "warmup", .kind = SIM_OPT_WARMUP, .dst = (dst_),                                   \
+        .help = "warm-up, excluded from the summary" what                                          \
+    }
+#define SIM_VOCAB_REPORT_INTERVAL(dst_)                                                            \
+    {                                                                                              \
+        .name = "report-interval", .kind = SIM_OPT_DURATION, .dst = (dst_),                        \
+        .help = "interval lines on stderr and the series in the result (0 = none)"                 \
+    }
+/* --json FILE; "-" = the document on stdout and nothing else there (sim_result_save). */
+#define SIM_VOCAB_JSON(dst_, deprecated_)                                                          \
+    {                                                                                              \
+        .name = "json", .kind = SIM_OPT_STRING, .dst = (dst_), .metavar = "FILE",                  \
+        .deprecated = (deprecated_),                                                               \
+        .help = "write the result document to FILE (- = stdout, and nothing else there)"           \
+    }
+#define SIM_VOCAB_QUIET(dst_, what)                                                                \
+    {                                                                                              \
+        .name = "quiet", .kind = SIM_OPT_FLAG, .dst = (dst_), .help = what                         \
+    }
+#define SIM_VOCAB_SEED(dst_, what)                                                                 \
+    {                                                                                              \
+        .name = "seed", .kind = SIM_OPT_U64, .dst = (dst_), .help = "random seed (" what ")"       \
+    }
+/* --curve-points in percent of the maximum rate (tr_curve_parse_points reads it). */
+#define SIM_VOCAB_CURVE_POINTS(dst_, deprecated_)                                                  \
+    {                                                                                              \
+        .name = "curve-points", .kind = SIM_OPT_STRING, .dst = (dst_), .metavar = "PCT,...",       \
+        .deprecated = (deprecated_),                                                               \
+        .help = "rate curve points in percent of the maximum rate (default: "                      \
+                "10,20,...,100,110,120)"                                                           \
+    }
 
 /* Single-value parsers used by the table parser, public for workloads with
  * structured arguments (e.g. --region OFFSET:LENGTH). Return 0 or -1. */
@@ -423,6 +524,19 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
 /* Atomically write (temp file in the same directory, fsync, rename). 0 or -1 with a
  * message printed. */
 int sim_result_write(const json_t *doc, const char *path);
+/* --json PATH: nothing for NULL, the document on stdout for "-", else
+ * sim_result_write. SIM_EXIT_OK or SIM_EXIT_FAIL (message printed). */
+int sim_result_save(const json_t *doc, const char *path);
+/* Whether --json PATH claims stdout ("-"): the command then prints no text there. */
+bool sim_json_on_stdout(const char *path);
+/* Atomic, durable file replacement (sim/atomic.c), for every file appsim writes whole:
+ * write to the temporary name sim_atomic_tmp_name gives (beside path), then
+ * sim_atomic_commit fsyncs fd, renames it over path and fsyncs the directory; on
+ * failure the temporary file is removed. fd stays open. sim_atomic_write does all of it
+ * for one buffer. All return 0 or an errno value. */
+int sim_atomic_tmp_name(const char *path, char *tmp, size_t len);
+int sim_atomic_commit(int fd, const char *tmp, const char *path);
+int sim_atomic_write(const char *path, const void *data, size_t len);
 /* The text summary printed on stdout at the end of a run. */
 void sim_result_print(FILE *out, const json_t *doc);
 /* Host section: cpu model, cores, memory, kernel, hostname. */

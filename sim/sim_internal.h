@@ -18,6 +18,13 @@ json_t *sim_run_steady_json(const sim_run *r);
 /* The process's CPU use ("cpu"), a probe every run adds first (sim/cpu_probe.c). */
 extern const sim_probe_ops sim_cpu_probe;
 
+/* --json - was given (sim_opts_parse): from now until the command returns, the
+ * result document alone goes to the real stdout, and what the command prints on stdout
+ * goes to stderr. */
+void sim_json_claim_stdout(void);
+/* The descriptor of the real stdout while it is claimed, else -1. */
+int sim_json_stdout_fd(void);
+
 /* Several ranks (sim/result_ranks.c, docs/mpi.md). Collective: sums this run's
  * measured and warm-up histograms, errors and counters over the ranks; rank 0's
  * read-outs (instance < 0) then return the job's figures. */

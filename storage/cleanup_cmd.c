@@ -13,20 +13,14 @@ static int cleanup_main(int argc, char **argv)
     const char *target = NULL;
     bool quiet = false;
     sim_opt opts[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &target,
-         .help = "directory whose appsim files are removed"},
-        {.name = "quiet",
-         .kind = SIM_OPT_FLAG,
-         .dst = &quiet,
-         .help = "do not list the removed files"},
+        ST_OPT_TARGET(target, "directory whose appsim files are removed"),
+        SIM_VOCAB_QUIET(&quiet, "do not list the removed files"),
         SIM_OPT_END,
     };
     int np = 0;
     int rc =
         sim_opts_parse("cleanup", opts, argc, argv, NULL, 0, &np, "appsim cleanup --target DIR");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (!target) {
         sim_error("cleanup needs --target DIR (the directory appsim wrote to)");
         return SIM_EXIT_USAGE;

@@ -21,21 +21,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_ENGINES 8
-
-static const st_engine_ops *engines[MAX_ENGINES];
-static int nengines;
+SIM_REGISTRY(engines, st_engine_ops, "I/O engines", 8);
 
 void st_register_engine(const st_engine_ops *ops)
 {
-    if (nengines < MAX_ENGINES) engines[nengines++] = ops;
+    sim_registry_add(&engines, ops);
 }
 
 const st_engine_ops *st_find_engine(const char *name)
 {
-    for (int i = 0; i < nengines; i++)
-        if (!strcmp(engines[i]->name, name)) return engines[i];
-    return NULL;
+    return sim_registry_find(&engines, name);
 }
 
 const char *st_engine_choices(void)

@@ -1,8 +1,9 @@
 /*
- * storage/info_cmd.c: `appsim info --target PATH [--json FILE]`: prints what appsim
- * knows about the target (kind, filesystem, partition, whole disk, identity fields,
- * NVMe identify data, what is unknown) and optionally writes it as a result document.
- * Opens the target read-only: info never creates or changes anything.
+ * storage/info_cmd.c: `appsim info --target PATH [--json FILE]\nDescribes the target (filesystem,
+ * partition, disk identity); writes nothing.`: prints what appsim knows about the target (kind,
+ * filesystem, partition, whole disk, identity fields, NVMe identify data, what is unknown) and
+ * optionally writes it as a result document. Opens the target read-only: info never creates or
+ * changes anything.
  */
 #include "storage/target_internal.h"
 
@@ -66,20 +67,15 @@ static int info_main(int argc, char **argv)
 {
     const char *target = NULL, *json_path = NULL;
     sim_opt opts[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &target,
-         .help = "directory or block device to describe"},
-        {.name = "json",
-         .kind = SIM_OPT_STRING,
-         .dst = &json_path,
-         .help = "also write the description to this file"},
+        ST_OPT_TARGET(target, "directory or block device to describe"),
+        SIM_VOCAB_JSON(&json_path, NULL),
         SIM_OPT_END,
     };
     int np = 0;
     int rc = sim_opts_parse("info", opts, argc, argv, NULL, 0, &np,
-                            "appsim info --target PATH [--json FILE]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+                            "appsim info --target PATH [--json FILE]\nDescribes the target "
+                            "(filesystem, partition, disk identity); writes nothing.");
+    if (rc) return sim_opts_exit_status(rc);
     if (!target) {
         sim_error("info needs --target PATH (a directory on the drive, or a block device)");
         return SIM_EXIT_USAGE;
@@ -94,13 +90,15 @@ static int info_main(int argc, char **argv)
     }
     json_t *j = st_target_json(t);
     st_target_close(t);
-    printf("target %s\n", target);
-    print_object(stdout, j, 2);
+    if (!sim_json_on_stdout(json_path)) {
+        printf("target %s\n", target);
+        print_object(stdout, j, 2);
+    }
     rc = SIM_EXIT_OK;
     if (json_path) {
         json_t *doc = sim_result_new("info", argc, argv, opts);
         json_object_set(doc, "target", j);
-        if (sim_result_write(doc, json_path) != 0) rc = SIM_EXIT_FAIL;
+        rc = sim_result_save(doc, json_path);
         json_decref(doc);
     }
     json_decref(j);

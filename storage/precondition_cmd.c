@@ -250,7 +250,7 @@ static int write_result(pc_state *s, int argc, char **argv, const sim_opt *opts)
     json_t *doc = sim_result_new("precondition", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(s->t));
     json_object_set_new(doc, "precondition", json_deep_copy(s->rec));
-    int rc = sim_result_write(doc, s->o->json) ? SIM_EXIT_FAIL : 0;
+    int rc = sim_result_save(doc, s->o->json);
     json_decref(doc);
     return rc;
 }
@@ -272,7 +272,7 @@ static int run_on_target(pc_opts *o, int argc, char **argv, const sim_opt *opts)
         rc = precondition(&s, fd, &out, err, sizeof err);
         close(fd);
         finish_file(&s);
-        print_summary(s.rec);
+        if (!sim_json_on_stdout(o->json)) print_summary(s.rec);
         int jrc = write_result(&s, argc, argv, opts);
         if (!rc) rc = jrc;
         json_decref(s.rec);
@@ -331,14 +331,14 @@ static int precondition_main(int argc, char **argv)
          .dst = &o.keep_file,
          .help = "directory: keep the preconditioning file (default: removed, its blocks "
                  "returned to the free space)"},
-        {.name = "json", .kind = SIM_OPT_STRING, .dst = &o.json, .help = "write the result here"},
-        {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &o.quiet, .help = "no progress line"},
+        SIM_VOCAB_JSON(&o.json, NULL),
+        SIM_VOCAB_QUIET(&o.quiet, "no progress line"),
         SIM_OPT_END,
     };
     int np = 0;
     int rc = sim_opts_parse("precondition", opts, argc, argv, NULL, 0, &np,
                             "appsim precondition --target DIR|DEVICE [options]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if ((rc = check_options(&o, opts))) return rc;
     sim_set_quiet(o.quiet);
     o.to.create_dir = true;

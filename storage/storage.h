@@ -26,7 +26,6 @@
 #define APPSIM_STORAGE_H
 
 #include "sim/sim.h"
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -241,13 +240,37 @@ const char *st_engine_choices(void);
  * message listing the choices: commands check it before creating anything. */
 int st_engine_name_check(const char *name, char *err, size_t errlen);
 
+/* The --ioengine entry of the shared vocabulary (sim/sim.h), into the const char *
+ * `engine`, which holds "io_uring" before parsing; `deprecated` ("|"-separated or
+ * NULL) lists a command's old spellings, still accepted with a note. */
+#define ST_OPT_IOENGINE(engine, deprecated_)                                                       \
+    {                                                                                              \
+        .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .choices = "io_uring|psync", \
+        .deprecated = (deprecated_), .help = "I/O engine (psync where the kernel has no io_uring)" \
+    }
+/* --target PATH into the const char * `dst`, for commands that take no other target
+ * option; `what` is the help text. */
+#define ST_OPT_TARGET(dst_, what)                                                                  \
+    {                                                                                              \
+        .name = "target", .kind = SIM_OPT_STRING, .dst = &(dst_), .metavar = "PATH", .help = what  \
+    }
+/* --buffered, into the bool `dst`. */
+#define ST_OPT_BUFFERED(dst_)                                                                      \
+    {                                                                                              \
+        .name = "buffered", .kind = SIM_OPT_FLAG, .dst = &(dst_),                                  \
+        .help = "go through the page cache instead of O_DIRECT (recorded in the result)"           \
+    }
+
 /* Option-table entries shared by every command that takes a target (see sim_opt):
  * --target, --allow-destroy, --buffered into the st_target_opts `o`, and --ioengine
  * into the const char * `engine` (default "io_uring", falling back to psync). */
-#define ST_TARGET_OPTIONS(o, engine)                                                               \
+#define ST_TARGET_OPTIONS(o, engine) ST_TARGET_OPTIONS_OLD(o, engine, NULL)
+/* The same, with a command's old spellings of --ioengine (see ST_OPT_IOENGINE). */
+#define ST_TARGET_OPTIONS_OLD(o, engine, old_engine_names)                                         \
     {.name = "target",                                                                             \
      .kind = SIM_OPT_STRING,                                                                       \
      .dst = &(o).path,                                                                             \
+     .metavar = "PATH",                                                                            \
      .help = "directory on the drive to test (appsim creates its files inside), or a block "       \
              "device"},                                                                            \
         {.name = "allow-destroy",                                                                  \
@@ -255,14 +278,7 @@ int st_engine_name_check(const char *name, char *err, size_t errlen);
          .dst = &(o).allow_destroy,                                                                \
          .help = "allow overwriting a block device target (never a mounted one; not needed "       \
                  "for a blank device appsim marked before)"},                                      \
-        {.name = "buffered",                                                                       \
-         .kind = SIM_OPT_FLAG,                                                                     \
-         .dst = &(o).buffered,                                                                     \
-         .help = "go through the page cache instead of O_DIRECT (recorded in the result)"},        \
-    {                                                                                              \
-        .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .help = "I/O engine",        \
-        .choices = "io_uring|psync"                                                                \
-    }
+        ST_OPT_BUFFERED((o).buffered), ST_OPT_IOENGINE(engine, old_engine_names)
 
 /*
  * A run guard (sim_run_add_guard) for directory targets: true, with the reason, when the
@@ -281,136 +297,6 @@ bool st_space_guard_check(void *ctx, char *why, size_t whylen);
 /* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). */
 void *st_alloc_aligned(size_t len);
 void st_free_aligned(void *p);
-
-/* ------------------------------------------------------------------ SQLite databases */
-
-/*
- * One database instance on the target: a file opened through appsim's direct-I/O VFS
- * with one buffer pool of buffer_bytes shared by all its connections (or SQLite's
- * default VFS when the target is buffered, and then the result says the page cache was
- * in play). WAL mode; the WAL index in process memory; checkpoints on a background
- * thread by the policy below.
- */
-typedef struct st_db_opts {
-    uint64_t buffer_bytes;         /* the database's memory (--buffer) */
-    const char *sync;              /* "full" (default), "normal", "off" */
-    uint64_t checkpoint_wal_bytes; /* background checkpoint when the WAL passes this */
-    const char *checkpoint_mode;   /* "passive" (default), "full", "restart", "truncate" */
-    int max_connections;           /* for the buffer's minimum size check */
-    const char *engine;            /* I/O engine name for the VFS (NULL = default) */
-    /* The WAL's bound: from half of it on, the checkpointer restarts the WAL from its
-     * beginning (holding writers back while the readers of older snapshots finish);
-     * from 7/8 of it writers wait until it has (docs/sqlite-vfs.md). 0 = the larger of
-     * 64 MiB and four times checkpoint_wal_bytes; UINT64_MAX = no bound (SQLite's own
-     * behaviour, for comparison). */
-    uint64_t wal_limit_bytes;
-} st_db_opts;
-
-typedef struct st_db st_db;
-
-/* Opens (create = true: creates and records in the manifest) database `name`. */
-int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
-               char *err, size_t errlen);
-/* For opening database `name` with SQLite's default VFS (bulk loads): checks that it
- * and its -journal, -wal and -shm files are no symlinks and are the files appsim
- * created (or absent), and returns its path through the target's resolved directory.
- * Open it with SQLITE_OPEN_NOFOLLOW. */
-int st_db_library_path(st_target *t, const char *name, char *path, size_t len, char *err,
-                       size_t errlen);
-/* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
- * per-connection cache). Use from one thread at a time. Opened with extended result
- * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic
- * checkpoints (the instance's background thread does them). Close every connection
- * before st_db_close. */
-int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
-/*
- * Group commit. st_db_can_group_commit: the database is on appsim's VFS with sync
- * "full". st_db_conn_group_commit then puts a connection in group-commit mode
- * (`synchronous=NORMAL`; its commits stay in the buffer pool, readable by every
- * connection, and are neither written nor synced at commit), and the caller must call
- * st_db_commit_durable after each commit, outside any lock of its own: it returns when
- * everything the connection committed is written and on stable storage, and one WAL
- * write + sync serves every commit that arrived while the previous one ran. A commit
- * is reported to the user only when durable; other connections may read it before (as
- * with InnoDB). 0, or -1 with err. st_db_group_commit_stats: commits made durable, WAL
- * syncs.
- */
-bool st_db_can_group_commit(const st_db *db);
-int st_db_conn_group_commit(st_db *db, sqlite3 *conn, char *err, size_t errlen);
-int st_db_commit_durable(st_db *db, char *err, size_t errlen);
-void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs);
-/* Flush the WAL into the database file (after a bulk load, before a copy). */
-int st_db_checkpoint(st_db *db, char *err, size_t errlen);
-/* {"vfs", "buffered", "buffer_bytes", "page_size", "hits", "misses", "evictions",
- *  "sync", "checkpoint": {...}} */
-json_t *st_db_json(const st_db *db);
-void st_db_close(st_db *db);
-/* Blocks the calling thread read through appsim's VFS (any database) since it
- * started: `reads` counts block reads asked of the buffer pool, `device_reads` the
- * pool misses that went to the device (a partial write of an absent block is one
- * too). A transaction's cost is the difference around it. */
-typedef struct st_db_thread_reads {
-    uint64_t db_reads, db_device_reads;   /* database file */
-    uint64_t wal_reads, wal_device_reads; /* its WAL */
-} st_db_thread_reads;
-void st_db_thread_reads_get(st_db_thread_reads *out);
-/* Smallest buffer_bytes st_db_open accepts: 16 pages per connection (max_connections,
- * at least 1, plus the checkpointer's). */
-uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size);
-/* The pool's and VFS's counters as a sim/ probe named "db_pool": hits, misses,
- * evictions, hit_ratio, the device reads and writes the VFS issued (db_reads,
- * wal_reads, db_writes, wal_writes, syncs), io_in_flight (this database's reads and
- * writes in flight on average: their summed durations over the wall time, the queue
- * depth it gave the drive whatever else shares the disk; reads_in_flight the reads'
- * part), checkpoints, and per unit when units > 0
- * (misses_per_unit, device_reads_per_unit, device_writes_per_unit). ctx is the st_db.
- * On a buffered target it only says the page cache was in play. */
-extern const sim_probe_ops st_db_pool_probe;
-
-/* ------------------------------------------------------------------ SQLite bulk pages */
-
-/*
- * Writes a rowid table's b-tree and an index b-tree directly in SQLite's file format,
- * pages packed full, for bulk loads where SQLite's single writer is too slow.
- * Contract: the caller created the table and index with SQL (so their roots are the
- * empty leaves SQLite wrote), no connection has the file open, and the WAL is empty.
- * Per tree: begin, then rows in strictly increasing rowid order (table) or records in
- * the index's sort order (index; not checked: an unordered index is corrupt), then end.
- * close() writes the roots and the header only if every tree ended; otherwise the file
- * is truncated back and its trees stay empty. Records must fit on one page (no overflow
- * pages): rows up to the usable size - 35 bytes, index records up to 64 bytes. Refuses
- * files with auto-vacuum or a non-UTF-8 encoding (the caller then loads through SQL).
- * Not thread-safe; one writer per file.
- */
-typedef struct st_sqlite_bulk st_sqlite_bulk;
-
-typedef enum { ST_SQLITE_NULL, ST_SQLITE_INT, ST_SQLITE_TEXT } st_sqlite_type;
-typedef struct st_sqlite_value {
-    st_sqlite_type type;
-    int64_t i;        /* ST_SQLITE_INT */
-    const char *text; /* ST_SQLITE_TEXT, UTF-8, not terminated */
-    size_t len;
-} st_sqlite_value;
-
-int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_t errlen);
-/* Encodes a record as SQLite does (smallest integer serial types; 0 and 1 as constants
- * in schema format 4). Returns its length, 0 if it does not fit in cap. An INTEGER
- * PRIMARY KEY column is NULL in its table's record (the rowid holds it). */
-size_t st_sqlite_bulk_record(const st_sqlite_bulk *b, const st_sqlite_value *vals, int n,
-                             uint8_t *out, size_t cap);
-/* The offset of SQLite's lock bytes (PENDING_BYTE, 2^30 unless the process moved it
- * with sqlite3_test_control(SQLITE_TESTCTRL_PENDING_BYTE), as tests do to cross it in
- * a small file). The page holding it is never used; open() sets 2^30. */
-void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset);
-int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err, size_t errlen);
-int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len, char *err,
-                       size_t errlen);
-int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char *err,
-                         size_t errlen);
-int st_sqlite_bulk_end(st_sqlite_bulk *b, char *err, size_t errlen);
-/* Pages appended so far (all trees). */
-uint64_t st_sqlite_bulk_pages(const st_sqlite_bulk *b);
-int st_sqlite_bulk_close(st_sqlite_bulk *b, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -240,15 +240,14 @@ static int info_main(int argc, char **argv)
     bool skip_bad = false;
     sim_opt opts[] = {
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
-        {"json", SIM_OPT_STRING, &json_path, "write the figures as JSON to FILE (- = stdout)", NULL,
-         0, 0, false},
+        SIM_VOCAB_JSON(&json_path, NULL),
         SIM_OPT_END,
     };
     char *pos[1];
     int npos = 0;
     int rc = sim_opts_parse("trace info", opts, argc, argv, pos, 1, &npos,
                             "appsim trace info TRACE [--format F] [--volume N] [--json FILE]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos != 1) {
         sim_error("trace info needs one trace file");
         return SIM_EXIT_USAGE;
@@ -283,17 +282,8 @@ static int info_main(int argc, char **argv)
     }
     if (rc == 0) {
         json_t *j = build(&in, src);
-        if (json_path && !strcmp(json_path, "-")) {
-            char *s = json_dumps(j, JSON_INDENT(1));
-            printf("%s\n", s);
-            free(s);
-        } else {
-            print_text(j);
-            if (json_path && json_dump_file(j, json_path, JSON_INDENT(1)) != 0) {
-                sim_error("cannot write %s", json_path);
-                rc = SIM_EXIT_FAIL;
-            }
-        }
+        if (!sim_json_on_stdout(json_path)) print_text(j);
+        rc = sim_result_save(j, json_path);
         json_decref(j);
     }
     tr_footprint_free(&in.fp);

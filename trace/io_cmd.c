@@ -9,6 +9,7 @@
  */
 #include "trace/io_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,6 @@ static const char *const bs_names[] = {"bs", "xfersize", "bssplit", NULL};
 static const char *const read_names[] = {"read-pct", "rdpct", "rwmixread", NULL};
 static const char *const random_names[] = {"random-pct", "seekpct", NULL};
 static const char *const threads_names[] = {"threads", "iodepth", NULL};
-static const char *const duration_names[] = {"duration", "time", NULL};
 static const char *const section_names[] = {"section", "size", NULL};
 
 static void list_profiles(void)
@@ -167,8 +167,7 @@ static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *
 static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t errlen)
 {
     int rc = 0;
-    io_opt_alias(opts, duration_names, &rc);
-    if (!rc) io_opt_alias(opts, section_names, &rc);
+    io_opt_alias(opts, section_names, &rc);
     if (rc) {
         snprintf(err, errlen, "see `appsim io --help`");
         return rc;
@@ -220,14 +219,36 @@ static json_t *section_json(const io_plan *p, const io_cli *c, const sim_opt *op
     return j;
 }
 
-static int emit(const json_t *doc, const char *path)
+/*
+ * The config records every option at its value, but a profile replaces the definition
+ * options the user did not give: record what ran instead. One job: its values; several
+ * (each with its own): null, the values being in each job's "definition".
+ */
+static void record_effective(json_t *doc, const io_cli *c, const sim_opt *opts, const io_job *jobs,
+                             int njobs)
 {
-    if (!path) return 0;
-    if (strcmp(path, "-")) return sim_result_write(doc, path) ? SIM_EXIT_FAIL : 0;
-    char *s = json_dumps(doc, JSON_INDENT(1));
-    printf("%s\n", s);
-    free(s);
-    return 0;
+    if (!c->profiles && !c->all) return;
+    json_t *cfg = json_object_get(doc, "config");
+    const io_job *one = njobs == 1 ? &jobs[0] : NULL;
+    const io_profile *prof = one ? io_profile_find(one->name) : NULL;
+    static const char *const xfer_names[] = {"bs", "xfersize", NULL}; /* bssplit stays null */
+    const struct {
+        const char *const *given, *const *names;
+        json_t *value;
+    } defs[] = {
+        {bs_names, xfer_names, prof ? json_string(prof->xfer) : NULL},
+        {read_names, read_names, one ? json_real(one->spec.read_pct) : NULL},
+        {random_names, random_names, one ? json_real(one->spec.random_pct) : NULL},
+        {threads_names, threads_names, one ? json_integer(one->spec.threads) : NULL},
+    };
+    for (size_t d = 0; d < sizeof defs / sizeof *defs; d++) {
+        bool given = false;
+        for (int i = 0; defs[d].given[i]; i++)
+            given = given || sim_opts_find(opts, defs[d].given[i])->set;
+        for (int i = 0; !given && defs[d].names[i]; i++)
+            json_object_set(cfg, defs[d].names[i], defs[d].value ? defs[d].value : json_null());
+        json_decref(defs[d].value);
+    }
 }
 
 /* Fill (when asked), then every job in turn; the document collects them. */
@@ -302,117 +323,193 @@ static int io_execute(io_cli *c, sim_opt *opts, int argc, char **argv)
         sim_error("%s", err);
         return rc;
     }
-    bool to_stdout = c->json && !strcmp(c->json, "-");
+    bool to_stdout = sim_json_on_stdout(c->json);
     json_t *doc = NULL;
     if (!(rc = plan_section(c, opts, &p, err, sizeof err))) {
         doc = sim_result_new("io", argc, argv, opts);
         json_object_set_new(doc, "target", st_target_json(p.t));
         json_object_set_new(doc, "section", section_json(&p, c, opts));
+        record_effective(doc, c, opts, jobs, njobs);
         rc = run_plan(&p, jobs, njobs, doc, !to_stdout, err, sizeof err);
     }
     if (rc)
         sim_error("io: %s", err);
     else
-        rc = emit(doc, c->json);
+        rc = sim_result_save(doc, c->json);
     json_decref(doc);
     st_target_close(p.t);
     return rc;
 }
 
-static int io_main(int argc, char **argv)
+/* The options' defaults (vdbench's: 4 KiB random reads, 8 threads; 5 s warm-up and 20 s
+ * measured per run or curve point). */
+static io_cli io_defaults(void)
 {
-    io_cli c = {.engine = "io_uring",
-                .bs = "4k",
-                .read_pct = 100,
-                .random_pct = 100,
-                .section_pct = 25,
-                .threads = 8,
-                .numjobs = 1,
-                .fill_bs = 128 << 10,
-                .fill_qd = 32,
-                .warmup = 5000000000ull,
-                .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
-                .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
-                .duration = 20000000000ull,
-                .seed = 1};
-    sim_opt opts[] = {
-        ST_TARGET_OPTIONS(c.to, c.engine),
-        {"profile", SIM_OPT_STRING, &c.profiles,
-         "built-in profile(s), comma-separated; `--list` shows them", NULL, 0, 0, false},
-        {"all", SIM_OPT_FLAG, &c.all, "every built-in profile in turn (the labs' battery)", NULL, 0,
-         0, false},
-        {"list", SIM_OPT_FLAG, &c.list, "list the built-in profiles and exit", NULL, 0, 0, false},
-        {"bs", SIM_OPT_STRING, &c.bs,
-         "transfer size: 4k, or vdbench's (4k,70,8k,30) (size,percent pairs) or (4k,64k,4k) "
-         "(min,max,step)",
-         NULL, 0, 0, false},
-        {"xfersize", SIM_OPT_STRING, &c.bs, "vdbench's name for --bs", NULL, 0, 0, false},
-        {"bssplit", SIM_OPT_STRING, &c.bssplit, "fio's size split, e.g. 4k/70:8k/30", NULL, 0, 0,
-         false},
-        {"read-pct", SIM_OPT_DOUBLE, &c.read_pct, "percent of I/Os that are reads", NULL, 0, 100,
-         false},
-        {"rdpct", SIM_OPT_DOUBLE, &c.read_pct, "vdbench's name for --read-pct", NULL, 0, 100,
-         false},
-        {"rwmixread", SIM_OPT_DOUBLE, &c.read_pct, "fio's name for --read-pct", NULL, 0, 100,
-         false},
-        {"random-pct", SIM_OPT_DOUBLE, &c.random_pct,
-         "percent of I/Os at random offsets; the others continue one sequential stream", NULL, 0,
-         100, false},
-        {"seekpct", SIM_OPT_DOUBLE, &c.random_pct, "vdbench's name for --random-pct", NULL, 0, 100,
-         false},
-        {"threads", SIM_OPT_U64, &c.threads, "outstanding I/Os (vdbench threads)", NULL, 1, 4096,
-         false},
-        {"iodepth", SIM_OPT_U64, &c.threads, "fio's name for --threads", NULL, 1, 4096, false},
-        {"numjobs", SIM_OPT_U64, &c.numjobs,
-         "fio: multiplies the outstanding I/Os (all kept by one submitting thread)", NULL, 1, 4096,
-         false},
-        {"align", SIM_OPT_SIZE, &c.align,
-         "random offsets on multiples of this (0 = each I/O's own transfer size)", NULL, 0,
-         IO_MAX_XFER, false},
-        {"offset", SIM_OPT_SIZE, &c.offset, "start of the section in the data file or device", NULL,
-         0, 0, false},
-        {"size", SIM_OPT_SIZE, &c.size, "length of the section (fio's name; instead of --section)",
-         NULL, 1048576, 0, false},
-        {"section", SIM_OPT_DOUBLE, &c.section_pct,
-         "section as a percent of the data after --offset (the labs use 25)", NULL, 0.001, 100,
-         false},
-        {"file-size", SIM_OPT_SIZE, &c.file_size,
-         "directory target: size of the data file appsim creates and fills once (0 = 4 GiB)", NULL,
-         0, 0, false},
-        {"fill", SIM_OPT_FLAG, &c.fill,
-         "write the section end to end before the first run (preconditioning; recorded)", NULL, 0,
-         0, false},
-        {"fill-bs", SIM_OPT_SIZE, &c.fill_bs, "--fill: size of its sequential writes", NULL, 0, 0,
-         false},
-        {"fill-qd", SIM_OPT_U64, &c.fill_qd, "--fill: outstanding writes", NULL, 1, 4096, false},
-        {"curve", SIM_OPT_FLAG, &c.curve,
-         "rate curve: a maximum-rate run, then fractions of that maximum", NULL, 0, 0, false},
-        {"curve-points", SIM_OPT_STRING, &c.points,
-         "curve points in percent of the maximum (default 10,20,...,120)", NULL, 0, 0, false},
-        {"rate", SIM_OPT_DOUBLE, &c.rate,
-         "one run at this many I/Os per second (exponential arrivals; default: as fast as "
-         "possible)",
-         NULL, 0.001, 1e9, false},
-        {"warmup", SIM_OPT_WARMUP, &c.warmup,
-         "warm-up of each run or curve point; one run: \"steady\" = until the IOPS is steady "
-         "(SNIA PTS rule, rounds of --steady-round)",
-         NULL, 0, 0, false},
-        SIM_STEADY_OPTS(&c.steady_round, &c.steady_rounds),
-        {"duration", SIM_OPT_DURATION, &c.duration, "measured interval of each run or curve point",
-         NULL, 0.001, 0, false},
-        {"time", SIM_OPT_DURATION, &c.duration, "sysbench's name for --duration", NULL, 0.001, 0,
-         false},
-        {"report-interval", SIM_OPT_DURATION, &c.interval, "interval reports (0 = none)", NULL, 0,
-         0, false},
-        {"seed", SIM_OPT_U64, &c.seed, "random seed (sizes, offsets, arrivals)", NULL, 0, 0, false},
-        {"json", SIM_OPT_STRING, &c.json,
-         "write the result document to FILE (- = stdout, and nothing else there)", NULL, 0, 0,
-         false},
-        {"quiet", SIM_OPT_FLAG, &c.quiet, "no progress lines", NULL, 0, 0, false},
+    return (io_cli){.engine = "io_uring",
+                    .bs = "4k",
+                    .read_pct = 100,
+                    .random_pct = 100,
+                    .section_pct = 25,
+                    .threads = 8,
+                    .numjobs = 1,
+                    .fill_bs = 128 << 10,
+                    .fill_qd = 32,
+                    .warmup = 5000000000ull,
+                    .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+                    .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
+                    .duration = 20000000000ull,
+                    .interval = SIM_REPORT_INTERVAL_DEFAULT_NS,
+                    .seed = 1};
+}
+
+/* This invocation's options at their defaults and its option table in opts[0..n). */
+static void io_options(io_cli *c, sim_opt *opts, size_t n)
+{
+    *c = io_defaults();
+    const sim_opt table[] = {
+        ST_TARGET_OPTIONS_OLD(c->to, c->engine, "io-engine"),
+        {.name = "profile",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->profiles,
+         .help = "built-in profile(s), comma-separated; `--list` shows them"},
+        {.name = "all",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->all,
+         .help = "every built-in profile in turn (the labs' battery)"},
+        {.name = "list",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->list,
+         .help = "list the built-in profiles and exit"},
+        {.name = "bs",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->bs,
+         .help =
+             "transfer size: 4k, or vdbench's (4k,70,8k,30) (size,percent pairs) or (4k,64k,4k) "
+             "(min,max,step)"},
+        {.name = "xfersize",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->bs,
+         .help = "vdbench's name for --bs"},
+        {.name = "bssplit",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->bssplit,
+         .help = "fio's size split, e.g. 4k/70:8k/30"},
+        {.name = "read-pct",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->read_pct,
+         .help = "percent of I/Os that are reads",
+         .max = 100},
+        {.name = "rdpct",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->read_pct,
+         .help = "vdbench's name for --read-pct",
+         .max = 100},
+        {.name = "rwmixread",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->read_pct,
+         .help = "fio's name for --read-pct",
+         .max = 100},
+        {.name = "random-pct",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->random_pct,
+         .help = "percent of I/Os at random offsets; the others continue one sequential stream",
+         .max = 100},
+        {.name = "seekpct",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->random_pct,
+         .help = "vdbench's name for --random-pct",
+         .max = 100},
+        {.name = "threads",
+         .kind = SIM_OPT_U64,
+         .dst = &c->threads,
+         .help = "outstanding I/Os (vdbench threads)",
+         .min = 1,
+         .max = 4096},
+        {.name = "iodepth",
+         .kind = SIM_OPT_U64,
+         .dst = &c->threads,
+         .help = "fio's name for --threads",
+         .min = 1,
+         .max = 4096},
+        {.name = "numjobs",
+         .kind = SIM_OPT_U64,
+         .dst = &c->numjobs,
+         .help = "fio: multiplies the outstanding I/Os (all kept by one submitting thread)",
+         .min = 1,
+         .max = 4096},
+        {.name = "align",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->align,
+         .help = "random offsets on multiples of this (0 = each I/O's own transfer size)",
+         .max = IO_MAX_XFER},
+        {.name = "offset",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->offset,
+         .help = "start of the section in the data file or device"},
+        {.name = "size",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->size,
+         .help = "length of the section (fio's name; instead of --section)",
+         .min = 1048576},
+        {.name = "section",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->section_pct,
+         .help = "section as a percent of the data after --offset (the labs use 25)",
+         .min = 0.001,
+         .max = 100},
+        {.name = "file-size",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->file_size,
+         .help =
+             "directory target: size of the data file appsim creates and fills once (0 = 4 GiB)"},
+        {.name = "fill",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->fill,
+         .help = "write the section end to end before the first run (preconditioning; recorded)"},
+        {.name = "fill-bs",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->fill_bs,
+         .help = "--fill: size of its sequential writes"},
+        {.name = "fill-qd",
+         .kind = SIM_OPT_U64,
+         .dst = &c->fill_qd,
+         .help = "--fill: outstanding writes",
+         .min = 1,
+         .max = 4096},
+        {.name = "curve",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->curve,
+         .help = "rate curve: a maximum-rate run, then fractions of that maximum"},
+        SIM_VOCAB_CURVE_POINTS(&c->points, NULL),
+        {.name = "rate",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->rate,
+         .help = "one run at this many I/Os per second (exponential arrivals; default: as fast as "
+                 "possible)",
+         .min = 0.001,
+         .max = 1e9},
+        SIM_VOCAB_WARMUP(&c->warmup,
+                         " of each run or curve point; one run: \"steady\" = until "
+                         "the IOPS is steady (SNIA PTS rule, rounds of --steady-round)"),
+        SIM_STEADY_OPTS(&c->steady_round, &c->steady_rounds),
+        SIM_VOCAB_DURATION(&c->duration, 0.001, " of each run or curve point"),
+        SIM_VOCAB_REPORT_INTERVAL(&c->interval),
+        SIM_VOCAB_SEED(&c->seed, "sizes, offsets, arrivals"),
+        SIM_VOCAB_JSON(&c->json, NULL),
+        SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
         SIM_OPT_END,
     };
+    assert(sizeof table / sizeof *table <= n);
+    memcpy(opts, table, sizeof table);
+}
+
+static int io_main(int argc, char **argv)
+{
+    io_cli c;
+    sim_opt opts[48];
+    io_options(&c, opts, sizeof opts / sizeof *opts);
     int rc = sim_opts_parse("io", opts, argc, argv, NULL, 0, NULL, USAGE);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (c.list) {
         list_profiles();
         return SIM_EXIT_OK;

@@ -15,6 +15,7 @@ static void replay_opts(const io_plan *p, const io_spec *s, const tr_scan *scan,
 {
     tr_replay_opts_default(o);
     o->qd = s->threads;
+    o->qd_option = "--threads (or --iodepth)";
     o->engine = p->engine;
     o->region_offset = p->section_offset;
     o->region_length = p->section_length;

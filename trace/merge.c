@@ -38,12 +38,20 @@ static int merge_main(int argc, char **argv)
     uint64_t volume = 0, window = 65536;
     bool skip_bad = false, force = false;
     sim_opt opts[] = {
-        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
-        {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
-         false},
-        {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
-        {"fio-file", SIM_OPT_STRING, &fio_file, "fio-v3: the file name written in the log", NULL, 0,
-         0, false},
+        {.name = "force", .kind = SIM_OPT_FLAG, .dst = &force, .help = "replace OUT if it exists"},
+        {.name = "o",
+         .kind = SIM_OPT_STRING,
+         .dst = &out,
+         .help = "output file (- = stdout; .gz or .zst compresses)"},
+        {.name = "to",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &to,
+         .help = "output format",
+         .choices = "appsim|fio-v3"},
+        {.name = "fio-file",
+         .kind = SIM_OPT_STRING,
+         .dst = &fio_file,
+         .help = "fio-v3: the file name written in the log"},
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
         SIM_OPT_END,
     };
@@ -51,7 +59,7 @@ static int merge_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace merge", opts, argc, argv, pos, MAX_INPUTS, &npos,
                             "appsim trace merge TRACE TRACE... -o OUT [--to appsim|fio-v3]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos < 2 || !out) {
         sim_error("trace merge needs at least two traces and -o OUT");
         return SIM_EXIT_USAGE;

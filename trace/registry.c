@@ -8,38 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FORMATS 32
-#define MAX_SUBCOMMANDS 32
-
-static const tr_format *formats[MAX_FORMATS + 1];
-static int nformats;
-static const tr_subcommand *subs[MAX_SUBCOMMANDS + 1];
-static int nsubs;
+SIM_REGISTRY(format_registry, tr_format, "trace formats", 32);
+SIM_REGISTRY(sub_registry, tr_subcommand, "trace subcommands", 32);
 
 void tr_register_format(const tr_format *f)
 {
-    if (nformats == MAX_FORMATS) {
-        fprintf(stderr, "appsim: too many trace formats registered\n");
-        abort();
-    }
-    int i = nformats++;
-    while (i > 0 && strcmp(formats[i - 1]->name, f->name) > 0) {
-        formats[i] = formats[i - 1];
-        i--;
-    }
-    formats[i] = f;
+    sim_registry_add(&format_registry, f);
 }
 
 const tr_format *tr_find_format(const char *name)
 {
-    for (int i = 0; i < nformats; i++)
-        if (!strcmp(formats[i]->name, name)) return formats[i];
-    return NULL;
+    return sim_registry_find(&format_registry, name);
 }
 
 const tr_format *const *tr_formats(void)
 {
-    return formats;
+    return (const tr_format *const *)format_registry.items;
 }
 
 const char *tr_op_name(int op)
@@ -50,22 +34,13 @@ const char *tr_op_name(int op)
 
 void tr_register_subcommand(const tr_subcommand *sub)
 {
-    if (nsubs == MAX_SUBCOMMANDS) {
-        fprintf(stderr, "appsim: too many trace subcommands registered\n");
-        abort();
-    }
-    int i = nsubs++;
-    while (i > 0 && strcmp(subs[i - 1]->name, sub->name) > 0) {
-        subs[i] = subs[i - 1];
-        i--;
-    }
-    subs[i] = sub;
+    sim_registry_add(&sub_registry, sub);
 }
 
 void tr_subcommands_help(FILE *out)
 {
-    for (int i = 0; i < nsubs; i++)
-        fprintf(out, "  %-10s %s\n", subs[i]->name, subs[i]->summary);
+    for (const tr_subcommand *const *s = (const tr_subcommand *const *)sub_registry.items; *s; s++)
+        fprintf(out, "  %-10s %s\n", (*s)->name, (*s)->summary);
 }
 
 static void usage(FILE *out)
@@ -87,8 +62,8 @@ static int trace_main(int argc, char **argv)
         usage(stdout);
         return SIM_EXIT_OK;
     }
-    for (int i = 0; i < nsubs; i++)
-        if (!strcmp(subs[i]->name, argv[1])) return subs[i]->main(argc - 1, argv + 1);
+    const tr_subcommand *sub = sim_registry_find(&sub_registry, argv[1]);
+    if (sub) return sub->main(argc - 1, argv + 1);
     sim_error("unknown trace subcommand '%s'; `appsim trace --help` lists them", argv[1]);
     return SIM_EXIT_USAGE;
 }
@@ -114,32 +89,27 @@ SIM_REGISTER_COMMAND(trace_command);
 /* `appsim trace formats`: what can be read and written. */
 static int formats_main(int argc, char **argv)
 {
-    bool json = false;
+    const char *json = NULL;
     sim_opt opts[] = {
-        {"json", SIM_OPT_FLAG, &json, "print JSON", NULL, 0, 0, false},
+        SIM_VOCAB_JSON(&json, NULL),
         SIM_OPT_END,
     };
+    opts[0].bare_value = "-"; /* the old `--json` flag printed JSON on stdout */
     int rc = sim_opts_parse("trace formats", opts, argc, argv, NULL, 0, NULL,
-                            "appsim trace formats [--json]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+                            "appsim trace formats [--json FILE]");
+    if (rc) return sim_opts_exit_status(rc);
     json_t *arr = json_array();
-    for (int i = 0; i < nformats; i++) {
-        const tr_format *f = formats[i];
+    for (const tr_format *const *fp = tr_formats(); *fp; fp++) {
+        const tr_format *f = *fp;
         bool w = f->write_record != NULL;
-        if (json)
-            json_array_append_new(arr,
-                                  json_pack("{s:s, s:s, s:b, s:b}", "name", f->name, "description",
-                                            f->description, "read", 1, "write", w));
-        else
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:b, s:b}", "name", f->name, "description",
+                                             f->description, "read", 1, "write", w));
+        if (!sim_json_on_stdout(json))
             printf("  %-10s %s%s\n", f->name, f->description, w ? " (read, write)" : "");
     }
-    if (json) {
-        char *s = json_dumps(arr, JSON_INDENT(2));
-        printf("%s\n", s);
-        free(s);
-    }
+    rc = sim_result_save(arr, json);
     json_decref(arr);
-    return SIM_EXIT_OK;
+    return rc;
 }
 
 static const tr_subcommand formats_sub = {"formats", "list the trace formats", formats_main};

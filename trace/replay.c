@@ -243,8 +243,9 @@ static int check_slots(replay *rp, tr_source *src, const tr_scan *scan, const tr
     }
     if (slot * rp->qd > REPLAY_BUFFER_CAP) {
         snprintf(err, errlen,
-                 "buffers for %u I/Os of up to %llu bytes exceed 1 GiB: lower --qd to %llu or less",
-                 rp->qd, (unsigned long long)slot, (unsigned long long)(REPLAY_BUFFER_CAP / slot));
+                 "buffers for %u I/Os of up to %llu bytes exceed 1 GiB: lower %s to %llu or less",
+                 rp->qd, (unsigned long long)slot, o->qd_option ? o->qd_option : "--qd",
+                 (unsigned long long)(REPLAY_BUFFER_CAP / slot));
         return SIM_EXIT_USAGE;
     }
     rp->slot_bytes = (uint32_t)slot;
@@ -340,6 +341,132 @@ static const char *timing_name(tr_timing t)
     return t == TR_TIMING_ORIGINAL ? "original" : t == TR_TIMING_AFAP ? "afap" : "rate";
 }
 
+/* Opens (or sizes) the data file or device and places the trace's volumes in the
+ * region; *size = bytes of data. */
+static int place_data(replay *rp, st_target *t, const tr_scan *scan, uint64_t need, uint32_t align,
+                      uint64_t *size, char *err, size_t errlen)
+{
+    const tr_replay_opts *o = rp->o;
+    int rc;
+    rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data",
+                             o->file_size ? o->file_size : need, &rp->fd, size, err, errlen);
+    if (rc) return rc;
+    if (o->region_offset >= *size) {
+        snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
+                 (unsigned long long)o->region_offset, (unsigned long long)*size);
+        rc = SIM_EXIT_USAGE;
+        return rc;
+    }
+    uint64_t rlen = o->region_length ? o->region_length : *size - o->region_offset;
+    if (rlen > *size - o->region_offset) {
+        snprintf(err, errlen,
+                 "--region of %llu bytes from %llu ends beyond the end of the data (%llu)",
+                 (unsigned long long)rlen, (unsigned long long)o->region_offset,
+                 (unsigned long long)*size);
+        rc = SIM_EXIT_USAGE;
+        return rc;
+    }
+    if ((rc = tr_place_init(&rp->place, scan, o->map, align, o->region_offset, rlen, err, errlen)))
+        return rc;
+    return SIM_EXIT_OK;
+}
+
+/* The I/O slots (buffers filled from the seeded generator) and the engine. */
+static int open_slots(replay *rp, char *err, size_t errlen)
+{
+    const tr_replay_opts *o = rp->o;
+    rp->bufs = st_alloc_aligned((size_t)rp->slot_bytes * rp->qd);
+    rp->ios = calloc(rp->qd, sizeof *rp->ios);
+    rp->free_ios = calloc(rp->qd, sizeof *rp->free_ios);
+    rp->lag = sim_hist_new();
+    if (!rp->bufs || !rp->ios || !rp->free_ios || !rp->lag) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    sim_rng_seed(&rp->rng, o->seed, 7);
+    for (size_t i = 0; i < (size_t)rp->slot_bytes * rp->qd; i += 8) {
+        uint64_t x = sim_rng_u64(&rp->rng);
+        memcpy(rp->bufs + i, &x, 8);
+    }
+    for (unsigned i = 0; i < rp->qd; i++) {
+        rp->ios[i].buf = rp->bufs + (size_t)i * rp->slot_bytes;
+        rp->free_ios[rp->nfree++] = &rp->ios[i];
+    }
+    rp->eng = st_engine_open(o->engine, rp->qd, err, errlen);
+    if (!rp->eng) {
+        return SIM_EXIT_FAIL;
+    }
+    /* Fixed file and buffers are speed-ups only: failing to register is not an error. */
+    st_engine_register_file(rp->eng, rp->fd);
+    st_engine_register_buffer(rp->eng, rp->bufs, (size_t)rp->slot_bytes * rp->qd);
+    return SIM_EXIT_OK;
+}
+
+/* Starts the run with the first record in hand and replays until done; every issued
+ * I/O is reaped before the run finishes. */
+static int replay_run(replay *rp, sim_run *run, char *err, size_t errlen)
+{
+    const tr_replay_opts *o = rp->o;
+    int rc;
+    rp->meter = sim_run_meter(run, 0);
+    rp->looping = o->loops > 1 || o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0;
+    rp->max_passes = o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0
+                         ? (o->loops > 1 ? o->loops : 0)
+                         : (o->loops ? o->loops : 1);
+    /* Timed replay wakes up to 50 us before a due time; the default 50 us timer slack
+     * would make every wake-up late. */
+    int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+    /* The first record before the clock starts: a reader with a sort window parses a
+     * window's worth of records to find it, which must not delay the first I/O. */
+    rc = fetch(rp, err, errlen);
+    rp->have_rec = rc == 1;
+    rp->src_done = rc == 0;
+    if (rc >= 0) {
+        sim_run_start(run);
+        rp->t0 = sim_now_ns();
+        rc = run_loop(rp, err, errlen);
+        rp->win_from = sim_run_measure_start_ns(run);
+        rp->win_to = sim_run_measure_end_ns(run);
+        /* The offered load counts every arrival due in the measured phase, also those
+         * a stalled replayer had not issued when the phase ended. */
+        if (o->timing == TR_TIMING_RATE && rp->win_to != UINT64_MAX)
+            for (; rp->next_due < rp->win_to; advance_rate(rp))
+                if (rp->next_due >= rp->win_from) rp->offered++;
+    } else {
+        rc = SIM_EXIT_FAIL;
+        sim_run_start(run); /* finished below, so the run is in a defined state */
+    }
+    /* Drain what is still in flight so that every issued I/O is accounted. */
+    while (st_engine_inflight(rp->eng) > 0 && reap(rp, 1) >= 0)
+        ;
+    sim_run_finish(run);
+    if (old_slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+    return rc;
+}
+
+static json_t *replay_stats_json(const replay *rp, tr_source *src, uint64_t size)
+{
+    const tr_replay_opts *o = rp->o;
+    json_t *j = json_pack(
+        "{s:s, s:f, s:f, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+        "timing", timing_name(o->timing), "speed", o->speed > 0 ? o->speed : 1.0, "rate",
+        o->timing == TR_TIMING_RATE ? o->rate : 0.0, "qd", (json_int_t)rp->qd, "engine",
+        st_engine_name(rp->eng), "records", (json_int_t)rp->records, "issued",
+        (json_int_t)rp->issued, "completed", (json_int_t)rp->completed, "errors",
+        (json_int_t)rp->errors, "zero_length_skipped", (json_int_t)rp->zero_len, "trims_skipped",
+        (json_int_t)rp->trims_skipped, "bytes_read", (json_int_t)rp->bytes_read, "bytes_written",
+        (json_int_t)rp->bytes_written, "passes", (json_int_t)rp->passes, "data_bytes",
+        (json_int_t)size, "submission_lag_us", lag_json(rp->lag), "placement",
+        tr_place_json(&rp->place));
+    json_object_set_new(j, "source", tr_source_stats_json(src));
+    if (rp->first_errno)
+        json_object_set_new(j, "first_error", json_string(strerror(rp->first_errno)));
+    if (o->timing != TR_TIMING_AFAP)
+        json_object_set_new(j, "offered_in_measure", json_integer((json_int_t)rp->offered));
+    return j;
+}
+
 int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
               char *err, size_t errlen)
 {
@@ -376,106 +503,14 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
         goto out;
     }
     if ((rc = check_slots(&rp, src, scan, o, bs, err, errlen))) goto out;
-    rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data",
-                             o->file_size ? o->file_size : need, &rp.fd, &size, err, errlen);
-    if (rc) goto out;
-    if (o->region_offset >= size) {
-        snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
-                 (unsigned long long)o->region_offset, (unsigned long long)size);
-        rc = SIM_EXIT_USAGE;
-        goto out;
-    }
-    uint64_t rlen = o->region_length ? o->region_length : size - o->region_offset;
-    if (rlen > size - o->region_offset) {
-        snprintf(err, errlen,
-                 "--region of %llu bytes from %llu ends beyond the end of the data (%llu)",
-                 (unsigned long long)rlen, (unsigned long long)o->region_offset,
-                 (unsigned long long)size);
-        rc = SIM_EXIT_USAGE;
-        goto out;
-    }
-    if ((rc = tr_place_init(&rp.place, scan, o->map, align, o->region_offset, rlen, err, errlen)))
-        goto out;
-    rp.bufs = st_alloc_aligned((size_t)rp.slot_bytes * rp.qd);
-    rp.ios = calloc(rp.qd, sizeof *rp.ios);
-    rp.free_ios = calloc(rp.qd, sizeof *rp.free_ios);
-    rp.lag = sim_hist_new();
-    if (!rp.bufs || !rp.ios || !rp.free_ios || !rp.lag) {
-        snprintf(err, errlen, "out of memory");
-        rc = SIM_EXIT_FAIL;
-        goto out;
-    }
-    sim_rng_seed(&rp.rng, o->seed, 7);
-    for (size_t i = 0; i < (size_t)rp.slot_bytes * rp.qd; i += 8) {
-        uint64_t x = sim_rng_u64(&rp.rng);
-        memcpy(rp.bufs + i, &x, 8);
-    }
-    for (unsigned i = 0; i < rp.qd; i++) {
-        rp.ios[i].buf = rp.bufs + (size_t)i * rp.slot_bytes;
-        rp.free_ios[rp.nfree++] = &rp.ios[i];
-    }
-    rp.eng = st_engine_open(o->engine, rp.qd, err, errlen);
-    if (!rp.eng) {
-        rc = SIM_EXIT_FAIL;
-        goto out;
-    }
-    /* Fixed file and buffers are speed-ups only: failing to register is not an error. */
-    st_engine_register_file(rp.eng, rp.fd);
-    st_engine_register_buffer(rp.eng, rp.bufs, (size_t)rp.slot_bytes * rp.qd);
-    rp.meter = sim_run_meter(run, 0);
-    rp.looping = o->loops > 1 || o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0;
-    rp.max_passes = o->duration_ns > 0 || sim_run_cfg(run)->duration_ns > 0
-                        ? (o->loops > 1 ? o->loops : 0)
-                        : (o->loops ? o->loops : 1);
-    /* Timed replay wakes up to 50 us before a due time; the default 50 us timer slack
-     * would make every wake-up late. */
-    int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
-    /* The first record before the clock starts: a reader with a sort window parses a
-     * window's worth of records to find it, which must not delay the first I/O. */
-    rc = fetch(&rp, err, errlen);
-    rp.have_rec = rc == 1;
-    rp.src_done = rc == 0;
-    if (rc >= 0) {
-        sim_run_start(run);
-        rp.t0 = sim_now_ns();
-        rc = run_loop(&rp, err, errlen);
-        rp.win_from = sim_run_measure_start_ns(run);
-        rp.win_to = sim_run_measure_end_ns(run);
-        /* The offered load counts every arrival due in the measured phase, also those
-         * a stalled replayer had not issued when the phase ended. */
-        if (o->timing == TR_TIMING_RATE && rp.win_to != UINT64_MAX)
-            for (; rp.next_due < rp.win_to; advance_rate(&rp))
-                if (rp.next_due >= rp.win_from) rp.offered++;
-    } else {
-        rc = SIM_EXIT_FAIL;
-        sim_run_start(run); /* finished below, so the run is in a defined state */
-    }
-    /* Drain what is still in flight so that every issued I/O is accounted. */
-    while (st_engine_inflight(rp.eng) > 0 && reap(&rp, 1) >= 0)
-        ;
-    sim_run_finish(run);
-    if (old_slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+    if ((rc = place_data(&rp, t, scan, need, align, &size, err, errlen))) goto out;
+    if ((rc = open_slots(&rp, err, errlen))) goto out;
+    rc = replay_run(&rp, run, err, errlen);
     if (rc == 0 && rp.errors > 0 && rp.errors == rp.completed && !sim_fault_noted()) {
         snprintf(err, errlen, "every I/O failed (first error: %s)", strerror(rp.first_errno));
         rc = SIM_EXIT_FAIL;
     }
-    json_t *j = json_pack(
-        "{s:s, s:f, s:f, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
-        "timing", timing_name(o->timing), "speed", o->speed > 0 ? o->speed : 1.0, "rate",
-        o->timing == TR_TIMING_RATE ? o->rate : 0.0, "qd", (json_int_t)rp.qd, "engine",
-        st_engine_name(rp.eng), "records", (json_int_t)rp.records, "issued", (json_int_t)rp.issued,
-        "completed", (json_int_t)rp.completed, "errors", (json_int_t)rp.errors,
-        "zero_length_skipped", (json_int_t)rp.zero_len, "trims_skipped",
-        (json_int_t)rp.trims_skipped, "bytes_read", (json_int_t)rp.bytes_read, "bytes_written",
-        (json_int_t)rp.bytes_written, "passes", (json_int_t)rp.passes, "data_bytes",
-        (json_int_t)size, "submission_lag_us", lag_json(rp.lag), "placement",
-        tr_place_json(&rp.place));
-    json_object_set_new(j, "source", tr_source_stats_json(src));
-    if (rp.first_errno)
-        json_object_set_new(j, "first_error", json_string(strerror(rp.first_errno)));
-    if (o->timing != TR_TIMING_AFAP)
-        json_object_set_new(j, "offered_in_measure", json_integer((json_int_t)rp.offered));
+    json_t *j = replay_stats_json(&rp, src, size);
     if (rc == 0)
         *stats = j;
     else

@@ -5,6 +5,7 @@
  */
 #include "trace/replay_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,119 +78,136 @@ static void print_replay(const json_t *st)
            (long long)json_integer_value(json_object_get(st, "trims_skipped")));
 }
 
-static int replay_main(int argc, char **argv)
+/* One invocation's command line. */
+typedef struct rp_cli {
+    st_target_opts to;
+    const char *engine, *format, *timing, *region, *map, *json_path, *points;
+    uint64_t volume, window, qd, loops, file_size;
+    uint64_t duration, warmup, interval, seed, steady_round, steady_rounds;
+    uint64_t point_warmup, point_measure;
+    double speed;
+    bool skip_bad, curve, uniform, quiet, trims;
+    double fr[64]; /* curve points as fractions of the maximum */
+    int nfr;
+} rp_cli;
+
+/* This invocation's options at their defaults and its option table in opts[0..n). */
+static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
 {
-    st_target_opts to = {0};
-    const char *engine = "io_uring";
-    const char *format = NULL, *timing = "original", *region = NULL, *map = "none";
-    const char *json_path = NULL, *points = NULL;
-    uint64_t volume = 0, window = 65536, qd = 32, loops = 1, file_size = 0;
-    uint64_t duration = 0, warmup = 0, interval = 0, seed = 1;
-    uint64_t steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
-             steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS;
-    uint64_t point_warmup = 5000000000ull, point_measure = 20000000000ull;
-    double speed = 1.0;
-    bool skip_bad = false, curve = false, uniform = false, quiet = false, trims = false;
-    sim_opt opts[] = {
-        ST_TARGET_OPTIONS(to, engine),
-        TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
-        {"timing", SIM_OPT_CHOICE, &timing,
-         "original: the captured timestamps; afap: as fast as possible at --qd", "original|afap", 0,
-         0, false},
-        {"speed", SIM_OPT_DOUBLE, &speed, "original timing: 2 = twice as fast", NULL, 0.001,
-         1000000, false},
-        {"qd", SIM_OPT_U64, &qd, "most I/Os outstanding", NULL, 1, 4096, false},
-        {"region", SIM_OPT_STRING, &region,
-         "OFFSET:LENGTH of the data file or device to replay into (default: all of it)", NULL, 0, 0,
-         false},
-        {"map", SIM_OPT_CHOICE, &map,
-         "offsets beyond the region: refuse (none), wrap, or scale the trace onto it",
-         "none|wrap|scale", 0, 0, false},
-        {"file-size", SIM_OPT_SIZE, &file_size,
-         "directory target: size of the data file (default: the trace's extent)", NULL, 0, 0,
-         false},
-        {"trim-files", SIM_OPT_FLAG, &trims,
-         "issue trims on a file target as hole punches (default: counted and skipped, since "
-         "reads of a hole would not reach the drive)",
-         NULL, 0, 0, false},
-        {"loop", SIM_OPT_U64, &loops, "passes over the trace", NULL, 1, 1e12, false},
-        {"duration", SIM_OPT_DURATION, &duration,
-         "measure this long, looping the trace (default: one pass x --loop)", NULL, 0, 0, false},
-        {"warmup", SIM_OPT_WARMUP, &warmup,
-         "warm-up before the measured phase; \"steady\": until the IOPS is steady (SNIA PTS "
-         "rule, rounds of --steady-round; needs --duration)",
-         NULL, 0, 0, false},
-        SIM_STEADY_OPTS(&steady_round, &steady_rounds),
-        {"report-interval", SIM_OPT_DURATION, &interval, "interval reports (0 = none)", NULL, 0, 0,
-         false},
-        {"curve", SIM_OPT_FLAG, &curve,
-         "rate curve: a maximum-rate run, then fractions of that maximum", NULL, 0, 0, false},
-        {"curve-points", SIM_OPT_STRING, &points,
-         "curve points in percent of the maximum (default 10,20,...,120)", NULL, 0, 0, false},
-        {"point-warmup", SIM_OPT_DURATION, &point_warmup, "curve: warm-up of each point", NULL, 0,
-         0, false},
-        {"point-duration", SIM_OPT_DURATION, &point_measure,
-         "curve: measured interval of each point", NULL, 0.001, 0, false},
-        {"uniform", SIM_OPT_FLAG, &uniform, "curve: evenly spaced arrivals instead of exponential",
-         NULL, 0, 0, false},
-        {"seed", SIM_OPT_U64, &seed, "random seed (curve arrivals)", NULL, 0, 0, false},
-        {"json", SIM_OPT_STRING, &json_path, "write the result document to FILE (- = stdout)", NULL,
-         0, 0, false},
-        {"quiet", SIM_OPT_FLAG, &quiet, "no progress lines", NULL, 0, 0, false},
+    *c = (rp_cli){.engine = "io_uring",
+                  .timing = "original",
+                  .map = "none",
+                  .window = 65536,
+                  .qd = 32,
+                  .loops = 1,
+                  .interval = SIM_REPORT_INTERVAL_DEFAULT_NS,
+                  .seed = 1,
+                  .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+                  .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
+                  .point_warmup = 5000000000ull,
+                  .point_measure = 20000000000ull,
+                  .speed = 1.0};
+    const sim_opt table[] = {
+        ST_TARGET_OPTIONS_OLD(c->to, c->engine, "io-engine"),
+        TR_SOURCE_OPTS(opts, c->format, c->volume, c->skip_bad, c->window),
+        {.name = "timing",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->timing,
+         .help = "original: the captured timestamps; afap: as fast as possible at --qd",
+         .choices = "original|afap"},
+        {.name = "speed",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->speed,
+         .help = "original timing: 2 = twice as fast",
+         .min = 0.001,
+         .max = 1000000},
+        {.name = "qd",
+         .kind = SIM_OPT_U64,
+         .dst = &c->qd,
+         .help = "most I/Os outstanding",
+         .min = 1,
+         .max = 4096},
+        {.name = "region",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->region,
+         .help = "OFFSET:LENGTH of the data file or device to replay into (default: all of it)"},
+        {.name = "map",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->map,
+         .help = "offsets beyond the region: refuse (none), wrap, or scale the trace onto it",
+         .choices = "none|wrap|scale"},
+        {.name = "file-size",
+         .kind = SIM_OPT_SIZE,
+         .dst = &c->file_size,
+         .help = "directory target: size of the data file (default: the trace's extent)"},
+        {.name = "trim-files",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->trims,
+         .help =
+             "issue trims on a file target as hole punches (default: counted and skipped, since "
+             "reads of a hole would not reach the drive)"},
+        {.name = "loop",
+         .kind = SIM_OPT_U64,
+         .dst = &c->loops,
+         .help = "passes over the trace",
+         .min = 1,
+         .max = 1e12},
+        SIM_VOCAB_DURATION(&c->duration, 0, ", looping the trace (default: one pass x --loop)"),
+        SIM_VOCAB_WARMUP(&c->warmup,
+                         "; \"steady\": until the IOPS is steady (SNIA PTS rule, rounds "
+                         "of --steady-round; needs --duration)"),
+        SIM_STEADY_OPTS(&c->steady_round, &c->steady_rounds),
+        SIM_VOCAB_REPORT_INTERVAL(&c->interval),
+        {.name = "curve",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->curve,
+         .help = "rate curve: a maximum-rate run, then fractions of that maximum"},
+        SIM_VOCAB_CURVE_POINTS(&c->points, NULL),
+        {.name = "point-warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->point_warmup,
+         .help = "curve: warm-up of each point"},
+        {.name = "point-duration",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->point_measure,
+         .help = "curve: measured interval of each point",
+         .min = 0.001},
+        {.name = "uniform",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->uniform,
+         .help = "curve: evenly spaced arrivals instead of exponential"},
+        SIM_VOCAB_SEED(&c->seed, "curve arrivals"),
+        SIM_VOCAB_JSON(&c->json_path, NULL),
+        SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
         SIM_OPT_END,
     };
-    char *pos[1];
-    int npos = 0;
-    int rc = sim_opts_parse("replay", opts, argc, argv, pos, 1, &npos, USAGE);
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
-    sim_set_quiet(quiet);
-    if (npos != 1 || !to.path) {
-        sim_error("replay needs a trace and --target PATH\nusage: %s", USAGE);
-        return SIM_EXIT_USAGE;
-    }
-    tr_replay_opts o;
-    tr_replay_opts_default(&o);
-    o.timing = !strcmp(timing, "afap") ? TR_TIMING_AFAP : TR_TIMING_ORIGINAL;
-    o.speed = speed;
-    o.qd = (unsigned)qd;
-    o.map = !strcmp(map, "wrap") ? TR_MAP_WRAP : !strcmp(map, "scale") ? TR_MAP_SCALE : TR_MAP_NONE;
-    o.file_size = file_size;
-    o.loops = loops;
-    o.duration_ns = duration;
-    o.engine = engine;
-    o.discard_files = trims;
-    o.uniform = uniform;
-    o.seed = seed;
-    if (region && parse_region(region, &o.region_offset, &o.region_length)) {
-        sim_error("--region '%s': OFFSET:LENGTH expected, e.g. 0:10G", region);
-        return SIM_EXIT_USAGE;
-    }
-    double fr[64];
-    int nfr = 0;
-    if (points && (nfr = tr_curve_parse_points(points, fr, 64)) < 0) {
-        sim_error("--curve-points '%s': percentages expected, e.g. 10,50,100,120", points);
-        return SIM_EXIT_USAGE;
-    }
-    /* No option may be accepted and ignored: each mode refuses the other's. */
+    assert(sizeof table / sizeof *table <= n);
+    memcpy(opts, table, sizeof table);
+}
+
+/* No option may be accepted and ignored: each mode refuses the other's. */
+static int check_modes(const rp_cli *c, const sim_opt *opts)
+{
     static const char *const curve_only[] = {"curve-points", "point-warmup", "point-duration",
                                              "uniform", "seed"};
     static const char *const single_only[] = {
         "timing", "speed",           "loop",         "duration",
         "warmup", "report-interval", "steady-round", "steady-max-rounds"};
     for (size_t i = 0; i < sizeof curve_only / sizeof *curve_only; i++)
-        if (!curve && sim_opts_find(opts, curve_only[i])->set) {
+        if (!c->curve && sim_opts_find(opts, curve_only[i])->set) {
             sim_error("--%s needs --curve", curve_only[i]);
             return SIM_EXIT_USAGE;
         }
     for (size_t i = 0; i < sizeof single_only / sizeof *single_only; i++)
-        if (curve && sim_opts_find(opts, single_only[i])->set) {
+        if (c->curve && sim_opts_find(opts, single_only[i])->set) {
             sim_error("--curve sets its own timing and durations: --%s does not apply (use "
                       "--point-warmup and --point-duration)",
                       single_only[i]);
             return SIM_EXIT_USAGE;
         }
-    if ((rc = sim_steady_opts_check("replay", opts, warmup))) return rc;
-    if (warmup == SIM_WARMUP_STEADY && !duration) {
+    int rc = sim_steady_opts_check("replay", opts, c->warmup);
+    if (rc) return rc;
+    if (c->warmup == SIM_WARMUP_STEADY && !c->duration) {
         sim_error("--warmup steady needs --duration: the trace loops through the warm-up "
                   "rounds, then is measured for that long");
         return SIM_EXIT_USAGE;
@@ -199,73 +217,118 @@ static int replay_main(int argc, char **argv)
                   "passes or --duration D to loop the trace for D");
         return SIM_EXIT_USAGE;
     }
-    if (curve && point_measure == 0) {
-        sim_error("--point-duration 0 leaves nothing to measure: give each curve point a "
-                  "measured interval (e.g. 5s)");
-        return SIM_EXIT_USAGE;
-    }
-    if (sim_opts_find(opts, "speed")->set && o.timing != TR_TIMING_ORIGINAL) {
+    if (sim_opts_find(opts, "speed")->set && strcmp(c->timing, "original")) {
         sim_error("--speed applies to --timing original only");
         return SIM_EXIT_USAGE;
     }
+    return SIM_EXIT_OK;
+}
+
+/* The replay options from the command line; parses --region and --curve-points. */
+static int replay_opts_of(rp_cli *c, tr_replay_opts *o)
+{
+    tr_replay_opts_default(o);
+    o->timing = !strcmp(c->timing, "afap") ? TR_TIMING_AFAP : TR_TIMING_ORIGINAL;
+    o->speed = c->speed;
+    o->qd = (unsigned)c->qd;
+    o->map = !strcmp(c->map, "wrap")    ? TR_MAP_WRAP
+             : !strcmp(c->map, "scale") ? TR_MAP_SCALE
+                                        : TR_MAP_NONE;
+    o->file_size = c->file_size;
+    o->loops = c->loops;
+    o->duration_ns = c->duration;
+    o->engine = c->engine;
+    o->discard_files = c->trims;
+    o->uniform = c->uniform;
+    o->seed = c->seed;
+    if (c->region && parse_region(c->region, &o->region_offset, &o->region_length)) {
+        sim_error("--region '%s': OFFSET:LENGTH expected, e.g. 0:10G", c->region);
+        return SIM_EXIT_USAGE;
+    }
+    if (c->points && (c->nfr = tr_curve_parse_points(c->points, c->fr, 64)) < 0) {
+        sim_error("--curve-points '%s': percentages expected, e.g. 10,50,100,120", c->points);
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
+/* The rate curve into doc; its top-level summary (what compare reads) is the
+ * maximum-rate run, the curve's peak; every point's own run stays under
+ * curve.points[i].run. */
+static int run_curve(const rp_cli *c, tr_source *src, st_target *t, const tr_replay_opts *o,
+                     json_t *doc, char *err, size_t errlen)
+{
+    tr_curve_opts co = {c->nfr ? c->fr : NULL, c->nfr,   c->point_warmup,
+                        c->point_measure,      c->quiet, 0};
+    json_t *cj = NULL;
+    int rc = tr_replay_curve(src, t, o, &co, &cj, err, errlen);
+    if (rc) return rc;
+    const json_t *max_run =
+        json_object_get(json_array_get(json_object_get(cj, "points"), 0), "run");
+    if (max_run) json_object_update(doc, (json_t *)max_run);
+    json_object_set_new(doc, "curve", cj);
+    if (!sim_json_on_stdout(c->json_path)) print_curve(cj);
+    return SIM_EXIT_OK;
+}
+
+/* One replay (timed, as fast as possible, looped) into doc. */
+static int run_once(const rp_cli *c, tr_source *src, st_target *t, const tr_replay_opts *o,
+                    json_t *doc, char *err, size_t errlen)
+{
+    sim_run_config cfg;
+    tr_replay_run_config(&cfg);
+    sim_run_config_warmup(&cfg, c->warmup, c->steady_round, c->steady_rounds);
+    cfg.duration_ns = c->duration;
+    cfg.report_interval_ns = c->interval;
+    cfg.quiet = c->quiet;
+    sim_run *run = sim_run_new(&cfg);
+    sim_run_add_probe(run, &st_device_io_probe, t);
+    json_t *stats = NULL;
+    int rc = tr_replay(run, src, t, o, &stats, err, errlen);
+    if (rc == 0) {
+        sim_result_put_run(doc, NULL, run);
+        json_object_set_new(doc, "replay", stats);
+        if (!sim_json_on_stdout(c->json_path)) {
+            sim_result_print(stdout, doc);
+            print_replay(stats);
+        }
+    }
+    sim_run_free(run);
+    return rc;
+}
+
+static int replay_main(int argc, char **argv)
+{
+    rp_cli c;
+    sim_opt opts[48];
+    replay_options(&c, opts, sizeof opts / sizeof *opts);
+    char *pos[1];
+    int npos = 0;
+    int rc = sim_opts_parse("replay", opts, argc, argv, pos, 1, &npos, USAGE);
+    if (rc) return sim_opts_exit_status(rc);
+    sim_set_quiet(c.quiet);
+    if (npos != 1 || !c.to.path) {
+        sim_error("replay needs a trace and --target PATH\nusage: %s", USAGE);
+        return SIM_EXIT_USAGE;
+    }
+    tr_replay_opts o;
+    if ((rc = replay_opts_of(&c, &o)) || (rc = check_modes(&c, opts))) return rc;
     tr_source *src;
-    if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
+    if ((rc = tr_open_cli(pos[0], c.format, opts, c.volume, c.skip_bad, c.window, &src))) return rc;
     st_target *t;
     char err[1024];
-    if ((rc = st_target_open(&to, &t, err, sizeof err))) {
+    if ((rc = st_target_open(&c.to, &t, err, sizeof err))) {
         sim_error("%s", err);
         tr_close(src);
         return rc;
     }
-    /* --json -: the document alone on stdout, so that it can be piped. */
-    bool to_stdout = json_path && !strcmp(json_path, "-");
     json_t *doc = sim_result_new("replay", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(t));
-    if (curve) {
-        tr_curve_opts co = {fr, nfr, point_warmup, point_measure, quiet, 0};
-        json_t *cj = NULL;
-        rc = tr_replay_curve(src, t, &o, &co, &cj, err, sizeof err);
-        if (rc == 0) {
-            /* The top-level summary (what compare reads) is the maximum-rate run, the
-             * curve's peak; every point's own run stays under curve.points[i].run. */
-            const json_t *max_run =
-                json_object_get(json_array_get(json_object_get(cj, "points"), 0), "run");
-            if (max_run) json_object_update(doc, (json_t *)max_run);
-            json_object_set_new(doc, "curve", cj);
-            if (!to_stdout) print_curve(cj);
-        }
-    } else {
-        sim_run_config cfg;
-        tr_replay_run_config(&cfg);
-        sim_run_config_warmup(&cfg, warmup, steady_round, steady_rounds);
-        cfg.duration_ns = duration;
-        cfg.report_interval_ns = interval;
-        cfg.quiet = quiet;
-        sim_run *run = sim_run_new(&cfg);
-        sim_run_add_probe(run, &st_device_io_probe, t);
-        json_t *stats = NULL;
-        rc = tr_replay(run, src, t, &o, &stats, err, sizeof err);
-        if (rc == 0) {
-            sim_result_put_run(doc, NULL, run);
-            json_object_set_new(doc, "replay", stats);
-            if (!to_stdout) {
-                sim_result_print(stdout, doc);
-                print_replay(stats);
-            }
-        }
-        sim_run_free(run);
-    }
+    rc = c.curve ? run_curve(&c, src, t, &o, doc, err, sizeof err)
+                 : run_once(&c, src, t, &o, doc, err, sizeof err);
     if (rc) sim_error("%s", err);
     json_object_set_new(doc, "trace", tr_source_stats_json(src));
-    if (rc == 0 && json_path) {
-        if (!strcmp(json_path, "-")) {
-            char *s = json_dumps(doc, JSON_INDENT(1));
-            printf("%s\n", s);
-            free(s);
-        } else if (sim_result_write(doc, json_path) != 0) {
-            rc = SIM_EXIT_FAIL;
-        }
-    }
+    if (rc == 0) rc = sim_result_save(doc, c.json_path);
     json_decref(doc);
     st_target_close(t);
     tr_close(src);

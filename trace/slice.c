@@ -27,16 +27,28 @@ static int slice_main(int argc, char **argv)
     uint64_t volume = 0, sortwin = 65536, from = 0, until = 0;
     bool skip_bad = false, force = false;
     sim_opt opts[] = {
-        {"force", SIM_OPT_FLAG, &force, "replace OUT if it exists", NULL, 0, 0, false},
-        {"o", SIM_OPT_STRING, &out, "output file (- = stdout; .gz or .zst compresses)", NULL, 0, 0,
-         false},
-        {"from", SIM_OPT_DURATION, &from, "window start, since the first record", NULL, 0, 0,
-         false},
-        {"until", SIM_OPT_DURATION, &until, "window end (default: the end of the trace)", NULL, 0,
-         0, false},
-        {"to", SIM_OPT_CHOICE, &to, "output format", "appsim|fio-v3", 0, 0, false},
-        {"fio-file", SIM_OPT_STRING, &fio_file, "fio-v3: the file name written in the log", NULL, 0,
-         0, false},
+        {.name = "force", .kind = SIM_OPT_FLAG, .dst = &force, .help = "replace OUT if it exists"},
+        {.name = "o",
+         .kind = SIM_OPT_STRING,
+         .dst = &out,
+         .help = "output file (- = stdout; .gz or .zst compresses)"},
+        {.name = "from",
+         .kind = SIM_OPT_DURATION,
+         .dst = &from,
+         .help = "window start, since the first record"},
+        {.name = "until",
+         .kind = SIM_OPT_DURATION,
+         .dst = &until,
+         .help = "window end (default: the end of the trace)"},
+        {.name = "to",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &to,
+         .help = "output format",
+         .choices = "appsim|fio-v3"},
+        {.name = "fio-file",
+         .kind = SIM_OPT_STRING,
+         .dst = &fio_file,
+         .help = "fio-v3: the file name written in the log"},
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, sortwin),
         SIM_OPT_END,
     };
@@ -44,7 +56,7 @@ static int slice_main(int argc, char **argv)
     int npos = 0;
     int rc = sim_opts_parse("trace slice", opts, argc, argv, pos, 1, &npos,
                             "appsim trace slice TRACE -o OUT [--from T] [--until T]");
-    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return sim_opts_exit_status(rc);
     if (npos != 1 || !out) {
         sim_error("trace slice needs a trace and -o OUT");
         return SIM_EXIT_USAGE;

@@ -224,10 +224,13 @@ typedef enum tr_map {
 
 typedef struct tr_replay_opts {
     tr_timing timing;
-    double speed;       /* original: 2 = twice as fast (default 1) */
-    double rate;        /* TR_TIMING_RATE: I/Os per second */
-    bool uniform;       /* TR_TIMING_RATE: even spacing instead of exponential */
-    unsigned qd;        /* most I/Os outstanding (default 32) */
+    double speed; /* original: 2 = twice as fast (default 1) */
+    double rate;  /* TR_TIMING_RATE: I/Os per second */
+    bool uniform; /* TR_TIMING_RATE: even spacing instead of exponential */
+    unsigned qd;  /* most I/Os outstanding (default 32) */
+    /* The caller's option that sets qd, as messages name it (NULL = "--qd"; io:
+     * "--threads"). */
+    const char *qd_option;
     const char *engine; /* st_engine name; NULL = default */
     uint64_t region_offset;
     uint64_t region_length; /* 0 = from region_offset to the end of the data file/device */

@@ -117,16 +117,23 @@ void tr_volmap_free(tr_volmap *m);
 
 /* Common options of the trace subcommands (--format, --volume, --skip-bad,
  * --sort-window), so each subcommand declares them the same way. */
-#define TR_SOURCE_OPTS(o, fmt, vol, skip, win)                                                      \
-    {"format", SIM_OPT_STRING, &(fmt), "input format (default: detected)", NULL, 0, 0, false},      \
-        {"volume",     SIM_OPT_U64,                                                                 \
-         &(vol),       "only this volume (disk number, LUN, device id; default: all)",              \
-         NULL,         0,                                                                           \
-         4294967295.0, false},                                                                      \
-        {"skip-bad", SIM_OPT_FLAG, &(skip), "count and skip malformed records", NULL, 0, 0, false}, \
-    {                                                                                               \
-        "sort-window", SIM_OPT_U64, &(win), "records held to restore time order (default 65536)",   \
-            NULL, 1, 16777216, false                                                                \
+#define TR_SOURCE_OPTS(o, fmt, vol, skip, win)                                                     \
+    {.name = "format",                                                                             \
+     .kind = SIM_OPT_STRING,                                                                       \
+     .dst = &(fmt),                                                                                \
+     .help = "input format (default: detected)"},                                                  \
+        {.name = "volume",                                                                         \
+         .kind = SIM_OPT_U64,                                                                      \
+         .dst = &(vol),                                                                            \
+         .help = "only this volume (disk number, LUN, device id; default: all)",                   \
+         .max = 4294967295.0},                                                                     \
+        {.name = "skip-bad",                                                                       \
+         .kind = SIM_OPT_FLAG,                                                                     \
+         .dst = &(skip),                                                                           \
+         .help = "count and skip malformed records"},                                              \
+    {                                                                                              \
+        .name = "sort-window", .kind = SIM_OPT_U64, .dst = &(win),                                 \
+        .help = "records held to restore time order (default: 65536)", .min = 1, .max = 16777216   \
     }
 
 /* Copies src into a new file OUT in format `to` (convert, slice, merge). rec_filter

@@ -14,6 +14,7 @@
  */
 #include "trace/vdi_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -124,327 +125,198 @@ static json_t *storm_json(tr_source *src, const vdi_storm_opts *so)
                      (double)last_start / 1e9, "storm_span_s", (double)last / 1e9);
 }
 
-static int vdi_main(int argc, char **argv)
+/* The command line of one invocation. */
+typedef struct vdi_cli {
+    st_target_opts to;
+    const char *engine, *clones, *phase, *points, *json;
+    const char *user_trace[VDI_NPHASES]; /* boot, initial login, Monday login */
+    uint64_t desktops, qd, seed, warmup, measure, stagger;
+    uint64_t job_desktops; /* --desktops: the job's; desktops is this rank's share */
+    double jitter, stagger_frac, model_seconds;
+    bool all, model_logins, quiet;
+    double fr[32]; /* curve points as fractions of the maximum */
+    int nfr;
+    char points_pct[512]; /* the effective points, in percent, as recorded */
+} vdi_cli;
+
+/*
+ * --curve-points is in percent, as in replay and io. vdi used to take fractions of the
+ * maximum (0.1,...,1.2); the rule that tells them apart: a list whose every value is at
+ * most 2 is fractions (nobody asks for a curve that ends at 2 % of the maximum), and is
+ * converted to percent with a note. The effective list is what the result records.
+ */
+static int parse_points(vdi_cli *c)
 {
-    const char *target = NULL, *clones_s = NULL, *phase_s = NULL, *engine = NULL;
-    const char *boot_trace = NULL, *login_trace = NULL, *monday_trace = NULL;
-    const char *output = NULL, *points = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2";
-    uint64_t desktops = 8, qd = 32, seed = 1, warmup = 2000000000ull, measure = 5000000000ull;
-    uint64_t stagger = 0;
-    double jitter = 0.1, stagger_frac = 0.1, model_seconds = 60;
-    bool all = false, allow_destroy = false, model_logins = false, json = false, quiet = false;
-    sim_opt opts[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &target,
-         .help = "directory on the drive, or a block device (with --allow-destroy)"},
-        {.name = "clones",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &clones_s,
-         .choices = "full|linked",
-         .help = "full: own copy per desktop; linked: shared replica + per-desktop delta"},
-        {.name = "phase",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &phase_s,
-         .choices = "boot|initial-login|monday-login",
-         .help = "which storm"},
-        {.name = "all",
-         .kind = SIM_OPT_FLAG,
-         .dst = &all,
-         .help = "the six combinations the labs publish, one table"},
-        {.name = "desktops",
-         .kind = SIM_OPT_U64,
-         .dst = &desktops,
-         .help = "desktops in the storm",
-         .min = 1,
-         .max = 100000},
-        {.name = "stagger",
-         .kind = SIM_OPT_DURATION,
-         .dst = &stagger,
-         .help = "desktops start spread over this window (0: --stagger-fraction of the "
-                 "phase trace's length)"},
-        {.name = "stagger-fraction",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &stagger_frac,
-         .help = "default stagger as a fraction of the phase trace's length",
-         .min = 0,
-         .max = 100},
-        {.name = "jitter",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &jitter,
-         .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)",
-         .min = 0,
-         .max = 1},
-        {.name = "boot-trace",
-         .kind = SIM_OPT_STRING,
-         .dst = &boot_trace,
-         .help = "your own capture of one desktop's boot (any trace format)"},
-        {.name = "login-trace",
-         .kind = SIM_OPT_STRING,
-         .dst = &login_trace,
-         .help = "your own capture of one desktop's first login"},
-        {.name = "monday-trace",
-         .kind = SIM_OPT_STRING,
-         .dst = &monday_trace,
-         .help = "your own capture of one desktop's Monday login"},
-        {.name = "model-logins",
-         .kind = SIM_OPT_FLAG,
-         .dst = &model_logins,
-         .help = "model the login phases on published per-desktop figures instead of the "
-                 "shipped captures"},
-        {.name = "model-seconds",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &model_seconds,
-         .help = "length of a modeled login phase (not published)",
-         .min = 1,
-         .max = 86400},
-        {.name = "qd",
-         .kind = SIM_OPT_U64,
-         .dst = &qd,
-         .help = "most I/Os outstanding",
-         .min = 1,
-         .max = 4096},
-        {.name = "engine",
-         .kind = SIM_OPT_STRING,
-         .dst = &engine,
-         .help = "I/O engine (io_uring, psync)"},
-        {.name = "curve-points",
-         .kind = SIM_OPT_STRING,
-         .dst = &points,
-         .help = "fractions of the maximum rate for the curve"},
-        {.name = "point-warmup",
-         .kind = SIM_OPT_DURATION,
-         .dst = &warmup,
-         .help = "warm-up of each curve point"},
-        {.name = "point-duration",
-         .kind = SIM_OPT_DURATION,
-         .dst = &measure,
-         .help = "measured interval of each curve point"},
-        {.name = "seed", .kind = SIM_OPT_U64, .dst = &seed, .help = "random seed"},
-        {.name = "allow-destroy",
-         .kind = SIM_OPT_FLAG,
-         .dst = &allow_destroy,
-         .help = "a block device target may be overwritten"},
-        {.name = "o", .kind = SIM_OPT_STRING, .dst = &output, .help = "result file (JSON)"},
-        {.name = "json",
-         .kind = SIM_OPT_FLAG,
-         .dst = &json,
-         .help = "print the result document on stdout"},
-        {.name = "quiet", .kind = SIM_OPT_FLAG, .dst = &quiet, .help = "no progress lines"},
-        SIM_OPT_END,
-    };
-    int npos = 0;
-    int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
-    if (rc < 0) return SIM_EXIT_OK;
-    if (rc) return rc;
-    sim_set_quiet(quiet);
-    if (!target) {
-        sim_error("vdi: --target is required (a directory on the drive, or a device)");
+    if (!c->points) return 0;
+    int n = tr_curve_parse_points(c->points, c->fr, 32);
+    if (n < 0) {
+        sim_error("vdi: --curve-points '%s': give percentages of the maximum rate, e.g. "
+                  "10,50,100,120",
+                  c->points);
         return SIM_EXIT_USAGE;
     }
-    char eerr[256];
-    if (st_engine_name_check(engine, eerr, sizeof eerr)) {
-        sim_error("vdi: --engine: %s", eerr);
-        return SIM_EXIT_USAGE;
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        top = c->fr[i] > top ? c->fr[i] : top;
+    bool fractions = top <= 0.02;
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        if (fractions) c->fr[i] *= 100;
+        len += (size_t)snprintf(c->points_pct + len, sizeof c->points_pct - len, "%s%g",
+                                i ? "," : "", c->fr[i] * 100);
+        if (len >= sizeof c->points_pct) return SIM_EXIT_USAGE;
     }
-    if (measure == 0) {
-        sim_error("vdi: --point-duration 0 leaves nothing to measure: give each curve point a "
-                  "measured interval (e.g. 5s)");
-        return SIM_EXIT_USAGE;
-    }
-    /* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md). */
-    uint64_t job_desktops = desktops;
-    if (sim_ranks_size() > 1) {
-        uint64_t n = (uint64_t)sim_ranks_size(), r = (uint64_t)sim_ranks_rank();
-        if (desktops < n) {
-            sim_error("vdi: --desktops %llu is the job's total, spread over %llu ranks: give "
-                      "at least one desktop per rank",
-                      (unsigned long long)desktops, (unsigned long long)n);
-            return SIM_EXIT_USAGE;
-        }
-        desktops = desktops / n + (r < desktops % n);
-    }
-    combo combos[6];
-    int ncombos = 0;
-    if (all) {
-        if (clones_s || phase_s) {
+    if (fractions)
+        sim_warn("vdi: --curve-points '%s' read as fractions of the maximum (every value is at "
+                 "most 2), that is %s percent; please give percentages",
+                 c->points, c->points_pct);
+    c->points = c->points_pct;
+    c->nfr = n;
+    return 0;
+}
+
+/* The storms to run: all six, or the one --clones and --phase name. */
+static int plan_combos(const vdi_cli *c, combo *combos, int *ncombos)
+{
+    *ncombos = 0;
+    if (c->all) {
+        if (c->clones || c->phase) {
             sim_error("vdi: --all runs every clone model and phase; drop --clones/--phase");
             return SIM_EXIT_USAGE;
         }
-        for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++)
             for (int p = 0; p < VDI_NPHASES; p++)
-                combos[ncombos++] = (combo){(vdi_clones)c, (vdi_phase)p};
-    } else {
-        if (!clones_s || !phase_s) {
-            sim_error("vdi: give --clones full|linked and --phase boot|initial-login|"
-                      "monday-login, or --all");
-            return SIM_EXIT_USAGE;
-        }
-        combo k = {!strcmp(clones_s, "full") ? VDI_FULL : VDI_LINKED, VDI_BOOT};
-        for (int p = 0; p < VDI_NPHASES; p++)
-            if (!strcmp(phase_s, vdi_phase_name((vdi_phase)p))) k.phase = (vdi_phase)p;
-        combos[ncombos++] = k;
+                combos[(*ncombos)++] = (combo){(vdi_clones)k, (vdi_phase)p};
+        return 0;
     }
-    double fr[32];
-    int nfr = 0;
-    for (const char *p = points; *p && nfr < 32;) {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || !(v > 0) || v > 10) {
-            sim_error("vdi: --curve-points '%s': give fractions like 0.1,0.5,1.0,1.2", points);
-            return SIM_EXIT_USAGE;
-        }
-        fr[nfr++] = v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') {
-            sim_error("vdi: --curve-points '%s': give fractions like 0.1,0.5,1.0,1.2", points);
-            return SIM_EXIT_USAGE;
-        }
-    }
-
-    char err[1024] = "";
-    const char *user[VDI_NPHASES] = {boot_trace, login_trace, monday_trace};
-    vdi_phase_traces pt;
-    if (vdi_phase_traces_load(&pt, user, model_logins, model_seconds, seed, err, sizeof err) != 0) {
-        sim_error("vdi: %s", err);
+    if (!c->clones || !c->phase) {
+        sim_error("vdi: give --clones full|linked and --phase boot|initial-login|"
+                  "monday-login, or --all");
         return SIM_EXIT_USAGE;
     }
-    st_target_opts to = {.path = target, .allow_destroy = allow_destroy, .create_dir = true};
-    st_target *t = NULL;
-    if ((rc = st_target_open(&to, &t, err, sizeof err)) != 0) {
+    combo k = {!strcmp(c->clones, "full") ? VDI_FULL : VDI_LINKED, VDI_BOOT};
+    for (int p = 0; p < VDI_NPHASES; p++)
+        if (!strcmp(c->phase, vdi_phase_name((vdi_phase)p))) k.phase = (vdi_phase)p;
+    combos[(*ncombos)++] = k;
+    return 0;
+}
+
+/* One storm's entry of "storms": its peak (the maximum-rate run, point 0, the top of
+ * the curve the labs quote as "peak IOPS at latency"; rate points past it are overload,
+ * whose latency is queueing, not the drive's) and latency against IOPS per point. */
+static json_t *storm_result(const vdi_cli *c, const combo *k, const vdi_phase_traces *pt,
+                            const vdi_storm_opts *so, const char *fname, uint64_t layout,
+                            json_t *comp, json_t *curve)
+{
+    double best = 0, best_mean = 0, best_p99 = 0;
+    json_t *lat_iops = json_array();
+    size_t idx;
+    json_t *p;
+    json_array_foreach(json_object_get(curve, "points"), idx, p)
+    {
+        double iops, mean, p99;
+        point_latency(p, &iops, &mean, &p99);
+        json_array_append_new(lat_iops, json_pack("{s:f, s:f, s:f, s:f}", "fraction",
+                                                  json_number_value(json_object_get(p, "fraction")),
+                                                  "iops", iops, "mean_us", mean, "p99_us", p99));
+        if (idx == 0) {
+            best = iops;
+            best_mean = mean;
+            best_p99 = p99;
+        }
+    }
+    bool modeled = pt->t[k->phase].modeled;
+    json_t *res =
+        json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o}",
+                  "clones", vdi_clones_name(k->clones), "phase", vdi_phase_name(k->phase), "source",
+                  modeled ? "modeled" : (pt->user[k->phase] ? "user capture" : "captured"),
+                  "desktops", (json_int_t)c->desktops, "stagger_s", (double)so->stagger_ns / 1e9,
+                  "jitter", c->jitter, "data_file", fname, "layout_bytes", (json_int_t)layout,
+                  "composition", comp, "peak", "iops", best, "mean_us", best_mean, "p99_us",
+                  best_p99, "latency_vs_iops", lat_iops, "curve", curve);
+    json_object_set_new(res, "layout",
+                        json_pack("{s:I, s:I, s:I}", "image_bytes", (json_int_t)pt->img.image_bytes,
+                                  "delta_bytes",
+                                  (json_int_t)(k->clones == VDI_LINKED ? pt->img.delta_bytes : 0),
+                                  "copies", (json_int_t)(k->clones == VDI_FULL ? c->desktops : 1)));
+    return res;
+}
+
+/* Runs one storm (lays out the device first if needed) and appends its entry to
+ * results. SIM_EXIT_OK or an exit status (message printed). */
+static int run_storm(const vdi_cli *c, st_target *t, const vdi_phase_traces *pt, const combo *k,
+                     bool laid_out[2], json_t *results)
+{
+    char err[1024] = "";
+    const vdi_trace *tr = &pt->t[k->phase];
+    vdi_trace_stats ts;
+    vdi_trace_stats_of(tr, &ts);
+    uint64_t layout = vdi_layout_bytes(&pt->img, k->clones, (uint32_t)c->desktops);
+    vdi_storm_opts so = {
+        .clones = k->clones,
+        .desktops = (uint32_t)c->desktops,
+        .stagger_ns =
+            c->stagger ? c->stagger : (uint64_t)((double)ts.duration_ns * c->stagger_frac),
+        .jitter = c->jitter,
+        .seed = c->seed,
+    };
+    if (st_target_is_device(t) && !laid_out[k->clones]) {
+        if (layout_device(t, layout, c->seed, err, sizeof err) != 0) {
+            sim_error("vdi: %s", err);
+            return SIM_EXIT_FAIL;
+        }
+        laid_out[k->clones] = true;
+    }
+    tr_source *src = NULL;
+    if (vdi_storm_open(tr, &pt->img, &so, &src, err, sizeof err) != 0) {
         sim_error("vdi: %s", err);
-        vdi_phase_traces_free(&pt);
+        return SIM_EXIT_FAIL;
+    }
+    char fname[64];
+    snprintf(fname, sizeof fname, "vdi-%s.data", vdi_clones_name(k->clones));
+    tr_replay_opts ro;
+    tr_replay_opts_default(&ro);
+    ro.timing = TR_TIMING_AFAP;
+    ro.qd = (unsigned)c->qd;
+    ro.engine = c->engine;
+    ro.region_offset = 0;
+    ro.region_length = layout;
+    ro.map = TR_MAP_NONE;
+    ro.file_size = layout;
+    ro.file_name = fname;
+    ro.seed = c->seed;
+    tr_curve_opts co = {.fractions = c->nfr ? c->fr : NULL,
+                        .nfractions = c->nfr,
+                        .warmup_ns = c->warmup,
+                        .measure_ns = c->measure,
+                        .quiet = c->quiet};
+    sim_info("vdi: %s clones, %s (%s), %llu desktops, layout %.1f MiB in %s",
+             vdi_clones_name(k->clones), vdi_phase_name(k->phase),
+             tr->modeled ? "modeled" : "captured", (unsigned long long)c->desktops,
+             (double)layout / (1 << 20), fname);
+    json_t *comp = storm_json(src, &so);
+    json_t *curve = NULL;
+    int rc = tr_replay_curve(src, t, &ro, &co, &curve, err, sizeof err);
+    tr_close(src);
+    if (rc != 0) {
+        sim_error("vdi: %s clones, %s: %s", vdi_clones_name(k->clones), vdi_phase_name(k->phase),
+                  err);
+        json_decref(comp);
         return rc;
     }
+    json_array_append_new(results, storm_result(c, k, pt, &so, fname, layout, comp, curve));
+    return SIM_EXIT_OK;
+}
 
-    json_t *doc = sim_result_new("vdi", argc, argv, opts);
-    json_object_set_new(doc, "target", st_target_json(t));
-    json_t *traces = json_object();
-    for (int p = 0; p < VDI_NPHASES; p++)
-        json_object_set_new(traces, vdi_phase_name((vdi_phase)p),
-                            vdi_trace_json(&pt.t[p], pt.user[p]));
-    json_object_set_new(doc, "desktop_traces", traces);
-    json_object_set_new(doc, "desktops",
-                        json_pack("{s:I, s:I}", "job", (json_int_t)job_desktops, "this_rank",
-                                  (json_int_t)desktops));
-    json_t *results = json_array();
-    json_object_set_new(doc, "storms", results);
-
-    int status = SIM_EXIT_OK;
-    bool laid_out[2] = {false, false};
-    for (int i = 0;
-         i < ncombos && status == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted(); i++) {
-        const combo *k = &combos[i];
-        const vdi_trace *tr = &pt.t[k->phase];
-        vdi_trace_stats ts;
-        vdi_trace_stats_of(tr, &ts);
-        uint64_t layout = vdi_layout_bytes(&pt.img, k->clones, (uint32_t)desktops);
-        vdi_storm_opts so = {
-            .clones = k->clones,
-            .desktops = (uint32_t)desktops,
-            .stagger_ns = stagger ? stagger : (uint64_t)((double)ts.duration_ns * stagger_frac),
-            .jitter = jitter,
-            .seed = seed,
-            .base = 0,
-            .volume_per_desktop = false,
-        };
-        if (st_target_is_device(t) && !laid_out[k->clones]) {
-            if ((rc = layout_device(t, layout, seed, err, sizeof err)) != 0) {
-                sim_error("vdi: %s", err);
-                status = rc;
-                break;
-            }
-            laid_out[k->clones] = true;
-        }
-        tr_source *src = NULL;
-        if (vdi_storm_open(tr, &pt.img, &so, &src, err, sizeof err) != 0) {
-            sim_error("vdi: %s", err);
-            status = SIM_EXIT_FAIL;
-            break;
-        }
-        char fname[64];
-        snprintf(fname, sizeof fname, "vdi-%s.data", vdi_clones_name(k->clones));
-        tr_replay_opts ro;
-        tr_replay_opts_default(&ro);
-        ro.timing = TR_TIMING_AFAP;
-        ro.qd = (unsigned)qd;
-        ro.engine = engine;
-        ro.region_offset = 0;
-        ro.region_length = layout;
-        ro.map = TR_MAP_NONE;
-        ro.file_size = layout;
-        ro.file_name = fname;
-        ro.seed = seed;
-        tr_curve_opts co = {.fractions = fr,
-                            .nfractions = nfr,
-                            .warmup_ns = warmup,
-                            .measure_ns = measure,
-                            .quiet = quiet};
-        bool modeled = tr->modeled;
-        sim_info("vdi: %s clones, %s (%s), %llu desktops, layout %.1f MiB in %s",
-                 vdi_clones_name(k->clones), vdi_phase_name(k->phase),
-                 modeled ? "modeled" : "captured", (unsigned long long)desktops,
-                 (double)layout / (1 << 20), fname);
-        json_t *comp = storm_json(src, &so);
-        json_t *curve = NULL;
-        rc = tr_replay_curve(src, t, &ro, &co, &curve, err, sizeof err);
-        tr_close(src);
-        if (rc != 0) {
-            sim_error("vdi: %s clones, %s: %s", vdi_clones_name(k->clones),
-                      vdi_phase_name(k->phase), err);
-            json_decref(comp);
-            status = rc;
-            break;
-        }
-        /* Peak: the maximum-rate run (point 0), the top of the curve the labs quote
-         * as "peak IOPS at latency". Rate points past it are overload: queueing, so
-         * their latency is not the drive's, whatever IOPS they reach. */
-        json_t *pts = json_object_get(curve, "points");
-        double best = 0, best_mean = 0, best_p99 = 0;
-        json_t *lat_iops = json_array();
-        size_t idx;
-        json_t *p;
-        json_array_foreach(pts, idx, p)
-        {
-            double iops, mean, p99;
-            point_latency(p, &iops, &mean, &p99);
-            json_array_append_new(lat_iops,
-                                  json_pack("{s:f, s:f, s:f, s:f}", "fraction",
-                                            json_number_value(json_object_get(p, "fraction")),
-                                            "iops", iops, "mean_us", mean, "p99_us", p99));
-            if (idx == 0) {
-                best = iops;
-                best_mean = mean;
-                best_p99 = p99;
-            }
-        }
-        json_t *res = json_pack(
-            "{s:s, s:s, s:s, s:I, s:f, s:f, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o}", "clones",
-            vdi_clones_name(k->clones), "phase", vdi_phase_name(k->phase), "source",
-            modeled ? "modeled" : (pt.user[k->phase] ? "user capture" : "captured"), "desktops",
-            (json_int_t)desktops, "stagger_s", (double)so.stagger_ns / 1e9, "jitter", jitter,
-            "data_file", fname, "layout_bytes", (json_int_t)layout, "composition", comp, "peak",
-            "iops", best, "mean_us", best_mean, "p99_us", best_p99, "latency_vs_iops", lat_iops,
-            "curve", curve);
-        json_object_set_new(
-            res, "layout",
-            json_pack("{s:I, s:I, s:I}", "image_bytes", (json_int_t)pt.img.image_bytes,
-                      "delta_bytes", (json_int_t)(k->clones == VDI_LINKED ? pt.img.delta_bytes : 0),
-                      "copies", (json_int_t)(k->clones == VDI_FULL ? desktops : 1)));
-        json_array_append_new(results, res);
-    }
-    st_target_close(t);
-    vdi_phase_traces_free(&pt);
-
-    /* The table: one row per storm, like the labs' VDI rows. */
-    FILE *out = json ? stderr : stdout;
-    if (json_array_size(results) == 0) goto done;
-    fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)desktops,
-            target, (unsigned long long)qd);
+/* The table: one row per storm, like the labs' VDI rows. */
+static void print_table(FILE *out, const vdi_cli *c, const json_t *results)
+{
+    fprintf(out, "\nVDI storms, %llu desktops on %s (qd %llu)\n", (unsigned long long)c->desktops,
+            c->to.path, (unsigned long long)c->qd);
     fprintf(out, "%-7s %-14s %-12s %12s %10s %10s   latency vs IOPS (us @ IOPS)\n", "clones",
             "phase", "source", "peak IOPS", "mean us", "p99 us");
     size_t i;
-    json_t *r;
+    const json_t *r;
     json_array_foreach(results, i, r)
     {
         const json_t *pk = json_object_get(r, "peak");
@@ -456,7 +328,7 @@ static int vdi_main(int argc, char **argv)
                 json_number_value(json_object_get(pk, "mean_us")),
                 json_number_value(json_object_get(pk, "p99_us")));
         size_t j;
-        json_t *q;
+        const json_t *q;
         json_array_foreach(json_object_get(r, "latency_vs_iops"), j, q)
         {
             if (j == 0) continue; /* the max run is the peak column */
@@ -467,16 +339,175 @@ static int vdi_main(int argc, char **argv)
     }
     fprintf(out, "source: captured = trace recorded with `appsim trace capture`; modeled = "
                  "calibrated to published per-desktop figures (docs/vdi.md)\n");
-done:
-    if (sim_interrupted()) json_object_set_new(doc, "interrupted", json_true());
-    if (output && sim_result_write(doc, output) != 0 && status == SIM_EXIT_OK)
-        status = SIM_EXIT_FAIL;
-    if (json) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+}
+
+/* Parses the command line into c (opts: room for the table, which the result records);
+ * 0, -1 (help shown) or SIM_EXIT_USAGE. */
+static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **argv)
+{
+    const sim_opt table[] = {
+        ST_TARGET_OPTIONS_OLD(c->to, c->engine, "engine"),
+        {.name = "clones",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->clones,
+         .choices = "full|linked",
+         .help = "full: own copy per desktop; linked: shared replica + per-desktop delta"},
+        {.name = "phase",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->phase,
+         .choices = "boot|initial-login|monday-login",
+         .help = "which storm"},
+        {.name = "all",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->all,
+         .help = "the six combinations the labs publish, one table"},
+        {.name = "desktops",
+         .kind = SIM_OPT_U64,
+         .dst = &c->desktops,
+         .help = "desktops in the storm",
+         .min = 1,
+         .max = 100000},
+        {.name = "stagger",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->stagger,
+         .help = "desktops start spread over this window (0: --stagger-fraction of the "
+                 "phase trace's length)"},
+        {.name = "stagger-fraction",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->stagger_frac,
+         .help = "default stagger as a fraction of the phase trace's length",
+         .max = 100},
+        {.name = "jitter",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->jitter,
+         .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)",
+         .max = 1},
+        {.name = "boot-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->user_trace[VDI_BOOT],
+         .help = "your own capture of one desktop's boot (any trace format)"},
+        {.name = "login-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->user_trace[VDI_INITIAL_LOGIN],
+         .help = "your own capture of one desktop's first login"},
+        {.name = "monday-trace",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->user_trace[VDI_MONDAY_LOGIN],
+         .help = "your own capture of one desktop's Monday login"},
+        {.name = "model-logins",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->model_logins,
+         .help = "model the login phases on published per-desktop figures instead of the "
+                 "shipped captures"},
+        {.name = "model-seconds",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &c->model_seconds,
+         .help = "length of a modeled login phase (not published)",
+         .min = 1,
+         .max = 86400},
+        {.name = "qd",
+         .kind = SIM_OPT_U64,
+         .dst = &c->qd,
+         .help = "most I/Os outstanding",
+         .min = 1,
+         .max = 4096},
+        SIM_VOCAB_CURVE_POINTS(&c->points, NULL),
+        {.name = "point-warmup",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->warmup,
+         .help = "warm-up of each curve point"},
+        {.name = "point-duration",
+         .kind = SIM_OPT_DURATION,
+         .dst = &c->measure,
+         .help = "measured interval of each curve point",
+         .min = 0.001},
+        SIM_VOCAB_SEED(&c->seed, "desktop starts and jitter"),
+        SIM_VOCAB_JSON(&c->json, "o"),
+        SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
+        SIM_OPT_END,
+    };
+    assert(sizeof table / sizeof *table <= nopts);
+    memcpy(opts, table, sizeof table);
+    /* vdi's old `--json` flag printed the document on stdout: now `--json -`. */
+    ((sim_opt *)sim_opts_find(opts, "json"))->bare_value = "-";
+    int npos = 0;
+    int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
+    if (rc) return rc;
+    if (!c->to.path) {
+        sim_error("vdi: --target is required (a directory on the drive, or a device)");
+        return SIM_EXIT_USAGE;
     }
+    /* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md). */
+    c->job_desktops = c->desktops;
+    if (sim_ranks_size() > 1) {
+        uint64_t n = (uint64_t)sim_ranks_size(), r = (uint64_t)sim_ranks_rank();
+        if (c->desktops < n) {
+            sim_error("vdi: --desktops %llu is the job's total, spread over %llu ranks: give "
+                      "at least one desktop per rank",
+                      (unsigned long long)c->desktops, (unsigned long long)n);
+            return SIM_EXIT_USAGE;
+        }
+        c->desktops = c->desktops / n + (r < c->desktops % n);
+    }
+    return parse_points(c);
+}
+
+static int vdi_main(int argc, char **argv)
+{
+    vdi_cli c = {.engine = "io_uring",
+                 .desktops = 8,
+                 .qd = 32,
+                 .seed = 1,
+                 .warmup = 2000000000ull,
+                 .measure = 5000000000ull,
+                 .jitter = 0.1,
+                 .stagger_frac = 0.1,
+                 .model_seconds = 60};
+    sim_opt opts[40];
+    int rc = parse_cli(&c, opts, sizeof opts / sizeof *opts, argc, argv);
+    if (rc) return sim_opts_exit_status(rc);
+    sim_set_quiet(c.quiet);
+    combo combos[6];
+    int ncombos = 0;
+    if ((rc = plan_combos(&c, combos, &ncombos))) return rc;
+    char err[1024] = "";
+    vdi_phase_traces pt;
+    if (vdi_phase_traces_load(&pt, c.user_trace, c.model_logins, c.model_seconds, c.seed, err,
+                              sizeof err) != 0) {
+        sim_error("vdi: %s", err);
+        return SIM_EXIT_USAGE;
+    }
+    c.to.create_dir = true;
+    st_target *t = NULL;
+    if ((rc = st_target_open(&c.to, &t, err, sizeof err)) != 0) {
+        sim_error("vdi: %s", err);
+        vdi_phase_traces_free(&pt);
+        return rc;
+    }
+    json_t *doc = sim_result_new("vdi", argc, argv, opts);
+    json_object_set_new(doc, "target", st_target_json(t));
+    json_t *traces = json_object();
+    for (int p = 0; p < VDI_NPHASES; p++)
+        json_object_set_new(traces, vdi_phase_name((vdi_phase)p),
+                            vdi_trace_json(&pt.t[p], pt.user[p]));
+    json_object_set_new(doc, "desktop_traces", traces);
+    json_object_set_new(doc, "desktops",
+                        json_pack("{s:I, s:I}", "job", (json_int_t)c.job_desktops, "this_rank",
+                                  (json_int_t)c.desktops));
+    json_t *results = json_array();
+    json_object_set_new(doc, "storms", results);
+    bool laid_out[2] = {false, false};
+    for (int i = 0; i < ncombos && rc == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted();
+         i++)
+        rc = run_storm(&c, t, &pt, &combos[i], laid_out, results);
+    st_target_close(t);
+    vdi_phase_traces_free(&pt);
+    if (json_array_size(results) > 0 && !sim_json_on_stdout(c.json))
+        print_table(stdout, &c, results);
+    if (sim_interrupted()) json_object_set_new(doc, "interrupted", json_true());
+    int wrc = sim_result_save(doc, c.json);
     json_decref(doc);
-    return status;
+    return rc ? rc : wrc;
 }
 
 static const sim_command vdi_command = {

@@ -128,8 +128,8 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
             return SIM_EXIT_USAGE;
         }
         w->path = strdup(path);
-        if (!w->path || asprintf(&w->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-            w->tmp = NULL;
+        w->tmp = malloc(4096);
+        if (!w->path || !w->tmp || sim_atomic_tmp_name(path, w->tmp, 4096)) {
             free_writer(w);
             snprintf(err, errlen, "out of memory");
             return SIM_EXIT_FAIL;
@@ -205,9 +205,9 @@ int tr_writer_close(tr_writer *w, char *err, size_t errlen)
     if (w->raw == stdout) {
         if (fflush(stdout) != 0 && !e) e = errno;
     } else {
-        if (!e && (fflush(w->raw) != 0 || fsync(fileno(w->raw)) != 0)) e = errno;
+        if (!e && fflush(w->raw) != 0) e = errno;
+        if (!e) e = sim_atomic_commit(fileno(w->raw), w->tmp, w->path); /* and the directory */
         if (fclose(w->raw) != 0 && !e) e = errno;
-        if (!e && rename(w->tmp, w->path) != 0) e = errno;
         if (e) unlink(w->tmp);
     }
     if (e) {

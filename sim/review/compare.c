@@ -16,7 +16,7 @@ static const char usage_text[] =
     "               [-o FILE]\n"
     "Compares result files (a directory stands for its *.json files, e.g. a suite's\n"
     "output; suite.json is skipped): one table per workload and configuration, metrics as rows,\n"
-    "drives as columns (best marked with *, others as %% of the best), and a rank.\n"
+    "drives as columns (best marked with *, others as % of the best), and a rank.\n"
     "Runs of the same drive and configuration are combined (histograms merged; the\n"
     "run-to-run range is shown as [min-max]). Results whose configurations differ in\n"
     "what matters (scale, users, buffer, trace...) are not ranked together; the table\n"
@@ -97,7 +97,7 @@ static int compare_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("compare", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
     free(av);
-    if (rc < 0) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
     if (nfiles == 0) {
         sim_error("compare: give one or more result files (written by --json); see "

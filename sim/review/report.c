@@ -565,31 +565,9 @@ static void group_section(cmp_buf *b, const cmp_set *set, const cmp_group *g, in
 
 static int write_atomic(const char *path, const char *data, size_t len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sim_error("report: cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            sim_error("report: writing %s failed: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (fchmod(fd, 0644) || fsync(fd) || close(fd) || rename(tmp, path)) {
-        sim_error("report: cannot finish %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    int e = sim_atomic_write(path, data, len);
+    if (e) sim_error("report: cannot write %s: %s", path, strerror(e));
+    return e ? -1 : 0;
 }
 
 int report_write(const cmp_set *set, const char *path, const char *title)
@@ -661,7 +639,7 @@ static int report_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("report", opts, argc, av, files, MAX_FILES, &nfiles, usage_text);
     free(av);
-    if (rc < 0) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
     if (!nfiles) {
         sim_error("report: give one or more result files (written by --json)");

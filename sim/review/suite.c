@@ -300,9 +300,8 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
              i + 1, n, st->name, planned[i] > 0 ? pl : "unknown", lf);
     cmp_buf_free(&line);
     double t0 = now_s();
-    ss->exit_code = cmd->main(argc, argv);
+    ss->exit_code = sim_command_run(cmd, argc, argv);
     ss->seconds = now_s() - t0;
-    sim_set_quiet(false);
     suite_free_words(argv, argc);
     char took[32];
     fmt_duration(took, sizeof took, ss->seconds);
@@ -460,6 +459,150 @@ static const char usage_text[] =
     "STEP='OPTIONS' adds explicit options to one step (all= to every step), after the\n"
     "suite's own, e.g. tpcc='--scale 50 --vusers 500'.";
 
+/* `suite list` and `suite show NAME`; -1 when pos is neither. */
+static int list_or_show(char **pos, int npos)
+{
+    if (npos == 1 && !strcmp(pos[0], "list")) {
+        for (const char *const *n = suite_builtin_names(); *n; n++) {
+            suite_def d;
+            char err[512];
+            if (suite_parse(suite_builtin(*n), *n, &d, err, sizeof err) == 0) {
+                printf("%-10s %s\n", *n, d.description ? d.description : "");
+                suite_def_free(&d);
+            }
+        }
+        return SIM_EXIT_OK;
+    }
+    if (npos == 2 && !strcmp(pos[0], "show")) {
+        const char *t = suite_builtin(pos[1]);
+        if (!t) {
+            sim_error("suite: no built-in suite '%s'; `appsim suite list` shows them", pos[1]);
+            return SIM_EXIT_USAGE;
+        }
+        fputs(t, stdout);
+        return SIM_EXIT_OK;
+    }
+    return -1;
+}
+
+/* Explicit options: STEP=ARGS (or all=ARGS) after the suite, appended to the step's
+ * arguments for this size, so they override the suite's values. */
+static int apply_overrides(suite_ctx *cp, char **pos, int npos)
+{
+    const suite_def *def = cp->def;
+    int rc = 0;
+    for (int i = 1; i < npos && !rc; i++) {
+        char *eq = strchr(pos[i], '=');
+        bool found = false;
+        if (eq) {
+            size_t kl = (size_t)(eq - pos[i]);
+            for (int k = 0; k < def->nsteps; k++) {
+                suite_step *st = &def->steps[k];
+                bool match = (kl == 3 && !strncmp(pos[i], "all", 3)) ||
+                             (strlen(st->name) == kl && !strncmp(pos[i], st->name, kl));
+                if (!match) continue;
+                found = true;
+                char **slot = &st->size_args[cp->size_index];
+                char *joined = xasprintf("%s%s%s", *slot ? *slot : "", *slot ? " " : "", eq + 1);
+                free(*slot);
+                *slot = joined;
+            }
+        }
+        if (!found) {
+            cmp_buf names = {0};
+            for (int k = 0; k < def->nsteps; k++)
+                cmp_buf_printf(&names, "%s%s", k ? ", " : "", def->steps[k].name);
+            sim_error("suite: '%s': explicit options are STEP=ARGS or all=ARGS, where STEP is "
+                      "one of: %s",
+                      pos[i], names.s);
+            cmp_buf_free(&names);
+            rc = SIM_EXIT_USAGE;
+        }
+        json_array_append_new(cp->overrides, json_string(pos[i]));
+    }
+    return rc;
+}
+
+/* Checks every step's arguments before running anything (a typo in step 5 should not
+ * be found after hours of steps 1 to 4) and plans each step's time into planned[]. */
+static int check_steps(const suite_ctx *cp, const char *origin, double *planned)
+{
+    const suite_def *def = cp->def;
+    const char *target = cp->target, *output = cp->dir, *size = cp->size, *trace = cp->trace;
+    int rc = 0;
+    for (int i = 0; i < def->nsteps; i++) {
+        char err[1024], **words;
+        int n;
+        suite_vars v = {target, "x", output, size, trace ? trace : "x"};
+        const suite_step *st = &def->steps[i];
+        bool has_result = false;
+        /* The same words step_argv will use: common arguments, then this size's. */
+        char *all = xasprintf("%s %s", st->args ? st->args : "",
+                              st->size_args[cp->size_index] ? st->size_args[cp->size_index] : "");
+        if (suite_split_words(all, &words, &n, err, sizeof err)) {
+            sim_error("suite: %s: step %s: %s", origin, st->name, err);
+            rc = SIM_EXIT_USAGE;
+            free(all);
+            break;
+        }
+        free(all);
+        for (int k = 0; k < n && !rc; k++) {
+            char *x = suite_expand(words[k], &v, err, sizeof err);
+            if (!x) {
+                sim_error("suite: %s: step %s: %s", origin, st->name, err);
+                rc = SIM_EXIT_USAGE;
+            }
+            free(x);
+            has_result = has_result || suite_uses(words[k], "result");
+        }
+        planned[i] = planned_seconds(st, cp->size_index, words, n);
+        suite_free_words(words, n);
+        if (!rc && !has_result) {
+            sim_error("suite: %s: step %s: its arguments must contain {result} (where the "
+                      "command writes its result, e.g. --json {result})",
+                      origin, st->name);
+            rc = SIM_EXIT_USAGE;
+        }
+    }
+    return rc;
+}
+
+/* --dry-run: what would run, with the planned times; runs nothing, writes nothing. */
+static void print_plan(const suite_ctx *cp, const char *origin, const double *planned)
+{
+    const suite_def *def = cp->def;
+    const char *target = cp->target, *output = cp->dir, *size = cp->size;
+    double total = 0;
+    printf("suite %s (%s), size %s, target %s, results in %s\n", def->name, origin, size, target,
+           output);
+    for (int i = 0; i < def->nsteps; i++) {
+        const suite_step *st = &def->steps[i];
+        char *result = xasprintf("%s/%s.json", output, st->name);
+        char err[1024], **sv, pl[32];
+        int sc;
+        fmt_duration(pl, sizeof pl, planned[i]);
+        total += planned[i];
+        printf("%d/%d %s: ", i + 1, def->nsteps, st->name);
+        if (step_argv(cp, st, result, &sv, &sc, err, sizeof err)) {
+            printf("not run: %s\n", err);
+        } else {
+            printf("appsim");
+            for (int k = 0; k < sc; k++)
+                printf(" %s", sv[k]);
+            if (!sim_find_command(st->command))
+                printf("\n    unavailable: command '%s' is not part of this appsim build\n",
+                       st->command);
+            else
+                printf("  (planned %s)\n", planned[i] > 0 ? pl : "unknown");
+            suite_free_words(sv, sc);
+        }
+        free(result);
+    }
+    char tt[32];
+    fmt_duration(tt, sizeof tt, total);
+    printf("planned in all: at least %s (warm-up + measured; loading not counted)\n", tt);
+}
+
 static int suite_main(int argc, char **argv)
 {
     const char *target = NULL, *output = NULL, *size = "small", *trace = NULL;
@@ -468,6 +611,7 @@ static int suite_main(int argc, char **argv)
         {.name = "target",
          .kind = SIM_OPT_STRING,
          .dst = &target,
+         .metavar = "PATH",
          .help = "file system directory or device every step runs on"},
         {.name = "output",
          .kind = SIM_OPT_STRING,
@@ -497,28 +641,9 @@ static int suite_main(int argc, char **argv)
     char **av = cmp_argv_short_o(argc, argv);
     int rc = sim_opts_parse("suite", opts, argc, av, pos, 64, &npos, usage_text);
     free(av);
-    if (rc < 0) return SIM_EXIT_OK;
+    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
-    if (npos == 1 && !strcmp(pos[0], "list")) {
-        for (const char *const *n = suite_builtin_names(); *n; n++) {
-            suite_def d;
-            char err[512];
-            if (suite_parse(suite_builtin(*n), *n, &d, err, sizeof err) == 0) {
-                printf("%-10s %s\n", *n, d.description ? d.description : "");
-                suite_def_free(&d);
-            }
-        }
-        return SIM_EXIT_OK;
-    }
-    if (npos == 2 && !strcmp(pos[0], "show")) {
-        const char *t = suite_builtin(pos[1]);
-        if (!t) {
-            sim_error("suite: no built-in suite '%s'; `appsim suite list` shows them", pos[1]);
-            return SIM_EXIT_USAGE;
-        }
-        fputs(t, stdout);
-        return SIM_EXIT_OK;
-    }
+    if ((rc = list_or_show(pos, npos)) >= 0) return rc;
     if (npos < 1 || !strcmp(pos[0], "list") || !strcmp(pos[0], "show")) {
         sim_error("suite: give one suite (a built-in name or a suite file); see "
                   "`appsim suite --help`");
@@ -533,76 +658,11 @@ static int suite_main(int argc, char **argv)
     rc = load_suite(pos[0], &def, &origin, &text);
     if (rc) return rc;
     suite_ctx c = {&def, size, target, output, trace, origin, suite_size_index(size), NULL, NULL};
-    /* Explicit options: STEP=ARGS (or all=ARGS) after the suite, appended to the step's
-     * arguments for this size, so they override the suite's values. */
     c.overrides = json_array();
-    for (int i = 1; i < npos && !rc; i++) {
-        char *eq = strchr(pos[i], '=');
-        bool found = false;
-        if (eq) {
-            size_t kl = (size_t)(eq - pos[i]);
-            for (int k = 0; k < def.nsteps; k++) {
-                suite_step *st = &def.steps[k];
-                bool match = (kl == 3 && !strncmp(pos[i], "all", 3)) ||
-                             (strlen(st->name) == kl && !strncmp(pos[i], st->name, kl));
-                if (!match) continue;
-                found = true;
-                char **slot = &st->size_args[c.size_index];
-                char *joined = xasprintf("%s%s%s", *slot ? *slot : "", *slot ? " " : "", eq + 1);
-                free(*slot);
-                *slot = joined;
-            }
-        }
-        if (!found) {
-            cmp_buf names = {0};
-            for (int k = 0; k < def.nsteps; k++)
-                cmp_buf_printf(&names, "%s%s", k ? ", " : "", def.steps[k].name);
-            sim_error("suite: '%s': explicit options are STEP=ARGS or all=ARGS, where STEP is "
-                      "one of: %s",
-                      pos[i], names.s);
-            cmp_buf_free(&names);
-            rc = SIM_EXIT_USAGE;
-        }
-        json_array_append_new(c.overrides, json_string(pos[i]));
-    }
+    rc = apply_overrides(&c, pos, npos);
     c.states = calloc((size_t)def.nsteps, sizeof *c.states);
-    /* Check every step's arguments before running anything: a typo in step 5 should
-     * not be found after hours of steps 1 to 4. */
     double *planned = calloc((size_t)def.nsteps, sizeof *planned);
-    for (int i = 0; i < def.nsteps; i++) {
-        char err[1024], **words;
-        int n;
-        suite_vars v = {target, "x", output, size, trace ? trace : "x"};
-        const suite_step *st = &def.steps[i];
-        bool has_result = false;
-        /* The same words step_argv will use: common arguments, then this size's. */
-        char *all = xasprintf("%s %s", st->args ? st->args : "",
-                              st->size_args[c.size_index] ? st->size_args[c.size_index] : "");
-        if (suite_split_words(all, &words, &n, err, sizeof err)) {
-            sim_error("suite: %s: step %s: %s", origin, st->name, err);
-            rc = SIM_EXIT_USAGE;
-            free(all);
-            break;
-        }
-        free(all);
-        for (int k = 0; k < n && !rc; k++) {
-            char *x = suite_expand(words[k], &v, err, sizeof err);
-            if (!x) {
-                sim_error("suite: %s: step %s: %s", origin, st->name, err);
-                rc = SIM_EXIT_USAGE;
-            }
-            free(x);
-            has_result = has_result || suite_uses(words[k], "result");
-        }
-        planned[i] = planned_seconds(st, c.size_index, words, n);
-        suite_free_words(words, n);
-        if (!rc && !has_result) {
-            sim_error("suite: %s: step %s: its arguments must contain {result} (where the "
-                      "command writes its result, e.g. --json {result})",
-                      origin, st->name);
-            rc = SIM_EXIT_USAGE;
-        }
-    }
+    if (!rc) rc = check_steps(&c, origin, planned);
     /* Every step would fail on a missing target: say so once, before running any. */
     if (!rc && !dry_run && access(target, F_OK) != 0) {
         sim_error("suite: target %s does not exist (%s); create the directory on the drive "
@@ -611,36 +671,7 @@ static int suite_main(int argc, char **argv)
         rc = SIM_EXIT_USAGE;
     }
     if (!rc && dry_run) {
-        /* Show what would run, run nothing, write nothing. */
-        double total = 0;
-        printf("suite %s (%s), size %s, target %s, results in %s\n", def.name, origin, size, target,
-               output);
-        for (int i = 0; i < def.nsteps; i++) {
-            const suite_step *st = &def.steps[i];
-            char *result = xasprintf("%s/%s.json", output, st->name);
-            char err[1024], **sv, pl[32];
-            int sc;
-            fmt_duration(pl, sizeof pl, planned[i]);
-            total += planned[i];
-            printf("%d/%d %s: ", i + 1, def.nsteps, st->name);
-            if (step_argv(&c, st, result, &sv, &sc, err, sizeof err)) {
-                printf("not run: %s\n", err);
-            } else {
-                printf("appsim");
-                for (int k = 0; k < sc; k++)
-                    printf(" %s", sv[k]);
-                if (!sim_find_command(st->command))
-                    printf("\n    unavailable: command '%s' is not part of this appsim build\n",
-                           st->command);
-                else
-                    printf("  (planned %s)\n", planned[i] > 0 ? pl : "unknown");
-                suite_free_words(sv, sc);
-            }
-            free(result);
-        }
-        char tt[32];
-        fmt_duration(tt, sizeof tt, total);
-        printf("planned in all: at least %s (warm-up + measured; loading not counted)\n", tt);
+        print_plan(&c, origin, planned);
     } else if (!rc && mkdirs(output)) {
         sim_error("suite: cannot create %s: %s", output, strerror(errno));
         rc = SIM_EXIT_USAGE;

@@ -67,7 +67,7 @@ static const char suite_review[] =
     "[vdi]\n"
     "description = full- and linked-clone boot, initial-login and Monday-login storms, each as a rate curve\n"
     "command = vdi\n"
-    "args = --all --target {target} -o {result}\n"
+    "args = --all --target {target} --json {result}\n"
     "args.small = --desktops 8 --point-warmup 2s --point-duration 5s\n"
     "args.medium = --desktops 100 --point-warmup 5s --point-duration 20s\n"
     "args.full = --desktops 1000 --point-warmup 30s --point-duration 2m\n"

@@ -10,7 +10,7 @@
  * (BEGIN IMMEDIATE), CONNECTIONS threads each with its own connection, a 2.5 MiB
  * table, a 64 MiB buffer.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 #include "../unit/vfs_workload.h"
 
 #include <pthread.h>

@@ -42,12 +42,13 @@ jq -e '[.replay.placement.layout[] | .base >= 2097152 and .base + .size <= 31457
 rm -f "$T/replay.data" "$T/.appsim-manifest"
 
 # Case 8: options checked before anything is created.
-refused sb-io-engine 2 "unknown I/O engine 'bogus'" "$APPSIM" sysbench prepare --target "$T/sb" --io-engine bogus --table-size 100 --quiet
-[ ! -e "$T/sb" ] || fail "sysbench --io-engine bogus created the target"
+refused sb-io-engine 2 "invalid value 'bogus' for --ioengine" "$APPSIM" sysbench prepare --target "$T/sb" --ioengine bogus --table-size 100 --quiet
+[ ! -e "$T/sb" ] || fail "sysbench --ioengine bogus created the target"
 t0=$SECONDS
-refused vdi-engine 2 "unknown I/O engine 'bogus'" "$APPSIM" vdi --target "$T/vdi" --engine bogus --clones full --phase boot --quiet
+# (vdi's old spelling --engine still reaches --ioengine)
+refused vdi-engine 2 "invalid value 'bogus' for --ioengine" "$APPSIM" vdi --target "$T/vdi" --engine bogus --clones full --phase boot --quiet
 [ $((SECONDS - t0)) -lt 5 ] && [ ! -e "$T/vdi" ] || fail "vdi --engine bogus was checked late"
-refused vdi-point 2 "point-duration 0" "$APPSIM" vdi --target "$T/vdi" --point-warmup 0 --point-duration 0 --clones full --phase boot --quiet
+refused vdi-point 2 "point-duration" "$APPSIM" vdi --target "$T/vdi" --point-warmup 0 --point-duration 0 --clones full --phase boot --quiet
 refused replay-point 2 "point-duration" "$APPSIM" replay "$W/ok.csv" --target "$T" --curve --point-duration 0 --quiet
 refused replay-loop 2 "--loop and --duration" "$APPSIM" replay "$W/ok.csv" --target "$T" --loop 2 --duration 3 --quiet
 refused tpcc-buffer 2 "more than this machine's .* of memory: give at most" "$APPSIM" tpcc run --target "$T" --buffer 1T --quiet

@@ -27,8 +27,8 @@ done
 vdi_finds_desktops() { # BINARY ROOT
   local out=$APPSIM_TMP/vdi-$(basename "$2")
   env -u APPSIM_DESKTOPS "$1" vdi --clones full --phase boot --desktops 1 \
-    --target "$APPSIM_TMP/target" --curve-points 0.5 --point-warmup 0.2 \
-    --point-duration 0.4 --quiet -o "$out.json" >"$out.txt"
+    --target "$APPSIM_TMP/target" --curve-points 50 --point-warmup 0.2 \
+    --point-duration 0.4 --quiet --json "$out.json" >"$out.txt"
   python3 - "$out.json" "$(realpath "$2")/share/appsim/desktops/boot.atr" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -37,15 +37,19 @@ EOF
 OWN=(--boot-trace "$APPSIM_TMP/boot.log" --login-trace "$APPSIM_TMP/login.log"
      --monday-trace "$APPSIM_TMP/monday.log")
 
-# 1. --all: six storms, one table.
+# 1. --all: six storms, one table. (-o and --curve-points as a fraction are vdi's old
+# spellings of --json FILE and of percent: still accepted, each with a note.)
 "$APPSIM" vdi --all --desktops $N --target "$T" "${OWN[@]}" "${SHORT[@]}" \
-  -o "$APPSIM_TMP/all.json" >"$APPSIM_TMP/all.txt"
+  -o "$APPSIM_TMP/all.json" >"$APPSIM_TMP/all.txt" 2>"$APPSIM_TMP/all.err"
+grep -q -- '-o is an old spelling of --json' "$APPSIM_TMP/all.err" || { cat "$APPSIM_TMP/all.err"; exit 1; }
+grep -q -- "--curve-points '0.5' read as fractions" "$APPSIM_TMP/all.err" || { cat "$APPSIM_TMP/all.err"; exit 1; }
 cat "$APPSIM_TMP/all.txt"
 python3 - "$APPSIM_TMP/all.json" "$APPSIM_TMP/all.txt" "$T" "$N" <<'EOF'
 import json, os, sys
 doc = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
 target, n = sys.argv[3], int(sys.argv[4])
 storms = doc["storms"]
+assert doc["config"]["curve-points"] == "50", doc["config"]["curve-points"]
 assert [(s["clones"], s["phase"]) for s in storms] == [
     (c, p) for c in ("full", "linked") for p in ("boot", "initial-login", "monday-login")]
 for s in storms:

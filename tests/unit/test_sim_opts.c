@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_sizes(void **state)
@@ -64,13 +66,22 @@ static int parse(vals *v, sim_opt *opts, int argc, char **argv, char **pos, int 
 
 #define OPTS(v)                                                                                    \
     sim_opt opts[] = {                                                                             \
-        {"scale", SIM_OPT_U64, &(v).scale, "warehouses", NULL, 1, 100000, false},                  \
-        {"buffer", SIM_OPT_SIZE, &(v).buffer, "memory", NULL, 0, 0, false},                        \
-        {"duration", SIM_OPT_DURATION, &(v).duration, "time", NULL, 0, 0, false},                  \
-        {"ratio", SIM_OPT_DOUBLE, &(v).ratio, "ratio", NULL, 0, 1, false},                         \
-        {"flag", SIM_OPT_FLAG, &(v).flag, "a flag", NULL, 0, 0, false},                            \
-        {"pacing", SIM_OPT_CHOICE, &(v).mode, "pacing", "review|spec|off", 0, 0, false},           \
-        {"o", SIM_OPT_STRING, &(v).name, "output", NULL, 0, 0, false},                             \
+        {.name = "scale",                                                                          \
+         .kind = SIM_OPT_U64,                                                                      \
+         .dst = &(v).scale,                                                                        \
+         .help = "warehouses",                                                                     \
+         .min = 1,                                                                                 \
+         .max = 100000},                                                                           \
+        {.name = "buffer", .kind = SIM_OPT_SIZE, .dst = &(v).buffer, .help = "memory"},            \
+        {.name = "duration", .kind = SIM_OPT_DURATION, .dst = &(v).duration, .help = "time"},      \
+        {.name = "ratio", .kind = SIM_OPT_DOUBLE, .dst = &(v).ratio, .help = "ratio", .max = 1},   \
+        {.name = "flag", .kind = SIM_OPT_FLAG, .dst = &(v).flag, .help = "a flag"},                \
+        {.name = "pacing",                                                                         \
+         .kind = SIM_OPT_CHOICE,                                                                   \
+         .dst = &(v).mode,                                                                         \
+         .help = "pacing",                                                                         \
+         .choices = "review|spec|off"},                                                            \
+        {.name = "o", .kind = SIM_OPT_STRING, .dst = &(v).name, .help = "output"},                 \
         SIM_OPT_END}
 
 static void test_table(void **state)
@@ -140,12 +151,71 @@ static void test_double_dash(void **state)
     assert_string_equal(pos[0], "--scale");
 }
 
+/* The shared vocabulary's machinery: an alias, an old spelling, a bare old flag form
+ * and the help text generated from the table. */
+static void test_vocabulary(void **state)
+{
+    (void)state;
+    uint64_t duration = 0, interval = SIM_REPORT_INTERVAL_DEFAULT_NS;
+    const char *engine = "io_uring", *json = NULL;
+    sim_opt opts[] = {
+        SIM_VOCAB_DURATION(&duration, 0, ""),
+        SIM_VOCAB_REPORT_INTERVAL(&interval),
+        {.name = "ioengine",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &engine,
+         .choices = "io_uring|psync",
+         .deprecated = "io-engine|engine",
+         .help = "I/O engine"},
+        SIM_VOCAB_JSON(&json, "o"),
+        SIM_OPT_END,
+    };
+    opts[3].bare_value = "out.json"; /* not "-": the test keeps its stdout */
+    char *a1[] = {"x", "--time", "7", "--io-engine", "psync", "-o", "r.json"};
+    assert_int_equal(sim_opts_parse("x", opts, 7, a1, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(duration, 7000000000ull);
+    assert_true(opts[0].set);
+    assert_string_equal(engine, "psync");
+    assert_string_equal(json, "r.json");
+    /* Recorded under the one name only. */
+    json_t *cfg = sim_opts_to_json(opts);
+    assert_non_null(json_object_get(cfg, "duration"));
+    assert_null(json_object_get(cfg, "time"));
+    assert_null(json_object_get(cfg, "io-engine"));
+    json_decref(cfg);
+    /* The bare old flag form, before another option and at the end. */
+    json = NULL;
+    char *a2[] = {"x", "--json", "--engine", "io_uring"};
+    assert_int_equal(sim_opts_parse("x", opts, 4, a2, NULL, 0, NULL, NULL), 0);
+    assert_string_equal(json, "out.json");
+    json = NULL;
+    char *a3[] = {"x", "--json"};
+    assert_int_equal(sim_opts_parse("x", opts, 2, a3, NULL, 0, NULL, NULL), 0);
+    assert_string_equal(json, "out.json");
+    /* Neither an alias nor an old spelling: refused. */
+    char *a4[] = {"x", "--times", "7"};
+    assert_int_equal(sim_opts_parse("x", opts, 3, a4, NULL, 0, NULL, NULL), SIM_EXIT_USAGE);
+    /* Help: aliases listed, old spellings not, one default per line. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sim_opts_help(f, "x", NULL, opts);
+    fclose(f);
+    assert_non_null(strstr(text, "--duration TIME"));
+    assert_non_null(strstr(text, "(also --time)"));
+    assert_non_null(strstr(text, "--json FILE"));
+    assert_non_null(strstr(text, "(default: 5s)"));
+    assert_null(strstr(text, "io-engine"));
+    assert_null(strstr(text, "(default: 10,20"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),       cmocka_unit_test(test_durations),
         cmocka_unit_test(test_table),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_double_dash),
+        cmocka_unit_test(test_double_dash), cmocka_unit_test(test_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

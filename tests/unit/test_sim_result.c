@@ -86,7 +86,8 @@ static void test_write_atomic_and_sections(void **state)
     }
     sim_run_finish(run);
     uint64_t quiet = 7;
-    sim_opt opts[] = {{"depth", SIM_OPT_U64, &quiet, "qd", NULL, 1, 0, false}, SIM_OPT_END};
+    sim_opt opts[] = {{.name = "depth", .kind = SIM_OPT_U64, .dst = &quiet, .help = "qd", .min = 1},
+                      SIM_OPT_END};
     char *argv[] = {"replay", "--depth", "7", "it's quoted"};
     json_t *doc = sim_result_new("replay", 4, argv, opts);
     sim_result_put_run(doc, NULL, run);

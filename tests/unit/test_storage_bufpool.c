@@ -1,10 +1,10 @@
 /*
- * The buffer pool on its own (storage/bufpool.c, private API in sqlite_internal.h):
+ * The buffer pool on its own (storage/sqlite/bufpool.c, private API in sqlite_internal.h):
  * hits and misses, CLOCK's second chance and usage counts, shards, dirty and pinned frames never
  * evicted, write-back hand-off, invalidation, a failed load leaving nothing behind, and several
  * threads reading and writing blocks whose content is checked on every read.
  */
-#include "storage/sqlite_internal.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  * after the limit is lifted the reopened database passes integrity_check with every
  * committed row.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

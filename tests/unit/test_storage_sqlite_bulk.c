@@ -1,11 +1,11 @@
 /*
- * storage/sqlite_bulk.c against SQLite itself: trees written page by page must pass
+ * storage/sqlite/sqlite_bulk.c against SQLite itself: trees written page by page must pass
  * PRAGMA integrity_check and read back exactly the rows and index entries given, for
  * every tree shape: empty, a root leaf, and each level's last page ending with one
  * child (the held-page fix-ups), over page sizes from 512 to 65536 bytes and reserved
  * bytes. Rows come out equal to those SQLite's own INSERT stores, record by record.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

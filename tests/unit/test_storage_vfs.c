@@ -7,7 +7,7 @@
  * holds (almost) none of the database (fincore), a too-small buffer is refused with the
  * minimum, and the buffered fallback says the page cache was in play.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 #include "vfs_workload.h"
 
 #include <setjmp.h>

@@ -11,7 +11,7 @@
  *     and on a tmpfs-backed one: the commit latency differs clearly.
  * Needs root, losetup and mkfs.ext4; skipped with the reason otherwise.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 #include "vfs_workload.h"
 
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * The SQLite WAL's bound (st_db_opts.wal_limit_bytes, storage/sqlite_db.c): writers
+ * The SQLite WAL's bound (st_db_opts.wal_limit_bytes, storage/sqlite/sqlite_db.c): writers
  * commit while readers keep overlapping snapshots open, so that some snapshot always
  * uses the WAL and passive checkpoints alone never let it restart (checkpoint
  * starvation). With a 1 MiB bound the WAL restarts and neither its frames nor its file
@@ -7,7 +7,7 @@
  * bound, so the first case can fail. Every committed update is in the database after
  * the run and after close and reopen. A bound below 64 frames is refused.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 #include "vfs_workload.h"
 
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 #define APPSIM_TESTS_VFS_WORKLOAD_H
 
 #include "sim/sim.h"
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * storage/sqlite_internal.h: private contract between the buffer pool (bufpool.c), the
+ * storage/sqlite/sqlite_internal.h: private contract between the buffer pool (bufpool.c), the
  * direct-I/O SQLite VFS (sqlite_vfs.c) and the database instance (sqlite_db.c).
  *
  * The pool caches fixed-size blocks ("units", the database page size, a multiple of
@@ -17,7 +17,7 @@
 #ifndef APPSIM_STORAGE_SQLITE_INTERNAL_H
 #define APPSIM_STORAGE_SQLITE_INTERNAL_H
 
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /*
- * storage/sqlite_bulk.c: builds a rowid table's b-tree and an index b-tree page by page
+ * storage/sqlite/sqlite_bulk.c: builds a rowid table's b-tree and an index b-tree page by page
  * in SQLite's file format (https://sqlite.org/fileformat2.html, sections 1.3-1.6 and
  * 2.1), for bulk loads where SQLite's single writer is the bottleneck: its INSERT path
  * and CREATE INDEX sorter cost about 1.4 us per sysbench row, most of it in the sort.
@@ -27,7 +27,7 @@
  * corrupt. So when a level ends with one child on its last page, the held page before
  * it gives up its last cell.
  */
-#include "storage/storage.h"
+#include "storage/sqlite/sqlite.h"
 
 #include <errno.h>
 #include <fcntl.h>

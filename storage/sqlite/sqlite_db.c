@@ -1,5 +1,5 @@
 /*
- * storage/sqlite_db.c: one SQLite database instance on a target (st_db_*): its VFS and
+ * storage/sqlite/sqlite_db.c: one SQLite database instance on a target (st_db_*): its VFS and
  * buffer pool (sqlite_vfs.c, bufpool.c) or, on a buffered target, SQLite's default
  * VFS; the pragmas every connection gets; the background checkpointer; the result's
  * "db" section and the "db_pool" probe.
@@ -26,7 +26,7 @@
  * handler sleeps until a WAL-index lock is released (vf_shm_wait_release), so writers
  * wait only as long as the slowest older reader, not a polling interval.
  */
-#include "storage/sqlite_internal.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <errno.h>
 #include <limits.h>

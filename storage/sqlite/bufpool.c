@@ -1,5 +1,5 @@
 /*
- * storage/bufpool.c: the buffer pool of one database instance, shared by all its
+ * storage/sqlite/bufpool.c: the buffer pool of one database instance, shared by all its
  * connections: a fixed number of aligned frames, a chained hash from (file, block) to
  * frame, and generalized CLOCK replacement: each frame has a usage count, raised by
  * every hit up to USAGE_MAX and lowered by one as the hand passes; the first unpinned,
@@ -19,7 +19,7 @@
  * (not evictable, so a later miss cannot read the block back from the device before
  * the write is there).
  */
-#include "storage/sqlite_internal.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * storage/sqlite_vfs.c: appsim's SQLite VFS. The database file, its WAL and its
+ * storage/sqlite/sqlite_vfs.c: appsim's SQLite VFS. The database file, its WAL and its
  * rollback journal live on the target, opened O_DIRECT, and every byte SQLite reads
  * or writes in them goes through the instance's buffer pool (sqlite_internal.h) and
  * the storage engine. Temporary files SQLite may want (sorts, temp tables) are handed
@@ -42,7 +42,7 @@
  * wake the checkpointer's busy handler (vf_shm_wait_release). A truncation of the WAL
  * (the restart) keeps its blocks, see vf_truncate.
  */
-#include "storage/sqlite_internal.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
