@@ -71,10 +71,12 @@ static int trace_main(int argc, char **argv)
 /* The subcommands' names, once all have registered (after the constructors). */
 static const char *const *trace_actions(void)
 {
-    static const char *names[MAX_SUBCOMMANDS + 1];
-    for (int i = 0; i < nsubs; i++)
-        names[i] = subs[i]->name;
-    names[nsubs] = NULL;
+    static const char *names[32 + 1]; /* the registry's capacity, and its NULL */
+    int n = 0;
+    for (const tr_subcommand *const *s = (const tr_subcommand *const *)sub_registry.items;
+         *s && n < 32; s++)
+        names[n++] = (*s)->name;
+    names[n] = NULL;
     return names;
 }
 
