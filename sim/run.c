@@ -40,6 +40,14 @@ struct sim_meter {
     sim_meter *next;
 };
 
+/* A boundary of the interval series: the cumulative histogram and errors at time t.
+ * The run keeps two: the last printed interval and the last stored point. */
+typedef struct series_mark {
+    sim_hist *cumulative;
+    uint64_t errors;
+    uint64_t t;
+} series_mark;
+
 typedef struct probe {
     const sim_probe_ops *ops;
     void *ctx;
@@ -75,13 +83,9 @@ struct sim_run {
     pthread_cond_t wake;
 
     /* interval state, reporter thread only: the last printed boundary ... */
-    sim_hist *prev_cumulative;
-    uint64_t prev_errors;
-    uint64_t prev_t;
+    series_mark printed;
     /* ... and the last stored one (a stored point spans `stride` report intervals) */
-    sim_hist *stored_cumulative;
-    uint64_t stored_errors;
-    uint64_t stored_t;
+    series_mark stored;
     unsigned stride, since_stored, series_cap;
     json_t *intervals;
     bool progress_tty;
@@ -141,8 +145,8 @@ sim_run *sim_run_new(const sim_run_config *cfg)
     atomic_store(&r->t_end, UINT64_MAX);
     r->intervals = json_array();
     r->probes[r->nprobes++] = (probe){.ops = &sim_cpu_probe};
-    r->prev_cumulative = sim_hist_new();
-    r->stored_cumulative = sim_hist_new();
+    r->printed.cumulative = sim_hist_new();
+    r->stored.cumulative = sim_hist_new();
     init_series(r);
     if (r->cfg.steady_round_ns) {
         if (r->cfg.steady_max_rounds < (unsigned)SIM_STEADY_RULE_PTS.window)
@@ -194,8 +198,8 @@ void sim_run_free(sim_run *r)
     json_decref(r->intervals);
     json_decref(r->rounds);
     free(r->round_rates);
-    sim_hist_free(r->prev_cumulative);
-    sim_hist_free(r->stored_cumulative);
+    sim_hist_free(r->printed.cumulative);
+    sim_hist_free(r->stored.cumulative);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->wake_lock);
     pthread_cond_destroy(&r->wake);
@@ -398,39 +402,59 @@ static void init_series(sim_run *r)
         r->stride *= 2;
 }
 
-/* Store one point [stored_t, now) of the series: rate, errors, latency and every
+/* What happened between a mark and now (cur, errors: the run's cumulative figures). */
+typedef struct span {
+    sim_hist *delta; /* the caller frees it */
+    double secs, t;  /* length, and end since the start of the run */
+    uint64_t n, errs;
+    bool warm;
+} span;
+
+static span span_since(const sim_run *r, const series_mark *m, uint64_t now, const sim_hist *cur,
+                       uint64_t errors)
+{
+    span sp = {.delta = sim_hist_new(),
+               .secs = (double)(now - m->t) / 1e9,
+               .t = (double)(now - r->t_start) / 1e9,
+               .errs = errors - m->errors,
+               .warm = now <= measure_at(r)};
+    sim_hist_add_delta(sp.delta, cur, m->cumulative);
+    sp.n = sim_hist_count(sp.delta);
+    return sp;
+}
+
+static void mark_at(series_mark *m, uint64_t now, const sim_hist *cur, uint64_t errors)
+{
+    sim_hist_reset(m->cumulative);
+    sim_hist_merge(m->cumulative, cur);
+    m->errors = errors;
+    m->t = now;
+}
+
+/* Store one point [stored.t, now) of the series: rate, errors, latency and every
  * probe's delta. */
 static void store_point(sim_run *r, uint64_t now, const sim_hist *cur, uint64_t errors)
 {
-    sim_hist *delta = sim_hist_new();
-    sim_hist_add_delta(delta, cur, r->stored_cumulative);
-    double secs = (double)(now - r->stored_t) / 1e9;
-    double t = (double)(now - r->t_start) / 1e9;
-    uint64_t n = sim_hist_count(delta);
-    uint64_t errs = errors - r->stored_errors;
-    bool warm = now <= measure_at(r);
-    json_t *iv =
-        json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", t, "seconds", secs, "phase",
-                  warm ? "warmup" : "measure", "rate", secs > 0 ? (double)n / secs : 0.0, "count",
-                  (json_int_t)n, "errors_per_s", secs > 0 ? (double)errs / secs : 0.0, "latency_us",
-                  sim_hist_summary_json(delta));
+    span sp = span_since(r, &r->stored, now, cur, errors);
+    json_t *iv = json_pack("{s:f, s:f, s:s, s:f, s:I, s:f, s:o}", "t", sp.t, "seconds", sp.secs,
+                           "phase", sp.warm ? "warmup" : "measure", "rate",
+                           sp.secs > 0 ? (double)sp.n / sp.secs : 0.0, "count", (json_int_t)sp.n,
+                           "errors_per_s", sp.secs > 0 ? (double)sp.errs / sp.secs : 0.0,
+                           "latency_us", sim_hist_summary_json(sp.delta));
     for (int i = 0; i < r->nprobes; i++) {
         probe *p = &r->probes[i];
         void *snap = p->ops->snapshot(p->ctx);
         if (snap && p->at_interval) {
-            json_t *d = p->ops->delta(p->ctx, p->at_interval, snap, secs, n);
+            json_t *d = p->ops->delta(p->ctx, p->at_interval, snap, sp.secs, sp.n);
             if (d) json_object_set_new(iv, p->ops->name, d);
         }
         if (p->at_interval && p->ops->free_snapshot) p->ops->free_snapshot(p->ctx, p->at_interval);
         p->at_interval = snap;
     }
     if (sim_ranks_size() > 1) /* summed over the ranks at the end (sim_run_merge_ranks) */
-        json_object_set_new(iv, "histogram", sim_hist_to_json(delta));
+        json_object_set_new(iv, "histogram", sim_hist_to_json(sp.delta));
     json_array_append_new(r->intervals, iv);
-    sim_hist_reset(r->stored_cumulative);
-    sim_hist_merge(r->stored_cumulative, cur);
-    r->stored_errors = errors;
-    r->stored_t = now;
+    mark_at(&r->stored, now, cur, errors);
     r->since_stored = 0;
     /* A run past its plan (or open-ended) widens its later points instead of growing
      * without bound: each time the bound is reached, half of it again at twice the
@@ -439,14 +463,14 @@ static void store_point(sim_run *r, uint64_t now, const sim_hist *cur, uint64_t 
         r->stride *= 2;
         r->series_cap += r->series_cap / 2 > 0 ? r->series_cap / 2 : 1;
     }
-    sim_hist_free(delta);
+    sim_hist_free(sp.delta);
 }
 
-/* One report interval [prev_t, now): a line on stderr, and a stored point when it
+/* One report interval [printed.t, now): a line on stderr, and a stored point when it
  * completes one (or `last`, the run's end). */
 static void report_interval(sim_run *r, uint64_t now, bool last)
 {
-    sim_hist *cur = sim_hist_new(), *delta = sim_hist_new();
+    sim_hist *cur = sim_hist_new();
     uint64_t errors = 0;
     pthread_mutex_lock(&r->lock);
     for (sim_meter *m = r->meters; m; m = m->next) {
@@ -454,27 +478,20 @@ static void report_interval(sim_run *r, uint64_t now, bool last)
         errors += ld(&m->cumulative_errors);
     }
     pthread_mutex_unlock(&r->lock);
-    sim_hist_add_delta(delta, cur, r->prev_cumulative);
-    double secs = (double)(now - r->prev_t) / 1e9;
-    double t = (double)(now - r->t_start) / 1e9;
-    uint64_t n = sim_hist_count(delta);
-    uint64_t errs = errors - r->prev_errors;
-    bool warm = now <= measure_at(r);
     if (++r->since_stored >= r->stride || last) store_point(r, now, cur, errors);
     /* A tail under a tenth of an interval is stored (it closes a wide point) but not
      * printed: its rate would be noise. */
-    if (!r->cfg.quiet && !(last && now <= r->prev_t + r->cfg.report_interval_ns / 10)) {
+    if (!r->cfg.quiet && !(last && now <= r->printed.t + r->cfg.report_interval_ns / 10)) {
+        span sp = span_since(r, &r->printed, now, cur, errors);
         fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
-                r->progress_tty ? "\r\033[K" : "", t, r->cfg.unit,
-                secs > 0 ? (double)n / secs : 0.0, sim_hist_mean(delta) / 1e6,
-                (double)sim_hist_percentile(delta, 99) / 1e6, secs > 0 ? (double)errs / secs : 0.0,
-                warm ? " (warm-up)" : "");
+                r->progress_tty ? "\r\033[K" : "", sp.t, r->cfg.unit,
+                sp.secs > 0 ? (double)sp.n / sp.secs : 0.0, sim_hist_mean(sp.delta) / 1e6,
+                (double)sim_hist_percentile(sp.delta, 99) / 1e6,
+                sp.secs > 0 ? (double)sp.errs / sp.secs : 0.0, sp.warm ? " (warm-up)" : "");
+        sim_hist_free(sp.delta);
     }
-    sim_hist_free(r->prev_cumulative);
-    r->prev_cumulative = cur;
-    r->prev_errors = errors;
-    r->prev_t = now;
-    sim_hist_free(delta);
+    mark_at(&r->printed, now, cur, errors);
+    sim_hist_free(cur);
 }
 
 static void progress_line(sim_run *r, uint64_t now)
@@ -570,7 +587,7 @@ static void measure_in_step(sim_run *r, uint64_t *next_report)
     }
     uint64_t now = sim_now_ns();
     if (r->cfg.report_interval_ns) {
-        if (now > r->prev_t + 1000000ull)
+        if (now > r->printed.t + 1000000ull)
             report_interval(r, now, true); /* the last, partial warm-up interval */
         *next_report = now + r->cfg.report_interval_ns;
     }
@@ -664,8 +681,8 @@ void sim_run_start(sim_run *r)
         atomic_store(&r->t_measure, now + r->cfg.warmup_ns);
         if (r->cfg.duration_ns) atomic_store(&r->t_end, measure_at(r) + r->cfg.duration_ns);
     }
-    r->prev_t = now;
-    r->stored_t = now;
+    r->printed.t = now;
+    r->stored.t = now;
     r->progress_tty = !r->cfg.quiet && isatty(2);
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nprobes; i++)
@@ -715,7 +732,7 @@ void sim_run_finish(sim_run *r)
     /* A last partial interval, so that the series covers the whole run. */
     uint64_t end = atomic_load(&r->t_end);
     if (r->cfg.report_interval_ns &&
-        (end > r->prev_t + r->cfg.report_interval_ns / 10 || r->since_stored > 0))
+        (end > r->printed.t + r->cfg.report_interval_ns / 10 || r->since_stored > 0))
         report_interval(r, end, true);
     if (r->progress_tty) fprintf(stderr, "\r\033[K");
 }

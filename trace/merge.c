@@ -38,20 +38,7 @@ static int merge_main(int argc, char **argv)
     uint64_t volume = 0, window = 65536;
     bool skip_bad = false, force = false;
     sim_opt opts[] = {
-        {.name = "force", .kind = SIM_OPT_FLAG, .dst = &force, .help = "replace OUT if it exists"},
-        {.name = "o",
-         .kind = SIM_OPT_STRING,
-         .dst = &out,
-         .help = "output file (- = stdout; .gz or .zst compresses)"},
-        {.name = "to",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &to,
-         .help = "output format",
-         .choices = "appsim|fio-v3"},
-        {.name = "fio-file",
-         .kind = SIM_OPT_STRING,
-         .dst = &fio_file,
-         .help = "fio-v3: the file name written in the log"},
+        TR_OUTPUT_OPTS(force, out, to, fio_file),
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, window),
         SIM_OPT_END,
     };

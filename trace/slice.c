@@ -27,11 +27,7 @@ static int slice_main(int argc, char **argv)
     uint64_t volume = 0, sortwin = 65536, from = 0, until = 0;
     bool skip_bad = false, force = false;
     sim_opt opts[] = {
-        {.name = "force", .kind = SIM_OPT_FLAG, .dst = &force, .help = "replace OUT if it exists"},
-        {.name = "o",
-         .kind = SIM_OPT_STRING,
-         .dst = &out,
-         .help = "output file (- = stdout; .gz or .zst compresses)"},
+        TR_OUTPUT_OPTS(force, out, to, fio_file),
         {.name = "from",
          .kind = SIM_OPT_DURATION,
          .dst = &from,
@@ -40,15 +36,6 @@ static int slice_main(int argc, char **argv)
          .kind = SIM_OPT_DURATION,
          .dst = &until,
          .help = "window end (default: the end of the trace)"},
-        {.name = "to",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &to,
-         .help = "output format",
-         .choices = "appsim|fio-v3"},
-        {.name = "fio-file",
-         .kind = SIM_OPT_STRING,
-         .dst = &fio_file,
-         .help = "fio-v3: the file name written in the log"},
         TR_SOURCE_OPTS(opts, format, volume, skip_bad, sortwin),
         SIM_OPT_END,
     };

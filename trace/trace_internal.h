@@ -136,6 +136,23 @@ void tr_volmap_free(tr_volmap *m);
         .help = "records held to restore time order (default: 65536)", .min = 1, .max = 16777216   \
     }
 
+/* The output options of the commands that write a trace (convert, slice, merge). */
+#define TR_OUTPUT_OPTS(force, out, to, fio_file)                                                   \
+    {.name = "force", .kind = SIM_OPT_FLAG, .dst = &(force), .help = "replace OUT if it exists"},  \
+        {.name = "o",                                                                              \
+         .kind = SIM_OPT_STRING,                                                                   \
+         .dst = &(out),                                                                            \
+         .help = "output file (- = stdout; .gz or .zst compresses)"},                              \
+        {.name = "to",                                                                             \
+         .kind = SIM_OPT_CHOICE,                                                                   \
+         .dst = &(to),                                                                             \
+         .help = "output format",                                                                  \
+         .choices = "appsim|fio-v3"},                                                              \
+    {                                                                                              \
+        .name = "fio-file", .kind = SIM_OPT_STRING, .dst = &(fio_file),                            \
+        .help = "fio-v3: the file or device name written in the log (default replay.data)"         \
+    }
+
 /* Copies src into a new file OUT in format `to` (convert, slice, merge). rec_filter
  * returns 1 to write the record (it may change it), 0 to skip it, -1 to stop. */
 int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
