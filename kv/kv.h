@@ -13,6 +13,10 @@
  * kv/ registers the "lmdb" engine of `appsim sysbench` (oltp/oltp.h, sb_engine_ops)
  * from kv/kv_sysbench.c; nothing needs to call it by name. The helpers below are the
  * memory policy it applies and are public for tests and for other LMDB workloads.
+ *
+ * Return codes: the engine follows oltp/oltp.h (exit statuses for open, metadata and
+ * load; SB_OK / SB_RETRY / SB_FAIL for statements); the helpers below return NULL or
+ * a status (SIM_OK, or SIM_ERR with err) as each one says.
  */
 
 /* ---- memory cgroup: make the page cache beyond --buffer come from the drive ---- */

@@ -36,27 +36,27 @@ static int write_str(const char *path, const char *val, char *err, size_t errlen
     if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val)) {
         snprintf(err, errlen, "cannot write '%s' to %s: %s", val, path, strerror(errno));
         if (fd >= 0) close(fd);
-        return -1;
+        return SIM_ERR;
     }
     close(fd);
-    return 0;
+    return SIM_OK;
 }
 
 static int read_u64(const char *path, uint64_t *v)
 {
     char buf[64];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return SIM_ERR;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (n <= 0) return -1;
+    if (n <= 0) return SIM_ERR;
     buf[n] = 0;
     if (!strncmp(buf, "max", 3)) {
         *v = UINT64_MAX;
-        return 0;
+        return SIM_OK;
     }
     *v = strtoull(buf, NULL, 10);
-    return 0;
+    return SIM_OK;
 }
 
 static bool file_exists(const char *p)
@@ -110,29 +110,29 @@ static int find_hierarchy(kv_memcg *cg, char *err, size_t errlen)
     if (v2_has_memory("/sys/fs/cgroup")) {
         cg->version = 2;
         snprintf(cg->root, sizeof cg->root, "/sys/fs/cgroup");
-        return 0;
+        return SIM_OK;
     }
     if (file_exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) {
         cg->version = 1;
         snprintf(cg->root, sizeof cg->root, "/sys/fs/cgroup/memory");
-        return 0;
+        return SIM_OK;
     }
     /* Not mounted: mount the v1 memory controller privately (root only). */
     snprintf(cg->root, sizeof cg->root, "/run/appsim-memcg-%ld", (long)getpid());
     if (mkdir(cg->root, 0700) && errno != EEXIST) {
         snprintf(err, errlen, "no memory cgroup hierarchy is mounted and %s cannot be created: %s",
                  cg->root, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     if (mount("cgroup", cg->root, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, "memory")) {
         snprintf(err, errlen, "no memory cgroup hierarchy is mounted and mounting one failed: %s",
                  strerror(errno));
         rmdir(cg->root);
-        return -1;
+        return SIM_ERR;
     }
     cg->mounted_here = true;
     cg->version = 1;
-    return 0;
+    return SIM_OK;
 }
 
 /* A run killed outright (a second Ctrl-C exits at once) leaves its empty cgroup

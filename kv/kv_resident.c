@@ -49,8 +49,8 @@ int64_t kv_resident_bytes(const char *path, uint64_t *file_bytes)
 int kv_drop_cache(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -1;
-    int rc = fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ? -1 : 0;
+    if (fd < 0) return SIM_ERR;
+    int rc = fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ? SIM_ERR : SIM_OK;
     close(fd);
     return rc;
 }

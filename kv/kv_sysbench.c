@@ -246,7 +246,7 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         return lerr(err, errlen, "open", ENOMEM);
     }
     *out = d;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void kv_close(void *db)
@@ -283,7 +283,7 @@ static int kv_meta_get(void *db, sb_meta *m, char *err, size_t errlen)
         m->complete = r.complete != 0;
     }
     mdb_txn_abort(txn);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int kv_meta_put(void *db, const sb_meta *m, char *err, size_t errlen)
@@ -426,7 +426,7 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
     }
     free(pairs);
     if (rc) return lerr(err, errlen, "building the k index", rc);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ connections */
@@ -608,12 +608,16 @@ static int kv_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo,
     return SB_OK;
 }
 
-/* Reads row id into *row; 1 when found, 0 when absent, SB_FAIL. */
+/* What get_row answers besides SB_FAIL; absent is SB_OK, so that a statement passes it up
+ * as "0 rows changed". */
+enum { ROW_ABSENT = SB_OK, ROW_FOUND = 1 };
+
+/* Reads row id into *row: ROW_FOUND, ROW_ABSENT or SB_FAIL. */
 static int get_row(kv_conn *k, uint32_t table, uint64_t id, kv_row *row)
 {
     MDB_val key = {sizeof id, &id}, val;
     int rc = mdb_get(k->txn, k->d->main[table], &key, &val);
-    if (rc == MDB_NOTFOUND) return 0;
+    if (rc == MDB_NOTFOUND) return ROW_ABSENT;
     if (rc) return fail(k, "get", rc);
     if (val.mv_size != sizeof *row) {
         snprintf(k->err, sizeof k->err, "row %llu of sbtest%u has %zu bytes, not %zu",
@@ -621,7 +625,7 @@ static int get_row(kv_conn *k, uint32_t table, uint64_t id, kv_row *row)
         return SB_FAIL;
     }
     memcpy(row, val.mv_data, sizeof *row);
-    return 1;
+    return ROW_FOUND;
 }
 
 static int put_row(kv_conn *k, uint32_t table, uint64_t id, const kv_row *row, unsigned flags)
@@ -670,7 +674,7 @@ static int kv_update_index(void *conn, uint32_t table, uint64_t id, sb_result *r
     r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
-    if (rc <= 0) return rc; /* absent: 0 rows changed */
+    if (rc != ROW_FOUND) return rc; /* absent: 0 rows changed */
     uint64_t old;
     memcpy(&old, &row.k, sizeof old);
     uint64_t nk = old + 1;
@@ -689,7 +693,7 @@ static int kv_update_non_index(void *conn, uint32_t table, uint64_t id, const ch
     r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
-    if (rc <= 0) return rc;
+    if (rc != ROW_FOUND) return rc;
     memcpy(row.c, c, SB_C_LEN);
     if ((rc = put_row(k, table, id, &row, 0))) return rc;
     r->rows = 1;
@@ -703,7 +707,7 @@ static int kv_delete_row(void *conn, uint32_t table, uint64_t id, sb_result *r)
     r->rows = 0;
     kv_row row;
     int rc = get_row(k, table, id, &row);
-    if (rc <= 0) return rc;
+    if (rc != ROW_FOUND) return rc;
     uint64_t kv;
     memcpy(&kv, &row.k, sizeof kv);
     MDB_val key = {sizeof id, &id};
@@ -850,7 +854,7 @@ static int kv_run_begin(void *const *dbs, int ndbs, const sb_db_opts *o, sim_run
     *run_state = run_cg;
     (void)err;
     (void)errlen;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void kv_run_end(void *const *dbs, int ndbs, void *run_state, json_t *section)

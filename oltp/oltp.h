@@ -4,6 +4,12 @@
  * Commands offered (registered with sim/): `appsim tpcc` and `appsim sysbench`.
  * Each workload is an ops table; the sysbench tables run on more than one database
  * engine (SQLite here, LMDB in kv/), each engine registered by name.
+ *
+ * Return codes (sim/sim.h): the commands, the engines' open/meta/load functions and
+ * everything that decides how a run ends return exit statuses (SIM_EXIT_*); parsers
+ * and helpers that only succeed or fail return a status (SIM_OK, or SIM_ERR with a
+ * message); statements and transactions of an engine return SB_OK, SB_RETRY or
+ * SB_FAIL (below).
  */
 #ifndef APPSIM_OLTP_H
 #define APPSIM_OLTP_H
@@ -73,7 +79,7 @@ typedef struct sb_dist {
     double zipf_s, zipf_hx1;
 } sb_dist;
 
-/* Validates the parameters and derives the constants; 0 or -1 with a message. */
+/* Validates the parameters and derives the constants; SIM_OK or SIM_ERR with a message. */
 int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec_pct,
                  unsigned spec_res, double pareto_h, double zipf_exp, char *err, size_t errlen);
 /* A value in [lo, hi] (lo <= hi). */
@@ -171,7 +177,7 @@ typedef struct sb_engine_ops {
     int (*insert_row)(void *conn, uint32_t table, uint64_t id, uint64_t k, const char *c,
                       const char *pad, sb_result *r);
     /* Consistency of tables 1..tables: {"rows":[...], "index_consistent":bool, ...} in
-     * *report; returns 0 when consistent, SIM_EXIT_FAIL otherwise (or on error). */
+     * *report; returns SIM_EXIT_OK when consistent, SIM_EXIT_FAIL otherwise (or on error). */
     int (*check)(void *db, uint32_t tables, json_t **report, char *err, size_t errlen);
     /* Around the measured run, for every instance at once: memory policy (LMDB's
      * memory cgroup), probes. `section` is the engine's object in the result, which
@@ -210,7 +216,7 @@ typedef enum sb_workload {
 } sb_workload;
 
 const char *sb_workload_name(sb_workload w);
-int sb_workload_parse(const char *name, sb_workload *w); /* 0 or -1 */
+int sb_workload_parse(const char *name, sb_workload *w); /* SIM_OK or SIM_ERR */
 
 /* The statement mix (sysbench's count options). */
 typedef struct sb_mix {

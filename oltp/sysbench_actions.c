@@ -81,7 +81,7 @@ static int meta_matches(const sb_cmd *c, int instance, const sb_meta *m)
                   (unsigned long long)c->tables, (unsigned long long)c->table_size);
         return SIM_EXIT_USAGE;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int sb_action_needs_prepare(sb_cmd *c, int *needs)
@@ -91,7 +91,7 @@ int sb_action_needs_prepare(sb_cmd *c, int *needs)
         present += sb_cmd_instance_exists(c, i);
     if (present == 0) {
         *needs = 1;
-        return 0;
+        return SIM_EXIT_OK;
     }
     if (present != (int)c->instances) {
         sim_error("only %d of %llu instances are prepared in %s: run cleanup, then prepare with "
@@ -101,7 +101,7 @@ int sb_action_needs_prepare(sb_cmd *c, int *needs)
         return SIM_EXIT_USAGE;
     }
     *needs = 0;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ prepare */
@@ -138,7 +138,7 @@ static int load_one(loader *l, int inst, uint32_t t)
 {
     sb_cmd *c = l->c;
     char err[1024];
-    if (sim_interrupted() || atomic_load(&l->rc)) return -1;
+    if (sim_interrupted() || atomic_load(&l->rc)) return SIM_ERR;
     sim_info("%s: instance %d: loading sbtest%u (%llu rows)", c->engine->name, inst + 1, t,
              (unsigned long long)c->table_size);
     sim_rng rng;
@@ -183,7 +183,7 @@ static int open_for_load(loader *l)
             return rc;
         }
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* Loads with up to one thread per CPU; returns the threads used. */
@@ -273,7 +273,7 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
            c->engine->name, (unsigned long long)rows, secs, secs > 0 ? rows / secs : 0.0,
            bytes / 1048576.0, threads);
     fflush(stdout);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ run */
@@ -318,7 +318,7 @@ static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rn
     sim_meter_count(m, CNT_WRITES, n.writes);
     sim_meter_count(m, CNT_OTHER, n.other);
     sim_meter_count(m, CNT_RETRIES, n.retries);
-    if (rc == SB_OK) return 0;
+    if (rc == SB_OK) return SIM_OK;
     if (!atomic_exchange(&wl->warned, true)) {
         pthread_mutex_lock(&wl->lock);
         snprintf(wl->first_error, sizeof wl->first_error, "%s", err);
@@ -326,7 +326,7 @@ static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rn
         sim_warn("instance %d: transaction failed: %s (further errors are counted only)",
                  instance + 1, err);
     }
-    return -1;
+    return SIM_ERR;
 }
 
 static json_t *mix_json(const sb_mix *m)

@@ -66,23 +66,23 @@ int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec
     if (found < 0) {
         snprintf(err, errlen, "--rand-type '%s': use uniform, zipfian, pareto, gaussian or special",
                  type);
-        return -1;
+        return SIM_ERR;
     }
     if (spec_iter < 1) {
         snprintf(err, errlen, "--rand-spec-iter must be at least 1");
-        return -1;
+        return SIM_ERR;
     }
     if (spec_pct > 100 || spec_res >= 100) {
         snprintf(err, errlen, "--rand-spec-pct must be 0..100 and --rand-spec-res 0..99");
-        return -1;
+        return SIM_ERR;
     }
     if (!(pareto_h > 0.0 && pareto_h < 1.0)) {
         snprintf(err, errlen, "--rand-pareto-h must be strictly between 0 and 1");
-        return -1;
+        return SIM_ERR;
     }
     if (!(zipf_exp >= 0.0)) {
         snprintf(err, errlen, "--rand-zipfian-exp must be >= 0");
-        return -1;
+        return SIM_ERR;
     }
     d->type = (sb_rand_type)found;
     d->spec_iter = spec_iter;
@@ -93,7 +93,7 @@ int sb_dist_init(sb_dist *d, const char *type, unsigned spec_iter, unsigned spec
     d->pareto_power = log(pareto_h) / log(1.0 - pareto_h);
     d->zipf_s = 2.0 - zipf_hint_inv(zipf_hint(2.5, zipf_exp) - zipf_h(2.0, zipf_exp), zipf_exp);
     d->zipf_hx1 = zipf_hint(1.5, zipf_exp) - 1.0;
-    return 0;
+    return SIM_OK;
 }
 
 /* A value in 1..n with P(k) proportional to k^-e. */

@@ -141,7 +141,7 @@ static int read_meta(sq_db *d, sb_meta *m, char *err, size_t errlen)
     }
     sqlite3_finalize(s);
     sqlite3_close(c);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* Opens (or, loading, creates then closes again for the loader) table t's file. */
@@ -178,7 +178,7 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
         st_db_close(tb->db);
         tb->db = NULL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void sq_close(void *db)
@@ -247,7 +247,7 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         return rc;
     }
     *out = d;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int sq_meta_get(void *db, sb_meta *m, char *err, size_t errlen)

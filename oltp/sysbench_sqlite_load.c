@@ -21,9 +21,9 @@ int sq_exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
     if (sqlite3_exec(c, sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: %s: %s", sql, msg ? msg : sqlite3_errmsg(c));
         sqlite3_free(msg);
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /*
@@ -64,7 +64,7 @@ static int loader_connect(sq_table *d, st_target *t, char *err, size_t errlen)
         d->load = NULL;
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* Ends the load: the file durable on the drive, none of it left in the page cache,
@@ -90,7 +90,7 @@ static int close_loader(sq_table *d, st_target *target, char *err, size_t errlen
         if (st_target_create_file(target, wal, 0, &fd, err, errlen)) return SIM_EXIT_FAIL;
         close(fd);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* One row's draws, in the order both load paths make them (so that they load equal
@@ -164,7 +164,7 @@ static int write_table_pages(st_sqlite_bulk *b, uint32_t table, uint64_t rows, s
     for (uint64_t id = 1; id <= rows; id++) {
         if ((id & 0xffff) == 0 && sim_interrupted()) {
             snprintf(err, errlen, "interrupted while loading sbtest%u", table);
-            return -1;
+            return SIM_ERR;
         }
         uint32_t k = (uint32_t)draw_row(rng, rows, cbuf, pbuf); /* as the SQL path */
         k_of[id - 1] = k;
@@ -173,9 +173,9 @@ static int write_table_pages(st_sqlite_bulk *b, uint32_t table, uint64_t rows, s
                                 {.type = ST_SQLITE_TEXT, .text = cbuf, .len = SB_C_LEN},
                                 {.type = ST_SQLITE_TEXT, .text = pbuf, .len = SB_PAD_LEN}};
         size_t len = st_sqlite_bulk_record(b, v, 4, rec, sizeof rec);
-        if (st_sqlite_bulk_row(b, (int64_t)id, rec, len, err, errlen)) return -1;
+        if (st_sqlite_bulk_row(b, (int64_t)id, rec, len, err, errlen)) return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /* Index entries (k, id) in index order: a counting sort by k, ids ascending within
@@ -275,7 +275,7 @@ static int load_pages(sq_table *d, st_target *t, uint32_t table, uint64_t rows, 
                  table, (long long)by_index, (long long)max_id, (unsigned long long)rows);
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int sq_load_file(sq_table *tbl, st_target *t, const char *via, uint32_t table, uint64_t rows,

@@ -42,10 +42,10 @@ int sb_workload_parse(const char *name, sb_workload *w)
         /* Accept the name with or without sysbench's "oltp_" prefix. */
         if (!strcmp(name, wl_names[i]) || !strcmp(name, wl_names[i] + 5)) {
             *w = (sb_workload)i;
-            return 0;
+            return SIM_OK;
         }
     }
-    return -1;
+    return SIM_ERR;
 }
 
 /* Which statement groups an event of each workload issues. */

@@ -305,7 +305,7 @@ static int settle_loaded_file(st_target *t, const char *name, char *err, size_t 
         if (rc) return rc;
         close(fd);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void *load_instance(void *arg)
@@ -353,24 +353,29 @@ static void *load_instance(void *arg)
     return NULL;
 }
 
-/* 0 = complete database of this scale; 1 = absent or unfinished; USAGE = other scale. */
+/* What instance_state finds: a complete database of this scale, none (absent or
+ * unfinished: load it), or SIM_EXIT_USAGE for one of another scale (err says so). */
+enum { INSTANCE_LOADED = 0, INSTANCE_TO_LOAD = 1 };
+static_assert((int)INSTANCE_TO_LOAD != (int)SIM_EXIT_USAGE,
+              "instance states are told from the usage error");
+
 static int instance_state(st_target *t, const tpcc_options *o, int i, char *err, size_t errlen)
 {
     char name[64];
     tpcc_db_name(i, name, sizeof name);
-    if (!st_target_owns(t, name)) return 1;
+    if (!st_target_owns(t, name)) return INSTANCE_TO_LOAD;
     st_db_opts dbo;
     tpcc_db_opts(o, &dbo);
     st_db *db = NULL;
     sqlite3 *c = NULL;
     int rc = st_db_open(t, name, &dbo, false, &db, err, errlen);
-    if (rc) return 1; /* an unreadable leftover of ours: load again */
+    if (rc) return INSTANCE_TO_LOAD; /* an unreadable leftover of ours: load again */
     rc = st_db_connect(db, &c, err, errlen);
     tpcc_meta m;
-    int state = 1;
-    if (!rc && tpcc_meta_read(c, &m, err, errlen) == 0 && m.complete) {
+    int state = INSTANCE_TO_LOAD;
+    if (!rc && tpcc_meta_read(c, &m, err, errlen) == TPCC_META_READ && m.complete) {
         if ((uint64_t)m.scale == o->scale) {
-            state = 0;
+            state = INSTANCE_LOADED;
         } else {
             snprintf(err, errlen,
                      "%s holds a complete TPC-C database of scale %lld, not %llu: pass "
@@ -399,7 +404,7 @@ static int remove_instance_files(st_target *t, int i, bool pristine_too, char *e
     tpcc_pristine_name(i, extra, sizeof extra);
     if (pristine_too && st_target_owns(t, extra) && st_target_remove_file(t, extra, err, errlen))
         return SIM_EXIT_FAIL;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *just_loaded)
@@ -414,7 +419,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
             sim_error("%s", err);
             return SIM_EXIT_USAGE;
         }
-        need[i] = s == 1;
+        need[i] = s == INSTANCE_TO_LOAD;
         if (!need[i] && o->keep_pristine) {
             char pr[64];
             tpcc_pristine_name(i, pr, sizeof pr);
@@ -434,7 +439,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
         sim_info("tpcc: %d instance(s) of scale %llu already prepared in %s", n,
                  (unsigned long long)o->scale, st_target_path(t));
         json_object_set_new(prep, "loaded", json_false());
-        return 0;
+        return SIM_EXIT_OK;
     }
     uint64_t est = tpcc_estimate_bytes(o->scale) * (uint64_t)nneed * (o->keep_pristine ? 2 : 1);
     char estbuf[32];
@@ -520,7 +525,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
             }
         }
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- check */
@@ -551,7 +556,7 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
     }
     tpcc_meta m;
     int mr = tpcc_meta_read(c, &m, err, sizeof err);
-    if (mr != 0 || !m.complete) {
+    if (mr != TPCC_META_READ || !m.complete) {
         sim_error("tpcc check: instance %d (%s) is not a completely loaded TPC-C database%s%s; "
                   "run `appsim tpcc prepare`",
                   i + 1, name, mr < 0 ? ": " : "", mr < 0 ? err : "");
@@ -649,7 +654,7 @@ static int do_cleanup(st_target *t)
         removed++;
     }
     printf("tpcc cleanup: removed %d instance database(s) from %s\n", removed, st_target_path(t));
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- run */
@@ -691,7 +696,7 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
             return rc;
         }
         int mr = tpcc_meta_read(c, &inst[i].meta, err, sizeof err);
-        if (mr != 0 || !inst[i].meta.complete) {
+        if (mr != TPCC_META_READ || !inst[i].meta.complete) {
             sqlite3_close(c);
             sim_error("tpcc run: instance %d (%s) is not a completely loaded database; run "
                       "`appsim tpcc prepare --target %s --scale %llu`",
@@ -714,7 +719,7 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
         sqlite3_close(c);
     }
     (void)doc;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void close_instances(const tpcc_options *o, tpcc_instance *inst)
@@ -778,7 +783,7 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
                      sim_format_size(dbo.buffer_bytes, b, sizeof b));
         }
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int tpcc_main(int argc, char **argv)

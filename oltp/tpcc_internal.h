@@ -98,7 +98,11 @@ typedef struct tpcc_meta {
     int64_t loaded_at;
 } tpcc_meta;
 
-/* 0 = read; 1 = no metadata (not a TPC-C database or an unfinished one); -1 = error. */
+/* What tpcc_meta_read answers besides SIM_ERR (with err). */
+enum {
+    TPCC_META_READ = SIM_OK, /* *m filled */
+    TPCC_META_NONE = 1,      /* no metadata: not a TPC-C database, or an unfinished one */
+};
 int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen);
 int tpcc_meta_set_fresh(sqlite3 *db, bool fresh, char *err, size_t errlen);
 
@@ -124,7 +128,7 @@ typedef struct tpcc_load_stats {
  * Loads a complete database on an empty `db` (schema, data, indexes, metadata):
  * a generator thread produces row batches while the calling thread inserts them.
  * The metadata's `complete` is set in the last transaction, so an interrupted load
- * is never taken for a complete one. Returns 0, or -1 with err (interrupted: err says
+ * is never taken for a complete one. Returns SIM_OK, or SIM_ERR with err (interrupted: err says
  * so and sim_interrupted() is true).
  */
 int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err, size_t errlen);
@@ -151,7 +155,7 @@ void tpcc_conn_free(tpcc_conn *c); /* does not close db */
  * the lock). Off by default. */
 void tpcc_conn_set_prefetch(tpcc_conn *c, bool on);
 /* Group commit: after each committed write transaction, once the writer lock is
- * released, `durable(arg, err, errlen)` must make the commit durable (0, or -1 with
+ * released, `durable(arg, err, errlen)` must make the commit durable (SIM_OK, or SIM_ERR with
  * err: the transaction then fails). NULL: the commit itself was synchronous. */
 typedef int (*tpcc_durable_fn)(void *arg, char *err, size_t errlen);
 void tpcc_conn_set_durable(tpcc_conn *c, tpcc_durable_fn durable, void *arg);
@@ -220,7 +224,7 @@ typedef struct tpcc_mix {
     int pct[TPCC_NTYPES]; /* sums to 100 */
 } tpcc_mix;
 /* Parses "45,43,4,4,4"; checks the sum and the clause 5.2.3 minima (Payment >= 43,
- * the others >= 4). 0 or -1 with err. */
+ * the others >= 4). SIM_OK or SIM_ERR with err. */
 int tpcc_mix_parse(const char *s, tpcc_mix *mix, char *err, size_t errlen);
 
 /* A terminal's shuffled deck (clause 5.2.4.2): each card once per pass. */

@@ -470,10 +470,10 @@ static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err
         if (rc != SQLITE_DONE) {
             snprintf(err, errlen, "inserting into %s: %s", table_name[b->table],
                      sqlite3_errmsg(db));
-            return -1;
+            return SIM_ERR;
         }
     }
-    return 0;
+    return SIM_OK;
 }
 
 int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err, size_t errlen)
@@ -497,7 +497,7 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
                 free(bs[k].v);
                 free(bs[k].arena);
             }
-            return -1;
+            return SIM_ERR;
         }
         q_push(&L.free_q, &bs[i]);
     }

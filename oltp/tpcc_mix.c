@@ -98,14 +98,14 @@ int tpcc_mix_parse(const char *s, tpcc_mix *mix, char *err, size_t errlen)
                      "--mix '%s': expected five whole percentages for new_order, payment,"
                      " order_status, delivery, stock_level, e.g. 45,43,4,4,4",
                      s);
-            return -1;
+            return SIM_ERR;
         }
         if (v < minimum[t]) {
             snprintf(err, errlen,
                      "--mix '%s': %s is %ld %%, below the TPC-C minimum of %d %% (clause "
                      "5.2.3)",
                      s, tpcc_type_names[t], v, minimum[t]);
-            return -1;
+            return SIM_ERR;
         }
         mix->pct[t] = (int)v;
         sum += (int)v;
@@ -113,9 +113,9 @@ int tpcc_mix_parse(const char *s, tpcc_mix *mix, char *err, size_t errlen)
     }
     if (sum != 100) {
         snprintf(err, errlen, "--mix '%s': the percentages add up to %d, not 100", s, sum);
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 static void deck_shuffle(tpcc_deck *d, const tpcc_mix *mix, sim_rng *rng)

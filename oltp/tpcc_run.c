@@ -60,10 +60,10 @@ static int setup_conn(const tpcc_options *o, tpcc_instance *I, sqlite3 *db, tpcc
                       size_t errlen)
 {
     tpcc_conn_set_prefetch(c, !strcmp(o->prefetch, "on"));
-    if (!group_commit_on(o, I)) return 0;
-    if (st_db_conn_group_commit(I->db, db, err, errlen)) return -1;
+    if (!group_commit_on(o, I)) return SIM_OK;
+    if (st_db_conn_group_commit(I->db, db, err, errlen)) return SIM_ERR;
     tpcc_conn_set_durable(c, commit_durable, I->db);
-    return 0;
+    return SIM_OK;
 }
 
 static void *worker_open(void *vwl, int instance, int worker)

@@ -63,9 +63,9 @@ int tpcc_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 int tpcc_schema_create(sqlite3 *db, char *err, size_t errlen)
@@ -89,9 +89,9 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
     if (rc != SQLITE_OK) {
         /* No such table: an empty file, another program's database, or a load that
          * stopped before its schema was committed. */
-        if (strstr(sqlite3_errmsg(db), "no such table")) return 1;
+        if (strstr(sqlite3_errmsg(db), "no such table")) return TPCC_META_NONE;
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        return -1;
+        return SIM_ERR;
     }
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -104,12 +104,12 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
         m->fresh = sqlite3_column_int(st, 6) != 0;
         m->loaded_at = sqlite3_column_int64(st, 7);
         sqlite3_finalize(st);
-        return 0;
+        return TPCC_META_READ;
     }
     sqlite3_finalize(st);
-    if (rc == SQLITE_DONE) return 1;
+    if (rc == SQLITE_DONE) return TPCC_META_NONE;
     snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-    return -1;
+    return SIM_ERR;
 }
 
 int tpcc_meta_set_fresh(sqlite3 *db, bool fresh, char *err, size_t errlen)

@@ -382,13 +382,13 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
          * already runs while this one waits for the (shared) WAL sync. */
         if (rc == SQLITE_OK && write && !requested_rollback && c->durable &&
             c->durable(c->durable_arg, err, errlen))
-            return -1;
+            return SIM_ERR;
         if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {
             if (attempt >= MAX_RETRIES)
                 snprintf(err + strlen(err), errlen - strlen(err), " (gave up after %d restarts)",
                          attempt);
-            return -1;
+            return SIM_ERR;
         }
         c->counts.v[TPCC_CNT_RETRIES]++;
     }

@@ -109,7 +109,7 @@ static int collect_command(walk *w, d_command *dc)
         sim_error("--man: `appsim %s --help` gave no option table", cmd->name);
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int d_program_collect(d_program *p)

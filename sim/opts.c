@@ -16,33 +16,33 @@
 
 int sim_parse_u64(const char *s, uint64_t *v)
 {
-    if (!s || !*s || !isdigit((unsigned char)*s)) return -1;
+    if (!s || !*s || !isdigit((unsigned char)*s)) return SIM_ERR;
     errno = 0;
     char *end;
     unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end) return -1;
+    if (errno || *end) return SIM_ERR;
     *v = x;
-    return 0;
+    return SIM_OK;
 }
 
 int sim_parse_double(const char *s, double *v)
 {
-    if (!s || !*s) return -1;
+    if (!s || !*s) return SIM_ERR;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
-    if (errno || *end || !isfinite(x)) return -1;
+    if (errno || *end || !isfinite(x)) return SIM_ERR;
     *v = x;
-    return 0;
+    return SIM_OK;
 }
 
 int sim_parse_size(const char *s, uint64_t *bytes)
 {
-    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.')) return -1;
+    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.')) return SIM_ERR;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
-    if (errno || x < 0 || !isfinite(x)) return -1;
+    if (errno || x < 0 || !isfinite(x)) return SIM_ERR;
     double mult = 1;
     switch (toupper((unsigned char)*end)) {
     case 0:
@@ -67,31 +67,31 @@ int sim_parse_size(const char *s, uint64_t *bytes)
         end++;
         break;
     default:
-        return -1;
+        return SIM_ERR;
     }
     /* Accept k, kb, kib (all binary: storage people mean 4K as 4096). */
     if (mult > 1) {
         if (*end == 'i' || *end == 'I') end++;
         if (*end == 'b' || *end == 'B') end++;
     }
-    if (*end) return -1;
+    if (*end) return SIM_ERR;
     double v = x * mult;
-    if (v >= 18446744073709551615.0) return -1;
+    if (v >= 18446744073709551615.0) return SIM_ERR;
     *bytes = (uint64_t)llround(v);
-    return 0;
+    return SIM_OK;
 }
 
 int sim_parse_duration(const char *s, uint64_t *ns)
 {
-    if (!s || !*s) return -1;
+    if (!s || !*s) return SIM_ERR;
     double total = 0;
     const char *p = s;
     while (*p) {
-        if (!(isdigit((unsigned char)*p) || *p == '.')) return -1;
+        if (!(isdigit((unsigned char)*p) || *p == '.')) return SIM_ERR;
         errno = 0;
         char *end;
         double x = strtod(p, &end);
-        if (errno || x < 0 || end == p) return -1;
+        if (errno || x < 0 || end == p) return SIM_ERR;
         double unit = 1e9; /* bare number: seconds */
         if (!strncmp(end, "ms", 2)) {
             unit = 1e6;
@@ -111,14 +111,14 @@ int sim_parse_duration(const char *s, uint64_t *ns)
             unit = 86400e9;
             end++;
         } else if (*end) {
-            return -1;
+            return SIM_ERR;
         }
         total += x * unit;
         p = end;
     }
-    if (total >= 1.8e19) return -1;
+    if (total >= 1.8e19) return SIM_ERR;
     *ns = (uint64_t)llround(total);
-    return 0;
+    return SIM_OK;
 }
 
 const char *sim_format_size(uint64_t bytes, char *buf, size_t len)
@@ -204,20 +204,20 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
     switch (o->kind) {
     case SIM_OPT_FLAG:
         *(bool *)o->dst = true;
-        return 0;
+        return SIM_EXIT_OK;
     case SIM_OPT_U64: {
         uint64_t x;
         if (sim_parse_u64(v, &x)) return bad_value(cmd, o, v, "expected a whole number");
         if ((double)x < o->min || (o->max > 0 && (double)x > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
-        return 0;
+        return SIM_EXIT_OK;
     }
     case SIM_OPT_DOUBLE: {
         double x;
         if (sim_parse_double(v, &x)) return bad_value(cmd, o, v, "expected a number");
         if (x < o->min || (o->max > 0 && x > o->max)) return range_error(cmd, o, v);
         *(double *)o->dst = x;
-        return 0;
+        return SIM_EXIT_OK;
     }
     case SIM_OPT_SIZE: {
         uint64_t x;
@@ -225,12 +225,12 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
             return bad_value(cmd, o, v, "expected a size such as 4096, 64K, 512M, 24G");
         if ((double)x < o->min || (o->max > 0 && (double)x > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
-        return 0;
+        return SIM_EXIT_OK;
     }
     case SIM_OPT_WARMUP:
         if (!strcmp(v, "steady")) {
             *(uint64_t *)o->dst = SIM_WARMUP_STEADY;
-            return 0;
+            return SIM_EXIT_OK;
         }
         /* fall through */
     case SIM_OPT_DURATION: {
@@ -243,12 +243,12 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
         double secs = (double)x / 1e9;
         if (secs < o->min || (o->max > 0 && secs > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
-        return 0;
+        return SIM_EXIT_OK;
     }
     case SIM_OPT_STRING:
         if (!*v) return bad_value(cmd, o, v, "expected a non-empty value");
         *(const char **)o->dst = v;
-        return 0;
+        return SIM_EXIT_OK;
     case SIM_OPT_CHOICE:
         if (!in_choices(o->choices, v)) {
             char what[256];
@@ -256,7 +256,7 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
             return bad_value(cmd, o, v, what);
         }
         *(const char **)o->dst = v;
-        return 0;
+        return SIM_EXIT_OK;
     }
     return SIM_EXIT_USAGE;
 }
@@ -290,7 +290,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
 {
     if (describer) { /* the table is wanted, not the command: as after --help */
         describer(describer_ctx, cmd, usage, opts);
-        return -1;
+        return SIM_OPTS_HELP_SHOWN;
     }
     int npos = 0;
     bool only_positional = false;
@@ -465,7 +465,7 @@ json_t *sim_opts_to_json(const sim_opt *opts)
 
 int sim_steady_opts_check(const char *cmd, const sim_opt *opts, uint64_t warmup)
 {
-    if (warmup == SIM_WARMUP_STEADY) return 0;
+    if (warmup == SIM_WARMUP_STEADY) return SIM_EXIT_OK;
     static const char *const names[] = {"steady-round", "steady-max-rounds"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const sim_opt *o = sim_opts_find(opts, names[i]);
@@ -476,7 +476,7 @@ int sim_steady_opts_check(const char *cmd, const sim_opt *opts, uint64_t warmup)
             return SIM_EXIT_USAGE;
         }
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 const char *sim_warmup_text(uint64_t warmup, char *buf, size_t len)

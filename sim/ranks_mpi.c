@@ -54,7 +54,7 @@ void sim_ranks_note_error(const char *line)
 
 int sim_ranks_init(int *argc, char ***argv)
 {
-    if (!sim_ranks_launched_size()) return 0;
+    if (!sim_ranks_launched_size()) return SIM_EXIT_OK;
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         sim_error("mpirun or srun started appsim, but MPI did not start; check the launcher's "
@@ -73,7 +73,7 @@ int sim_ranks_init(int *argc, char ***argv)
                   "appsim's run reporter needs; use Debian's Open MPI");
         MPI_Abort(MPI_COMM_WORLD, SIM_EXIT_FAIL);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* A FAIL message from a peer stops the whole job here. */

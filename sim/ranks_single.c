@@ -17,7 +17,7 @@ int sim_ranks_init(int *argc, char ***argv)
                   n);
         return SIM_EXIT_USAGE;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int sim_ranks_finish(int status)

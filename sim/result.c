@@ -274,7 +274,7 @@ int sim_result_save(const json_t *doc, const char *path)
 int sim_result_write(const json_t *doc, const char *path)
 {
     if (sim_ranks_rank() > 0)
-        return 0; /* rank 0 writes the job's result, with every rank's section */
+        return SIM_OK; /* rank 0 writes the job's result, with every rank's section */
     /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = dump_marked(doc);
     size_t len = text ? strlen(text) : 0;
@@ -282,7 +282,7 @@ int sim_result_write(const json_t *doc, const char *path)
     if (!whole) {
         free(text);
         sim_error("cannot write the result file %s: out of memory", path);
-        return -1;
+        return SIM_ERR;
     }
     whole[len++] = '\n';
     whole[len] = 0;
@@ -291,9 +291,9 @@ int sim_result_write(const json_t *doc, const char *path)
     if (e) {
         sim_error("cannot write the result file %s: %s; choose a writable path with --json", path,
                   strerror(e));
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 static double num(const json_t *o, const char *k)

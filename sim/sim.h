@@ -38,12 +38,29 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ exit status */
+/* ------------------------------------------------------------------ return codes */
 
+/*
+ * Every function of appsim that can fail returns one of two kinds of code, and each
+ * folder's public header says which its functions follow:
+ *   - an exit status (SIM_EXIT_*): what the process exits with. Commands' mains return
+ *     one, and so does every function that knows whether the user must change
+ *     something (SIM_EXIT_USAGE) or the run failed (SIM_EXIT_FAIL); callers pass it up
+ *     unchanged.
+ *   - a status (SIM_OK / SIM_ERR): helpers that only succeed or fail, with the reason
+ *     in their err buffer (or already printed); their caller picks the exit status.
+ * Test a code against zero (`if (rc)`) or compare it with these names, never with bare
+ * numbers. Functions that answer more than success or failure (a record, the end, an
+ * error) name their answers in their folder's header (TR_NEXT_*, TR_PARSE_*, ...).
+ */
 enum {
     SIM_EXIT_OK = 0,    /* success */
     SIM_EXIT_FAIL = 1,  /* the run failed (I/O error, database error, check failed) */
     SIM_EXIT_USAGE = 2, /* bad options or a target that cannot be used */
+};
+enum {
+    SIM_OK = 0,   /* success */
+    SIM_ERR = -1, /* failure; the reason is in err or was printed */
 };
 
 /* Print "appsim: <message>\n" on stderr. Messages say what was wrong and what to do. */
@@ -153,7 +170,7 @@ typedef struct sim_opt {
  * Parse argv[1..] against opts (terminated by SIM_OPT_END). Non-option arguments are
  * collected in order into positional[0..*npositional) (at most max_positional; more is
  * a usage error). "--help" prints sim_opts_help and returns SIM_OPTS_HELP_SHOWN (the
- * caller exits 0: sim_opts_exit_status). Returns 0, SIM_OPTS_HELP_SHOWN or
+ * caller exits 0: sim_opts_exit_status). Returns SIM_EXIT_OK, SIM_OPTS_HELP_SHOWN or
  * SIM_EXIT_USAGE after printing a message that names the option, the bad value and
  * what is accepted.
  */
@@ -175,8 +192,9 @@ void sim_opt_default_text(const sim_opt *o, char *buf, size_t len);
 /* The value's placeholder in the help ("N", "SIZE", "a|b|c"); "" for a flag. */
 const char *sim_opt_value_hint(const sim_opt *o);
 /* While a describer is set, sim_opts_parse parses nothing: it hands the command's
- * table (with its defaults) and usage text to the describer and returns -1, as after
- * --help. `appsim --man` and `--completion` walk every command's table this way. */
+ * table (with its defaults) and usage text to the describer and returns
+ * SIM_OPTS_HELP_SHOWN, as after --help. `appsim --man` and `--completion` walk every
+ * command's table this way. */
 typedef void (*sim_opts_describer)(void *ctx, const char *command, const char *usage,
                                    const sim_opt *opts);
 void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
@@ -235,7 +253,7 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
     }
 
 /* Single-value parsers used by the table parser, public for workloads with
- * structured arguments (e.g. --region OFFSET:LENGTH). Return 0 or -1. */
+ * structured arguments (e.g. --region OFFSET:LENGTH). SIM_OK or SIM_ERR. */
 int sim_parse_size(const char *s, uint64_t *bytes);
 int sim_parse_duration(const char *s, uint64_t *ns);
 int sim_parse_u64(const char *s, uint64_t *v);
@@ -503,7 +521,7 @@ typedef struct sim_vu_stats {
 } sim_vu_stats;
 
 /* Runs until the run is done. `run` must be started by the caller (so that it can
- * prepare in between); returns 0 or SIM_EXIT_FAIL (a worker failed to open). */
+ * prepare in between); returns SIM_EXIT_OK or SIM_EXIT_FAIL (a worker failed to open). */
 int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, void *wl,
                sim_vu_stats *stats);
 
@@ -521,7 +539,7 @@ json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt
  * set at the top level of doc). Under `key` when non-NULL (e.g. one curve point),
  * else top level. */
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
-/* Atomically write (temp file in the same directory, fsync, rename). 0 or -1 with a
+/* Atomically write (temp file in the same directory, fsync, rename). SIM_OK or SIM_ERR with a
  * message printed. */
 int sim_result_write(const json_t *doc, const char *path);
 /* --json PATH: nothing for NULL, the document on stdout for "-", else

@@ -43,28 +43,28 @@ static uint32_t mark_crc(const char *text, size_t len)
     return (uint32_t)crc32(0L, (const Bytef *)text, (uInt)len);
 }
 
-int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at, size_t len)
+bool st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at, size_t len)
 {
     if (written_at && len) written_at[0] = 0;
     uint64_t off = st_device_mark_offset(device_bytes);
-    if (!off) return 0;
+    if (!off) return false;
     int fd = open(devpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
+    if (fd < 0) return false;
     char buf[MARK_BYTES + 1];
     ssize_t n = pread(fd, buf, MARK_BYTES, (off_t)off);
     close(fd);
-    if (n != MARK_BYTES) return 0;
+    if (n != MARK_BYTES) return false;
     buf[MARK_BYTES] = 0;
-    if (strncmp(buf, MARK_MAGIC, strlen(MARK_MAGIC))) return 0;
+    if (strncmp(buf, MARK_MAGIC, strlen(MARK_MAGIC))) return false;
     char *crc_line = strstr(buf, "crc32=");
-    if (!crc_line) return 0;
+    if (!crc_line) return false;
     unsigned long crc = strtoul(crc_line + 6, NULL, 16);
-    if (crc != mark_crc(buf, (size_t)(crc_line - buf))) return 0;
+    if (crc != mark_crc(buf, (size_t)(crc_line - buf))) return false;
     unsigned long long bytes = 0;
     const char *b = strstr(buf, "\ndevice_bytes=");
     if (!b || b > crc_line || sscanf(b, "\ndevice_bytes=%llu", &bytes) != 1 ||
         bytes != device_bytes)
-        return 0;
+        return false;
     const char *w = strstr(buf, "\nwritten_at=");
     if (w && w < crc_line && written_at && len) {
         w += strlen("\nwritten_at=");
@@ -73,13 +73,13 @@ int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *writte
         memcpy(written_at, w, wl);
         written_at[wl] = 0;
     }
-    return 1;
+    return true;
 }
 
 int st_device_mark_write(const char *devpath, uint64_t device_bytes, char *err, size_t errlen)
 {
     uint64_t off = st_device_mark_offset(device_bytes);
-    if (!off) return 0; /* smaller than 2 MiB: no room for a mark, always the flag */
+    if (!off) return SIM_EXIT_OK; /* smaller than 2 MiB: no room for a mark, always the flag */
     char *buf = st_alloc_aligned(MARK_BYTES);
     if (!buf) {
         snprintf(err, errlen, "out of memory");

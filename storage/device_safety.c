@@ -164,7 +164,7 @@ static int check_holders(const char *devpath, const devset *s, char *err, size_t
         }
         closedir(d);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *err, size_t errlen)
@@ -187,7 +187,7 @@ int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *
         return e == EBUSY ? SIM_EXIT_USAGE : SIM_EXIT_FAIL;
     }
     *excl_fd = fd;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -326,9 +326,9 @@ int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_
 {
     devset s;
     collect(rdev, &s);
-    if (s.n < 2) return 0;
+    if (s.n < 2) return SIM_EXIT_OK;
     int fd = open(devpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0; /* the caller's own open reports it */
+    if (fd < 0) return SIM_EXIT_OK; /* the caller's own open reports it */
     int rc = 0;
     for (int i = 1; i < s.n && !rc; i++) {
         /* sysfs gives the kernel's view (start and size in 512-byte sectors), whether

@@ -40,7 +40,7 @@ const char *st_engine_choices(void)
 
 int st_engine_name_check(const char *name, char *err, size_t errlen)
 {
-    if (!name || st_find_engine(name)) return 0;
+    if (!name || st_find_engine(name)) return SIM_EXIT_OK;
     snprintf(err, errlen, "unknown I/O engine '%s' (choose one of: %s)", name, st_engine_choices());
     return SIM_EXIT_USAGE;
 }
@@ -256,12 +256,12 @@ static int stash(st_engine *e, st_io *io)
     if (e->nstash == e->stash_cap) {
         unsigned cap = e->stash_cap ? 2 * e->stash_cap : 16;
         st_io **s = realloc(e->stash, cap * sizeof *s);
-        if (!s) return -1;
+        if (!s) return SIM_ERR;
         e->stash = s;
         e->stash_cap = cap;
     }
     e->stash[e->nstash++] = io;
-    return 0;
+    return SIM_OK;
 }
 
 int64_t st_engine_do(st_engine *e, st_io *io)

@@ -21,10 +21,10 @@ static int ps_open(st_engine *e, unsigned qd, char *err, size_t errlen)
     if (!p || !p->fifo) {
         free(p);
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     e->priv = p;
-    return 0;
+    return SIM_OK;
 }
 
 static void ps_close(st_engine *e)

@@ -43,7 +43,7 @@ static int ur_open(st_engine *e, unsigned qd, char *err, size_t errlen)
     if (!u || !u->now_done) {
         free(u);
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     for (int i = 0; i < MAX_FIXED_FILES; i++)
         u->fixed[i] = -1;
@@ -71,10 +71,10 @@ static int ur_open(st_engine *e, unsigned qd, char *err, size_t errlen)
         snprintf(err, errlen, "io_uring_setup with %u entries failed: %s", qd, strerror(-r));
         free(u->now_done);
         free(u);
-        return -1;
+        return SIM_ERR;
     }
     e->priv = u;
-    return 0;
+    return SIM_OK;
 }
 
 static void ur_close(st_engine *e)

@@ -27,16 +27,16 @@ int st_own_io_parse(const char *text, st_own_io *out)
         while ((p = strstr(p, keys[i])) && p != text && p[-1] != '\n')
             p += n;
         unsigned long long v;
-        if (!p || sscanf(p + n, "%llu", &v) != 1) return -1;
+        if (!p || sscanf(p + n, "%llu", &v) != 1) return SIM_ERR;
         *dst[i] = v;
     }
-    return 0;
+    return SIM_OK;
 }
 
 int st_own_io_read(st_own_io *out)
 {
     FILE *f = fopen("/proc/self/io", "r");
-    if (!f) return -1;
+    if (!f) return SIM_ERR;
     char buf[1024];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);

@@ -88,7 +88,7 @@ static int check_options(const pc_opts *o, const sim_opt *opts)
         return usage_error("--purge discard erases the whole device: add --allow-destroy");
     if (dev && (sim_opts_find(opts, "keep-file")->set || sim_opts_find(opts, "keep-free")->set))
         return usage_error("--keep-file and --keep-free apply to directory targets only");
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* The region to precondition, a whole number of blocks. */
@@ -114,7 +114,7 @@ static int region_of(const pc_opts *o, st_target *t, uint64_t *region, char *err
                  o->to.path, (unsigned long long)o->block);
         return SIM_EXIT_USAGE;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* Purges the device (whole region) when asked and allowed; says what it did. */
@@ -144,7 +144,7 @@ static int purge(const pc_opts *o, st_target *t, int fd, uint64_t region, json_t
     json_object_set_new(rec, "purge", json_string(how));
     json_object_set_new(rec, "purge_note", note ? json_string(note) : json_null());
     if (note) sim_info("precondition: no purge (%s)", note);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int open_region(pc_state *s, int *fd, char *err, size_t errlen)
@@ -163,7 +163,7 @@ static int open_region(pc_state *s, int *fd, char *err, size_t errlen)
         *fd = -1;
         return e == ENOSPC ? SIM_EXIT_USAGE : SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static json_t *new_record(const pc_opts *o, uint64_t region, bool dev)
@@ -246,7 +246,7 @@ static void finish_file(pc_state *s)
 
 static int write_result(pc_state *s, int argc, char **argv, const sim_opt *opts)
 {
-    if (!s->o->json) return 0;
+    if (!s->o->json) return SIM_EXIT_OK;
     json_t *doc = sim_result_new("precondition", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(s->t));
     json_object_set_new(doc, "precondition", json_deep_copy(s->rec));

@@ -88,7 +88,7 @@ static int write_block(st_target *t, const char *block, char *err, size_t errlen
                  strerror(rc < 0 ? -rc : EIO));
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_precondition_record_write(st_target *t, const json_t *rec, char *err, size_t errlen)
@@ -135,7 +135,7 @@ json_t *st_precondition_record_read(const st_target *t)
     if (t->is_device) {
         /* The mark is read here too: a target opened read-only (info) has not. */
         off = device_record_offset(t);
-        if (!off || st_device_mark_read(t->path, t->device_bytes, NULL, 0) != 1) return NULL;
+        if (!off || !st_device_mark_read(t->path, t->device_bytes, NULL, 0)) return NULL;
         fd = open(t->path, O_RDONLY | O_CLOEXEC);
     } else {
         fd = openat(t->dirfd, ST_PRECONDITION_RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -18,9 +18,11 @@
  *     that no longer holds the file appsim created (inode in the manifest) is refused;
  *   - one appsim per target: a second one is refused at once, naming the holder;
  *   - space is checked before anything is filled.
- * Functions that can fail take (char *err, size_t errlen) and return 0 on success or
- * an exit status (SIM_EXIT_USAGE for a target the user must change, SIM_EXIT_FAIL
- * for an I/O failure) with a message in err that says what to do.
+ * Return codes (sim/sim.h): functions that can fail take (char *err, size_t errlen) and
+ * return an exit status: SIM_EXIT_OK, SIM_EXIT_USAGE for a target the user must change,
+ * SIM_EXIT_FAIL for an I/O failure, with a message in err that says what to do. Where
+ * a function says "0 or -errno" (the I/O engines, the manifest) it passes the kernel's
+ * error number up for the caller to word.
  */
 #ifndef APPSIM_STORAGE_H
 #define APPSIM_STORAGE_H
@@ -132,7 +134,7 @@ extern const sim_probe_ops st_device_io_probe;
 typedef struct st_own_io {
     uint64_t read_bytes, write_bytes, cancelled_write_bytes;
 } st_own_io;
-/* 0, or -1 when a field is missing (the kernel does no per-task I/O accounting). */
+/* SIM_OK, or SIM_ERR when a field is missing (the kernel does no per-task I/O accounting). */
 int st_own_io_parse(const char *text, st_own_io *out);
 int st_own_io_read(st_own_io *out);
 

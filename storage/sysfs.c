@@ -20,26 +20,26 @@ int st_sysfs_read(const char *path, char *buf, size_t len)
 {
     buf[0] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return SIM_ERR;
     ssize_t n = read(fd, buf, len - 1);
     close(fd);
     if (n < 0) {
         buf[0] = 0;
-        return -1;
+        return SIM_ERR;
     }
     buf[n] = 0;
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\0'))
         buf[--n] = 0;
-    return 0;
+    return SIM_OK;
 }
 
 int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t partlen)
 {
     disk[0] = part[0] = 0;
-    if (major(dev) == 0) return -1; /* anonymous device (tmpfs, overlay, btrfs subvolume) */
+    if (major(dev) == 0) return SIM_ERR; /* anonymous device (tmpfs, overlay, btrfs subvolume) */
     char link[64], real[PATH_MAX];
     snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
-    if (!realpath(link, real)) return -1;
+    if (!realpath(link, real)) return SIM_ERR;
     char probe[PATH_MAX + 16];
     snprintf(probe, sizeof probe, "%s/partition", real);
     char copy[PATH_MAX];
@@ -53,7 +53,7 @@ int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t p
     } else {
         snprintf(disk, disklen, "%s", name);
     }
-    return 0;
+    return SIM_OK;
 }
 
 static void unescape_octal(char *s)
@@ -82,9 +82,9 @@ int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *m
 {
     fstype[0] = mnt[0] = source[0] = 0;
     char real[PATH_MAX];
-    if (!realpath(path, real)) return -1;
+    if (!realpath(path, real)) return SIM_ERR;
     FILE *f = fopen("/proc/self/mountinfo", "r");
-    if (!f) return -1;
+    if (!f) return SIM_ERR;
     char *line = NULL;
     size_t cap = 0;
     size_t best = 0;
@@ -112,5 +112,5 @@ int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *m
     }
     free(line);
     fclose(f);
-    return mnt[0] ? 0 : -1;
+    return mnt[0] ? SIM_OK : SIM_ERR;
 }

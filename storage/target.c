@@ -52,7 +52,7 @@ static int probe_direct(st_target *t, char *err, size_t errlen)
                 "through the page cache (the result will then say the page cache "
                 "was in play), or choose a target on a filesystem with direct I/O",
                 t->path, t->fstype[0] ? t->fstype : "unknown type");
-        return 0; /* O_TMPFILE unsupported: checked when the first file is created */
+        return SIM_EXIT_OK; /* O_TMPFILE unsupported: checked when the first file is created */
     }
     struct statx sx;
     if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
@@ -61,7 +61,7 @@ static int probe_direct(st_target *t, char *err, size_t errlen)
         t->dio_mem_align = sx.stx_dio_mem_align;
     }
     close(fd);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int open_dir(st_target *t, const struct stat *st, char *err, size_t errlen)
@@ -116,7 +116,7 @@ static int open_dir(st_target *t, const struct stat *st, char *err, size_t errle
     if (t->block_size == 0)
         t->block_size = 4096; /* unknown: the largest common logical block size */
     if (t->dio_mem_align == 0) t->dio_mem_align = t->block_size;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int open_device(st_target *t, const struct stat *st, char *err, size_t errlen)
@@ -156,14 +156,14 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
     if (rc) return rc;
     char what[2048], when[64];
     bool holds = st_device_describe(t->path, what, sizeof what);
-    t->marked = st_device_mark_read(t->path, size, when, sizeof when) == 1;
+    t->marked = st_device_mark_read(t->path, size, when, sizeof when);
     if (!t->allow_destroy) {
         /* A device appsim marked, with nothing put on it since, needs no flag. */
         if (t->marked && !holds) {
             sim_info("%s carries appsim's mark (written %s) and no filesystem or partition "
                      "table: writing it without --allow-destroy",
                      t->path, when);
-            return 0;
+            return SIM_EXIT_OK;
         }
         return st_target_fail(
             err, errlen, SIM_EXIT_USAGE,
@@ -173,7 +173,7 @@ static int open_device(st_target *t, const struct stat *st, char *err, size_t er
             t->path, what,
             t->marked ? " (it carries appsim's mark, but that was put on it since)" : "");
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t errlen)
@@ -246,7 +246,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
         return rc;
     }
     *out = t;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 void st_target_close(st_target *t)
@@ -296,7 +296,7 @@ uint64_t st_target_capacity(const st_target *t)
 int st_target_check_space(const st_target *t, uint64_t bytes, char *err, size_t errlen)
 {
     uint64_t cap = st_target_capacity(t);
-    if (bytes <= cap) return 0;
+    if (bytes <= cap) return SIM_EXIT_OK;
     char need[32], have[32];
     sim_format_size(bytes, need, sizeof need);
     sim_format_size(cap, have, sizeof have);

@@ -34,13 +34,13 @@ static int check_name(const st_target *t, const char *name, char *err, size_t er
             return st_target_fail(err, errlen, SIM_EXIT_USAGE,
                                   "target %s is a block device: it holds no named files (%s)",
                                   t->path, name);
-        return 0;
+        return SIM_EXIT_OK;
     }
     if (!name || !st_manifest_name_ok(name))
         return st_target_fail(err, errlen, SIM_EXIT_USAGE,
                               "invalid file name '%s' inside target %s", name ? name : "(null)",
                               t->path);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* The refusal for a name that is a symbolic link: says where it points. */
@@ -91,7 +91,7 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
             t->path, name);
     st_file_id rec;
     int have = st_manifest_identity(t, name, &rec);
-    if (have < 0) return 0; /* not listed: opened read-only, identity not ours to check */
+    if (have < 0) return SIM_EXIT_OK; /* not listed: opened read-only, identity not ours to check */
     /* Device numbers can change across reboots; the inode on the directory's own
      * filesystem and its birth time cannot. */
     bool same = now->ino == rec.ino && now->dev == (uint64_t)t->dev &&
@@ -107,7 +107,7 @@ static int check_identity(st_target *t, const char *name, mode_t mode, const st_
             (unsigned long long)rec.ino, (unsigned long long)rec.btime_ns, t->path);
     if (have == 0 && now->dev == (uint64_t)t->dev && st_manifest_set_identity(t, name, now) != 0)
         sim_warn("cannot record the identity of %s/%s in the manifest", t->path, name);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int check_fd_locked(st_target *t, const char *name, int fd, char *err, size_t errlen)
@@ -163,7 +163,7 @@ int st_target_library_path(st_target *t, const char *name, bool must_exist, char
     if ((size_t)snprintf(buf, len, "%s/%s", t->realdir, name) >= len)
         return st_target_fail(err, errlen, SIM_EXIT_USAGE, "path of %s/%s is too long", t->path,
                               name);
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int create_device_fd(st_target *t, int extra_flags, int *fd, char *err, size_t errlen)
@@ -192,7 +192,7 @@ static int create_device_fd(st_target *t, int extra_flags, int *fd, char *err, s
 static int claim_name(st_target *t, const char *name, bool *listed, char *err, size_t errlen)
 {
     *listed = st_manifest_contains(t, name);
-    if (*listed) return 0;
+    if (*listed) return SIM_EXIT_OK;
     struct stat st;
     if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(st.st_mode)) return refuse_link(t, name, err, errlen);
@@ -207,7 +207,7 @@ static int claim_name(st_target *t, const char *name, bool *listed, char *err, s
     if (e)
         return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name,
                               t->path, ST_MANIFEST_NAME, strerror(-e));
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int open_error(const st_target *t, const char *name, int e, bool creating, char *err,
@@ -256,7 +256,7 @@ static int open_or_create(st_target *t, const char *name, int flags, int *fd, ch
         return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot record %s in %s/%s: %s", name,
                               t->path, ST_MANIFEST_NAME, strerror(-e));
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_target_create_file(st_target *t, const char *name, int extra_flags, int *fd, char *err,
@@ -303,7 +303,7 @@ int st_target_open_file(st_target *t, const char *name, int extra_flags, bool wr
         if (*fd < 0)
             return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot open %s: %s", t->path,
                                   strerror(errno));
-        return 0;
+        return SIM_EXIT_OK;
     }
     if (writable && !st_target_owns(t, name))
         return st_target_fail(
@@ -365,14 +365,14 @@ int st_target_remove_file(st_target *t, const char *name, char *err, size_t errl
     if (e)
         return st_target_fail(err, errlen, SIM_EXIT_FAIL,
                               "removed %s but cannot update the manifest: %s", name, strerror(-e));
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_target_cleanup(st_target *t, char *err, size_t errlen)
 {
     if (t->is_device) {
         sim_info("%s is a block device: appsim keeps no files on it, nothing to remove", t->path);
-        return 0;
+        return SIM_EXIT_OK;
     }
     if (t->read_only)
         return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target %s was opened read-only",
@@ -409,5 +409,5 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen)
             "could not remove %d file(s) listed in %s/%s (first: %s); they stay listed", failed,
             t->path, ST_MANIFEST_NAME, first_fail);
     sim_info("cleanup of %s: %d file(s) removed", t->path, removed);
-    return 0;
+    return SIM_EXIT_OK;
 }

@@ -95,20 +95,19 @@ bool st_device_describe(const char *devpath, char *buf, size_t len);
 /* Where the mark goes: the start of the device's last whole MiB; 0 when the device is
  * smaller than 2 MiB (no mark). Device targets' capacity ends here. */
 uint64_t st_device_mark_offset(uint64_t device_bytes);
-/* 1 when a valid mark for a device of this size is on devpath (written_at filled),
- * else 0. */
-int st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at, size_t len);
-/* Writes the mark (durably). 0 or SIM_EXIT_FAIL with a message. */
+/* True when a valid mark for a device of this size is on devpath (written_at filled). */
+bool st_device_mark_read(const char *devpath, uint64_t device_bytes, char *written_at, size_t len);
+/* Writes the mark (durably). SIM_EXIT_OK or SIM_EXIT_FAIL with a message. */
 int st_device_mark_write(const char *devpath, uint64_t device_bytes, char *err, size_t errlen);
 
 /* ---- sysfs helpers (identity.c) */
 /* Finds the whole disk (and partition) for a block dev_t via /sys/dev/block. Returns
- * 0, or -1 when the device has no sysfs entry. */
+ * SIM_OK, or SIM_ERR when the device has no sysfs entry. */
 int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t partlen);
 /* Reads a sysfs attribute into buf with the trailing newline stripped; -1 when absent. */
 int st_sysfs_read(const char *path, char *buf, size_t len);
 /* Finds the mount holding `path` in /proc/self/mountinfo (longest mount point prefix
- * with matching st_dev). Returns 0 or -1. */
+ * with matching st_dev). SIM_OK or SIM_ERR. */
 int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *mnt, size_t mntlen,
                 char *source, size_t srclen);
 

@@ -97,8 +97,13 @@ static void write_holder(int fd)
     }
 }
 
-/* Opens (creates) the lock file; -1 when a device has no lock directory for us, -2 with
- * a message on failure. */
+/* What open_lock_file answers instead of a descriptor. */
+enum {
+    LOCK_FILE_NONE = -1,   /* a device has no lock directory for us */
+    LOCK_FILE_FAILED = -2, /* with a message in err */
+};
+
+/* Opens (creates) the lock file: its descriptor, or LOCK_FILE_NONE or LOCK_FILE_FAILED. */
 static int open_lock_file(const st_target *t, int dfd, const char *name, char *err, size_t errlen)
 {
     int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -109,18 +114,18 @@ static int open_lock_file(const st_target *t, int dfd, const char *name, char *e
                      "(appsim did not make it) and run again",
                      t->is_device ? "/run/lock" : t->path, name);
         else if (t->is_device && (errno == EACCES || errno == EROFS))
-            return -1; /* no lock directory for us: the O_EXCL claim still guards writes */
+            return LOCK_FILE_NONE; /* no lock directory for us: the O_EXCL claim guards writes */
         else
             snprintf(err, errlen, "cannot open the lock file %s of target %s: %s", name, t->path,
                      strerror(errno));
-        return -2;
+        return LOCK_FILE_FAILED;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         snprintf(err, errlen, "%s of target %s is not a regular file: remove it and run again",
                  name, t->path);
-        return -2;
+        return LOCK_FILE_FAILED;
     }
     return fd;
 }
@@ -138,8 +143,8 @@ static int lock_in(st_target *t, int dfd, const char *name, char *err, size_t er
 {
     for (int attempt = 0; attempt < LOCK_RETRIES; attempt++) {
         int fd = open_lock_file(t, dfd, name, err, errlen);
-        if (fd == -1) return 0;
-        if (fd < 0) return SIM_EXIT_USAGE;
+        if (fd == LOCK_FILE_NONE) return SIM_EXIT_OK;
+        if (fd == LOCK_FILE_FAILED) return SIM_EXIT_USAGE;
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             char who[1100];
             describe_holder(fd, who, sizeof who);
@@ -156,7 +161,7 @@ static int lock_in(st_target *t, int dfd, const char *name, char *err, size_t er
         }
         write_holder(fd);
         t->lock_fd = fd;
-        return 0;
+        return SIM_EXIT_OK;
     }
     snprintf(err, errlen, "cannot lock target %s: its lock file keeps changing", t->path);
     return SIM_EXIT_USAGE;
@@ -164,10 +169,10 @@ static int lock_in(st_target *t, int dfd, const char *name, char *err, size_t er
 
 int st_target_lock(st_target *t, char *err, size_t errlen)
 {
-    if (t->read_only) return 0;
+    if (t->read_only) return SIM_EXIT_OK;
     char name[256];
     int dfd = lock_dir_fd(t, name, sizeof name);
-    if (dfd < 0) return 0; /* no /run: the device's O_EXCL claim still guards writes */
+    if (dfd < 0) return SIM_EXIT_OK; /* no /run: the device's O_EXCL claim still guards writes */
     int rc = lock_in(t, dfd, name, err, errlen);
     if (t->is_device) close(dfd);
     return rc;

@@ -37,11 +37,11 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "--device %s: %s", path, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     if (!S_ISBLK(st.st_mode)) {
         snprintf(err, errlen, "--device %s is not a block device", path);
-        return -1;
+        return SIM_ERR;
     }
     unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
     *start = *len = 0;
@@ -56,7 +56,7 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         if (!f || !fgets(buf, sizeof buf, f)) {
             if (f) fclose(f);
             snprintf(err, errlen, "cannot read %s", sys);
-            return -1;
+            return SIM_ERR;
         }
         fclose(f);
         *start = strtoull(buf, NULL, 10);
@@ -65,7 +65,7 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         if (!f || !fgets(buf, sizeof buf, f)) {
             if (f) fclose(f);
             snprintf(err, errlen, "cannot read %s", sys);
-            return -1;
+            return SIM_ERR;
         }
         fclose(f);
         *len = strtoull(buf, NULL, 10);
@@ -74,12 +74,12 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         if (!f || !fgets(buf, sizeof buf, f) || sscanf(buf, "%u:%u", &maj, &min) != 2) {
             if (f) fclose(f);
             snprintf(err, errlen, "cannot find the disk of partition %s", path);
-            return -1;
+            return SIM_ERR;
         }
         fclose(f);
     }
     *kdev = (maj << 20) | min;
-    return 0;
+    return SIM_OK;
 }
 
 static pid_t start_command(char **argv, char *err, size_t errlen)

@@ -37,7 +37,7 @@ typedef struct cap_layout {
 } cap_layout;
 
 /* Fills f from the text of a format file ("ID: n" and "field:... offset:..;
- * size:..;" lines). Returns 0, or -1 when a needed field is missing. */
+ * size:..;" lines). Returns SIM_OK, or SIM_ERR when a needed field is missing. */
 int cap_parse_event_format(const char *text, cap_event_fmt *f);
 /* Fills the page-header fields from the text of events/header_page. */
 int cap_parse_header_page(const char *text, cap_layout *l);
@@ -62,7 +62,7 @@ typedef int (*cap_sink)(void *ctx, const cap_event *ev);
  * Decodes one ring-buffer page (as read from trace_pipe_raw): every block event in
  * it goes to sink in order; other events are skipped. *missed is increased when the
  * page says events were lost before it (by the stored count, or by 1 when the kernel
- * only flags it). Returns 0, or -1 on a page that is not well formed.
+ * only flags it). Returns SIM_OK, or SIM_ERR on a page that is not well formed.
  */
 int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, cap_sink sink,
                     void *ctx, uint64_t *missed);
@@ -103,7 +103,7 @@ typedef struct cap_session {
 } cap_session;
 
 /* Mounts tracefs when needed, creates the instance, filters the block events to
- * kernel dev_t kdev and starts tracing. 0, or -1 with err. */
+ * kernel dev_t kdev and starts tracing. SIM_OK, or SIM_ERR with err. */
 int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t max_events,
                      char *err, size_t errlen);
 /* Reads whatever the per-CPU buffers hold; waits up to wait_ms for data first. */

@@ -49,13 +49,13 @@ static int find_field(const char *text, const char *name, cap_field *f)
                 if (o && s) {
                     f->offset = atoi(o + 7);
                     f->size = atoi(s + 5);
-                    return 0;
+                    return SIM_OK;
                 }
             }
         }
         line = end ? end + 1 : NULL;
     }
-    return -1;
+    return SIM_ERR;
 }
 
 int cap_parse_event_format(const char *text, cap_event_fmt *f)
@@ -73,18 +73,18 @@ int cap_parse_event_format(const char *text, cap_event_fmt *f)
     find_field(text, "error", &f->error); /* completions only */
     if (f->id < 0 || rc || f->dev.size != 4 || f->sector.size != 8 || f->nr_sector.size != 4 ||
         f->rwbs.size < 1)
-        return -1;
-    return 0;
+        return SIM_ERR;
+    return SIM_OK;
 }
 
 int cap_parse_header_page(const char *text, cap_layout *l)
 {
     if (find_field(text, "timestamp", &l->ts) || find_field(text, "commit", &l->commit) ||
         find_field(text, "data", &l->data))
-        return -1;
+        return SIM_ERR;
     if (l->ts.size != 8 || (l->commit.size != 8 && l->commit.size != 4) || l->data.size <= 0)
-        return -1;
-    return 0;
+        return SIM_ERR;
+    return SIM_OK;
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -120,14 +120,14 @@ int cap_rwbs_op(const char *rwbs, size_t len)
 static int decode_event(const cap_layout *l, const unsigned char *d, size_t dlen, uint64_t ts,
                         cap_sink sink, void *ctx)
 {
-    if (dlen < 2) return 0;
+    if (dlen < 2) return SIM_OK;
     int id = (int)rd(d, 2);
     for (int k = 0; k < CAP_NKINDS; k++) {
         const cap_event_fmt *f = &l->ev[k];
         if (f->id != id) continue;
         int need = f->rwbs.offset + f->rwbs.size;
         if (f->sector.offset + 8 > need) need = f->sector.offset + 8;
-        if ((size_t)need > dlen) return -1;
+        if ((size_t)need > dlen) return SIM_ERR;
         cap_event ev = {0};
         ev.ts = ts;
         ev.kind = (uint8_t)k;
@@ -137,22 +137,23 @@ static int decode_event(const cap_layout *l, const unsigned char *d, size_t dlen
         if (f->error.offset >= 0 && f->error.size == 4 && (size_t)(f->error.offset + 4) <= dlen)
             ev.error = (int32_t)rd(d + f->error.offset, 4);
         int op = cap_rwbs_op((const char *)d + f->rwbs.offset, (size_t)f->rwbs.size);
-        if (op < 0) return 0; /* no data and no flush (e.g. write-zeroes): not a trace record */
+        if (op < 0)
+            return SIM_OK; /* no data and no flush (e.g. write-zeroes): not a trace record */
         ev.op = (uint8_t)op;
         return sink(ctx, &ev);
     }
-    return 0;
+    return SIM_OK;
 }
 
 int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, cap_sink sink,
                     void *ctx, uint64_t *missed)
 {
     size_t hdr = (size_t)l->data.offset;
-    if (len < hdr) return -1;
+    if (len < hdr) return SIM_ERR;
     uint64_t ts = rd(page + l->ts.offset, 8);
     uint64_t commit = rd(page + l->commit.offset, l->commit.size);
     size_t size = (size_t)(commit & RB_COMMIT_MASK);
-    if (hdr + size > len) return -1;
+    if (hdr + size > len) return SIM_ERR;
     if (commit & RB_MISSED_EVENTS) {
         uint64_t n = 1;
         if ((commit & RB_MISSED_STORED) && hdr + size + 8 <= len) n = rd(page + hdr + size, 8);
@@ -165,12 +166,12 @@ int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, 
         uint64_t delta = h >> 5;
         if (type_len == 29) { /* padding */
             if (delta == 0) break;
-            if (p + 8 > end) return -1;
+            if (p + 8 > end) return SIM_ERR;
             p += 4 + rd(p + 4, 4);
             continue;
         }
         if (type_len == 30 || type_len == 31) {
-            if (p + 8 > end) return -1;
+            if (p + 8 > end) return SIM_ERR;
             uint64_t v = delta | (rd(p + 4, 4) << 27);
             if (type_len == 30) {
                 ts += v;
@@ -187,22 +188,22 @@ int cap_decode_page(const cap_layout *l, const unsigned char *page, size_t len, 
         const unsigned char *data;
         size_t dlen;
         if (type_len == 0) {
-            if (p + 8 > end) return -1;
+            if (p + 8 > end) return SIM_ERR;
             uint64_t l0 = rd(p + 4, 4);
-            if (l0 < 4) return -1;
+            if (l0 < 4) return SIM_ERR;
             data = p + 8;
             dlen = (size_t)l0 - 4;
         } else {
             data = p + 4;
             dlen = 4u * type_len;
         }
-        if (data + dlen > end) return -1;
+        if (data + dlen > end) return SIM_ERR;
         ts += delta;
         int rc = decode_event(l, data, dlen, ts, sink, ctx);
         if (rc < 0) return rc;
         p = data + dlen;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /* ------------------------------------------------------------------ pairing */
@@ -251,7 +252,7 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
         free(dropped);
         free(pool);
         free(head);
-        return -1;
+        return SIM_ERR;
     }
     for (uint32_t b = 0; b < NBUCKETS; b++)
         head[b] = UINT32_MAX;
@@ -329,5 +330,5 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
     free(head);
     *out = recs;
     *nout = k;
-    return 0;
+    return SIM_OK;
 }

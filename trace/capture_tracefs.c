@@ -37,7 +37,7 @@ static int write_file(const char *dir, const char *name, const char *value, char
     int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     size_t len = strlen(value);
     ssize_t n = write(fd, value, len);
@@ -46,9 +46,9 @@ static int write_file(const char *dir, const char *name, const char *value, char
     if (n != (ssize_t)len) {
         snprintf(err, errlen, "cannot write '%s' to %s: %s", value, path,
                  n < 0 ? strerror(e) : "short write");
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /* Reads a small text file into a malloc'd string; NULL on failure. */
@@ -87,21 +87,21 @@ static int tracefs_root(char *root, size_t len, char *err, size_t errlen)
     struct stat st;
     if (stat("/sys/kernel/tracing/instances", &st) == 0) {
         snprintf(root, len, "/sys/kernel/tracing");
-        return 0;
+        return SIM_OK;
     }
     if (stat("/sys/kernel/debug/tracing/instances", &st) == 0) {
         snprintf(root, len, "/sys/kernel/debug/tracing");
-        return 0;
+        return SIM_OK;
     }
     if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0) {
         snprintf(err, errlen,
                  "tracefs is not mounted and mounting it on /sys/kernel/tracing failed: %s "
                  "(a kernel with CONFIG_FTRACE and block tracepoints is needed)",
                  strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     snprintf(root, len, "/sys/kernel/tracing");
-    return 0;
+    return SIM_OK;
 }
 
 /* Removes the instances of captures that died without cleaning up (a crash, SIGKILL):
@@ -135,7 +135,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
     memset(s, 0, sizeof *s);
     s->max_events = max_events;
     char root[256];
-    if (tracefs_root(root, sizeof root, err, errlen) != 0) return -1;
+    if (tracefs_root(root, sizeof root, err, errlen) != 0) return SIM_ERR;
 
     char path[1024];
     snprintf(path, sizeof path, "%s/events/header_page", root);
@@ -143,7 +143,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
     if (!text || cap_parse_header_page(text, &s->layout) != 0) {
         snprintf(err, errlen, "cannot read the ring-buffer page layout from %s", path);
         free(text);
-        return -1;
+        return SIM_ERR;
     }
     free(text);
     for (int k = 0; k < CAP_NKINDS; k++) {
@@ -155,7 +155,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
                      "tracepoints?)",
                      event_names[k], path);
             free(text);
-            return -1;
+            return SIM_ERR;
         }
         free(text);
     }
@@ -166,7 +166,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         snprintf(err, errlen, "cannot create the tracefs instance %s: %s", s->inst,
                  strerror(errno));
         s->inst[0] = 0;
-        return -1;
+        return SIM_ERR;
     }
     char val[64];
     snprintf(val, sizeof val, "%u", buffer_kb);
@@ -174,14 +174,14 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         write_file(s->inst, "buffer_size_kb", val, err, errlen) ||
         write_file(s->inst, "trace_clock", "mono", err, errlen) ||
         write_file(s->inst, "options/overwrite", "0", err, errlen))
-        return -1;
+        return SIM_ERR;
     snprintf(val, sizeof val, "dev == %u", kdev);
     for (int k = 0; k < CAP_NKINDS; k++) {
         char ev[256];
         snprintf(ev, sizeof ev, "events/block/%s/filter", event_names[k]);
-        if (write_file(s->inst, ev, val, err, errlen)) return -1;
+        if (write_file(s->inst, ev, val, err, errlen)) return SIM_ERR;
         snprintf(ev, sizeof ev, "events/block/%s/enable", event_names[k]);
-        if (write_file(s->inst, ev, "1", err, errlen)) return -1;
+        if (write_file(s->inst, ev, "1", err, errlen)) return SIM_ERR;
     }
 
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -192,7 +192,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
     s->buf = malloc(s->bufsize);
     if (!s->fds || !s->buf) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     for (long c = 0; c < ncpu; c++) {
         snprintf(path, sizeof path, "%s/per_cpu/cpu%ld/trace_pipe_raw", s->inst, c);
@@ -200,13 +200,13 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         if (fd < 0) {
             if (errno == ENOENT) continue; /* a CPU that is not possible on this machine */
             snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-            return -1;
+            return SIM_ERR;
         }
         s->fds[s->ncpu++] = fd;
     }
     if (s->ncpu == 0) {
         snprintf(err, errlen, "no per-CPU ring buffers under %s/per_cpu", s->inst);
-        return -1;
+        return SIM_ERR;
     }
     return write_file(s->inst, "tracing_on", "1", err, errlen);
 }
@@ -216,7 +216,7 @@ static int add_event(void *ctx, const cap_event *ev)
     cap_session *s = ctx;
     if (s->nev == s->max_events) {
         s->over_limit++;
-        return 0;
+        return SIM_OK;
     }
     if (s->nev == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 65536;
@@ -224,13 +224,13 @@ static int add_event(void *ctx, const cap_event *ev)
         cap_event *n = realloc(s->ev, nc * sizeof *n);
         if (!n) {
             s->over_limit++;
-            return 0;
+            return SIM_OK;
         }
         s->ev = n;
         s->cap = nc;
     }
     s->ev[s->nev++] = *ev;
-    return 0;
+    return SIM_OK;
 }
 
 /* Reads every page a CPU's buffer holds now. */
@@ -239,11 +239,11 @@ static int drain_cpu(cap_session *s, int fd, char *err, size_t errlen)
     for (;;) {
         ssize_t n = read(fd, s->buf, s->bufsize);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) return 0;
+            if (errno == EAGAIN || errno == EINTR) return SIM_OK;
             snprintf(err, errlen, "reading trace_pipe_raw: %s", strerror(errno));
-            return -1;
+            return SIM_ERR;
         }
-        if (n == 0) return 0;
+        if (n == 0) return SIM_OK;
         if (cap_decode_page(&s->layout, s->buf, (size_t)n, add_event, s, &s->missed_in_pages) != 0)
             s->bad_pages++;
     }
@@ -262,12 +262,12 @@ int cap_session_poll(cap_session *s, int wait_ms, char *err, size_t errlen)
          * delay either way. */
         if (poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR) {
             snprintf(err, errlen, "poll on trace_pipe_raw: %s", strerror(errno));
-            return -1;
+            return SIM_ERR;
         }
     }
     for (int i = 0; i < s->ncpu; i++)
-        if (drain_cpu(s, s->fds[i], err, errlen) != 0) return -1;
-    return 0;
+        if (drain_cpu(s, s->fds[i], err, errlen) != 0) return SIM_ERR;
+    return SIM_OK;
 }
 
 static uint64_t stat_value(const char *text, const char *key)
@@ -279,8 +279,8 @@ static uint64_t stat_value(const char *text, const char *key)
 int cap_session_stop(cap_session *s, uint64_t *lost_kernel, char *err, size_t errlen)
 {
     *lost_kernel = 0;
-    if (write_file(s->inst, "tracing_on", "0", err, errlen) != 0) return -1;
-    if (cap_session_poll(s, 0, err, errlen) != 0) return -1;
+    if (write_file(s->inst, "tracing_on", "0", err, errlen) != 0) return SIM_ERR;
+    if (cap_session_poll(s, 0, err, errlen) != 0) return SIM_ERR;
     for (int c = 0;; c++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/per_cpu/cpu%d/stats", s->inst, c);
@@ -292,7 +292,7 @@ int cap_session_stop(cap_session *s, uint64_t *lost_kernel, char *err, size_t er
         *lost_kernel += stat_value(text, "overrun:") + stat_value(text, "dropped events:");
         free(text);
     }
-    return 0;
+    return SIM_OK;
 }
 
 void cap_session_close(cap_session *s)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Copies src into a new file; the shared end of convert, slice and merge. rec_filter
- * returns 1 to write, 0 to skip, -1 to stop. */
+ * answers TR_FILTER_*. */
 int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
                     int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written)
 {
@@ -22,14 +22,14 @@ int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_wr
     tr_record r;
     int got;
     *written = 0;
-    while ((got = tr_next(src, &r)) == 1) {
-        int keep = rec_filter ? rec_filter(ctx, &r) : 1;
-        if (keep < 0) break;
-        if (!keep) continue;
+    while ((got = tr_next(src, &r)) == TR_NEXT_RECORD) {
+        int keep = rec_filter ? rec_filter(ctx, &r) : TR_FILTER_WRITE;
+        if (keep == TR_FILTER_STOP) break;
+        if (keep == TR_FILTER_SKIP) continue;
         if (tr_writer_put(w, &r) < 0) break;
         (*written)++;
     }
-    if (got < 0) {
+    if (got == TR_NEXT_ERROR) {
         sim_error("%s", tr_error(src));
         tr_writer_abort(w); /* no partial output under the final name */
         return SIM_EXIT_USAGE;
@@ -38,7 +38,7 @@ int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_wr
         sim_error("%s", err);
         return rc;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int convert_main(int argc, char **argv)

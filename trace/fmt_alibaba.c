@@ -11,7 +11,7 @@
 static int alibaba_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[6];
-    if (!strncasecmp(line, "device_id,", 10)) return 0;
+    if (!strncasecmp(line, "device_id,", 10)) return TR_PARSE_NONE;
     int n = tr_split(line, ',', f, 5);
     if (n != 5)
         return tr_parse_fail(p,
@@ -36,7 +36,7 @@ static int alibaba_parse(tr_parse *p, char *line, size_t len, tr_record *r)
     r->offset = off;
     r->length = (uint32_t)size;
     r->time_ns = ts * 1000;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format alibaba_format = {

@@ -44,17 +44,17 @@ static inline int varint(const unsigned char **pp, const unsigned char *end, uin
     const unsigned char *p = *pp;
     uint64_t x = 0;
     for (int shift = 0; shift < 70; shift += 7) {
-        if (p == end) return -1;
+        if (p == end) return SIM_ERR;
         unsigned char c = *p++;
-        if (shift == 63 && c > 1) return -1;
+        if (shift == 63 && c > 1) return SIM_ERR;
         x |= (uint64_t)(c & 0x7f) << shift;
         if (!(c & 0x80)) {
             *pp = p;
             *v = x;
-            return 0;
+            return SIM_OK;
         }
     }
-    return -1;
+    return SIM_ERR;
 }
 
 static int header(tr_parse *p, appsim_state *st)
@@ -63,7 +63,7 @@ static int header(tr_parse *p, appsim_state *st)
     const unsigned char *b = tr_parse_record(p, 32, &end);
     if (!b) {
         p->fatal = 1;
-        return end ? tr_parse_fail(p, "empty file: no appsim trace header") : -1;
+        return end ? tr_parse_fail(p, "empty file: no appsim trace header") : SIM_ERR;
     }
     if (memcmp(b, MAGIC, 8)) {
         p->fatal = 1;
@@ -88,19 +88,19 @@ static int header(tr_parse *p, appsim_state *st)
     }
     tr_parse_skip(p, hsize);
     st->header_done = 1;
-    return 0;
+    return SIM_OK;
 }
 
 static int appsim_parse(tr_parse *p, tr_record *r)
 {
     appsim_state *st = (appsim_state *)p->state;
-    if (!st->header_done && header(p, st) < 0) return -1;
+    if (!st->header_done && header(p, st) < 0) return TR_PARSE_BAD;
     p->rec_offset = p->base + p->start;
-    if (st->ended) return 2;
+    if (st->ended) return TR_PARSE_END;
     size_t avail;
     const unsigned char *b = tr_parse_peek(p, 64, &avail);
     if (!b) {
-        if (avail == SIZE_MAX) return -1;
+        if (avail == SIZE_MAX) return TR_PARSE_BAD;
         if (avail == 0) {
             p->fatal = 1;
             return tr_parse_fail(p, "truncated file: no end marker after %llu records",
@@ -123,7 +123,7 @@ static int appsim_parse(tr_parse *p, tr_record *r)
             return tr_parse_fail(p, "end marker says %llu records, %llu were read",
                                  (unsigned long long)n, (unsigned long long)st->count);
         }
-        return 2;
+        return TR_PARSE_END;
     }
     p->fatal = 1; /* a broken varint stream cannot be resynchronised */
     if (tag & 0xe0) return tr_parse_fail(p, "bad record tag 0x%02x", tag);
@@ -147,7 +147,7 @@ static int appsim_parse(tr_parse *p, tr_record *r)
     r->offset = off;
     r->length = (uint32_t)len;
     r->latency_ns = lat;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static int put_varint(FILE *f, uint64_t v)
@@ -188,21 +188,21 @@ static int appsim_record(tr_emit *e, const tr_record *r)
     if (r->time_ns < e->prev_time) {
         snprintf(e->why, sizeof e->why, "records must be in time order");
         errno = EINVAL;
-        return -1;
+        return SIM_ERR;
     }
     unsigned tag = r->op & 3;
     if (r->latency_ns != TR_LATENCY_UNKNOWN) tag |= TAG_LAT;
     if (r->volume != e->prev_volume) tag |= TAG_VOL;
     if (r->offset == e->prev_end) tag |= TAG_SEQ;
-    if (fputc((int)tag, e->f) == EOF || put_varint(e->f, r->time_ns - e->prev_time)) return -1;
-    if ((tag & TAG_VOL) && put_varint(e->f, r->volume)) return -1;
-    if (!(tag & TAG_SEQ) && put_varint(e->f, r->offset)) return -1;
-    if (put_varint(e->f, r->length)) return -1;
-    if ((tag & TAG_LAT) && put_varint(e->f, r->latency_ns)) return -1;
+    if (fputc((int)tag, e->f) == EOF || put_varint(e->f, r->time_ns - e->prev_time)) return SIM_ERR;
+    if ((tag & TAG_VOL) && put_varint(e->f, r->volume)) return SIM_ERR;
+    if (!(tag & TAG_SEQ) && put_varint(e->f, r->offset)) return SIM_ERR;
+    if (put_varint(e->f, r->length)) return SIM_ERR;
+    if ((tag & TAG_LAT) && put_varint(e->f, r->latency_ns)) return SIM_ERR;
     e->prev_time = r->time_ns;
     e->prev_end = r->offset + r->length;
     e->prev_volume = r->volume;
-    return 0;
+    return SIM_OK;
 }
 
 static int appsim_end(tr_emit *e)
@@ -210,7 +210,7 @@ static int appsim_end(tr_emit *e)
     unsigned char t[9];
     t[0] = TAG_END;
     put_le(t + 1, e->records, 8);
-    if (fwrite(t, 1, 9, e->f) != 9) return -1;
+    if (fwrite(t, 1, 9, e->f) != 9) return SIM_ERR;
     if (e->seekable && e->header_pos >= 0) {
         /* The count in the header lets `trace info` say the size before reading. */
         unsigned char c[8];
@@ -218,9 +218,9 @@ static int appsim_end(tr_emit *e)
         long here = ftell(e->f);
         if (fseek(e->f, e->header_pos + 16, SEEK_SET) || fwrite(c, 1, 8, e->f) != 8 ||
             fseek(e->f, here, SEEK_SET))
-            return -1;
+            return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 static const tr_format appsim_format = {

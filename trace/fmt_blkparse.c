@@ -23,9 +23,9 @@ static int parse_dev(const char *s, uint32_t *dev)
 {
     unsigned maj, min;
     char tail;
-    if (sscanf(s, "%u,%u%c", &maj, &min, &tail) != 2 || maj > 4095 || min > 0xfffff) return -1;
+    if (sscanf(s, "%u,%u%c", &maj, &min, &tail) != 2 || maj > 4095 || min > 0xfffff) return SIM_ERR;
     *dev = maj << 20 | min;
-    return 0;
+    return SIM_OK;
 }
 
 static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
@@ -40,7 +40,7 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     if (n == 0 || parse_dev(tok[0], &dev) < 0) {
         /* The statistics section: "CPU0 (8,0):", "Total (8,0):", indented counters. */
         if (n > 0 && (!strncmp(tok[0], "CPU", 3) || !strcmp(tok[0], "Total"))) st->in_summary = 1;
-        if (st->in_summary) return 0;
+        if (st->in_summary) return TR_PARSE_NONE;
         return tr_parse_fail(p, "not a blkparse event line (expected 'major,minor cpu seq "
                                 "time pid action rwbs ...')");
     }
@@ -60,9 +60,9 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
             tr_pair_complete(st->pair, dev, csector, t);
         else if (st->pair && n >= 7)
             tr_pair_complete(st->pair, dev, 0, t); /* a flush completes without a sector */
-        return 0;
+        return TR_PARSE_NONE;
     }
-    if (strcmp(tok[5], "D")) return 0; /* queue, merge, plug... events */
+    if (strcmp(tok[5], "D")) return TR_PARSE_NONE; /* queue, merge, plug... events */
     if (n < 7) return tr_parse_fail(p, "issue event without an rwbs field");
     const char *rwbs = tok[6];
     for (const char *c = rwbs; *c; c++)
@@ -81,7 +81,7 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     else if (strchr(rwbs, 'F'))
         r->op = TR_FLUSH;
     else
-        return 0; /* 'N': a request without data and without a flush */
+        return TR_PARSE_NONE; /* 'N': a request without data and without a flush */
     if (r->op != TR_FLUSH && !has_extent)
         return tr_parse_fail(p, "%s issue without 'sector + count'", tr_op_name(r->op));
     if (r->op == TR_FLUSH && nsect > 0) r->op = TR_WRITE;
@@ -90,8 +90,9 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     r->offset = sector * 512;
     r->length = (uint32_t)(nsect * 512);
     if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
-        return 1; /* no memory to pair: the record goes out without its response time */
-    return 3;
+        return TR_PARSE_RECORD; /* no memory to pair: the record goes out without its response time
+                                 */
+    return TR_PARSE_HELD;
 }
 
 static int blkparse_held(tr_parse *p, tr_record *out, bool end)

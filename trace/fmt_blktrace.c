@@ -64,7 +64,7 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     blktrace_state *st = (blktrace_state *)p->state;
     int end;
     const unsigned char *b = tr_parse_record(p, 48, &end);
-    if (!b) return end ? 2 : -1;
+    if (!b) return end ? TR_PARSE_END : TR_PARSE_BAD;
     int order = byte_order(b);
     if (!order) {
         p->fatal = 1; /* without the magic we cannot find the next event */
@@ -75,7 +75,7 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     uint16_t pdu = ld16(order, b + 46);
     if (!tr_parse_record(p, 48u + pdu, &end)) {
         if (!p->fatal) p->fatal = 1, tr_parse_fail(p, "truncated event payload");
-        return -1;
+        return TR_PARSE_BAD;
     }
     b = tr_parse_record(p, 48u + pdu, &end);
     uint64_t time = ld64(order, b + 8), sector = ld64(order, b + 16);
@@ -83,13 +83,13 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     uint32_t dev = ld32(order, b + 36);
     tr_parse_skip(p, 48u + pdu);
     uint32_t act = action & 0xffff, cat = action >> 16;
-    if (cat & TC_NOTIFY) return 0;
+    if (cat & TC_NOTIFY) return TR_PARSE_NONE;
     if (act == TA_COMPLETE) {
         /* The response time of the issue it completes (trace/pair.c). */
         if (st->pair) tr_pair_complete(st->pair, dev, sector, time);
-        return 0;
+        return TR_PARSE_NONE;
     }
-    if (act != TA_ISSUE) return 0;
+    if (act != TA_ISSUE) return TR_PARSE_NONE;
     if (cat & TC_DISCARD)
         r->op = TR_DISCARD;
     else if (cat & TC_WRITE)
@@ -99,7 +99,7 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     else if (cat & TC_READ || bytes > 0)
         r->op = TR_READ;
     else
-        return 0;
+        return TR_PARSE_NONE;
     if (sector > UINT64_MAX / 512)
         return tr_parse_fail(p, "sector %llu out of range", (unsigned long long)sector);
     r->time_ns = time;
@@ -110,8 +110,9 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
         return tr_parse_fail(p, "I/O of %u bytes at sector %llu is out of range", bytes,
                              (unsigned long long)sector);
     if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
-        return 1; /* no memory to pair: the record goes out without its response time */
-    return 3;
+        return TR_PARSE_RECORD; /* no memory to pair: the record goes out without its response time
+                                 */
+    return TR_PARSE_HELD;
 }
 
 static int blktrace_held(tr_parse *p, tr_record *out, bool end)

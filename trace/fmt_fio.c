@@ -36,7 +36,7 @@ static int fio_parse(tr_parse *p, char *line, int version, tr_record *r)
         snprintf(want, sizeof want, "fio version %d iolog", version);
         if (strncmp(line, want, strlen(want)))
             return tr_parse_fail(p, "this is not a version %d iolog: '%.40s'", version, line);
-        return 0;
+        return TR_PARSE_NONE;
     }
     char *tok[7];
     int n = split_ws(line, tok, 6);
@@ -55,14 +55,14 @@ static int fio_parse(tr_parse *p, char *line, int version, tr_record *r)
     if (!strcmp(act, "add") || !strcmp(act, "open") || !strcmp(act, "close")) {
         if (tr_parse_name_id(p, file) == UINT32_MAX)
             return tr_parse_fail(p, "too many files in the log");
-        return 0;
+        return TR_PARSE_NONE;
     }
     if (!strcmp(act, "wait")) {
         if (version == 3) return tr_parse_fail(p, "'wait' is not allowed in a version 3 iolog");
         if (n != 4 || off > UINT64_MAX / 2 - st->wait_us)
             return tr_parse_fail(p, "bad wait: 'file wait microseconds 0' expected");
         st->wait_us += off;
-        return 0;
+        return TR_PARSE_NONE;
     }
     if (!strcmp(act, "read"))
         r->op = TR_READ;
@@ -86,7 +86,7 @@ static int fio_parse(tr_parse *p, char *line, int version, tr_record *r)
     r->volume = id;
     r->offset = r->op == TR_FLUSH ? 0 : off;
     r->length = r->op == TR_FLUSH ? 0 : (uint32_t)len;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static int fio2_parse(tr_parse *p, char *line, size_t len, tr_record *r)
@@ -122,7 +122,7 @@ static int fio3_record(tr_emit *e, const tr_record *r)
                  "choose one with --volume N, or merge volumes into one offset space first",
                  e->prev_volume, r->volume);
         errno = EINVAL;
-        return -1;
+        return SIM_ERR;
     }
     e->prev_time = r->time_ns;
     return fprintf(e->f, "%llu %s %s %llu %u\n", (unsigned long long)(r->time_ns / 1000),

@@ -11,7 +11,7 @@
 static int msr_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[8];
-    if (!strncasecmp(line, "Timestamp,", 10)) return 0; /* a header some tools add */
+    if (!strncasecmp(line, "Timestamp,", 10)) return TR_PARSE_NONE; /* a header some tools add */
     int n = tr_split(line, ',', f, 7);
     if (n != 7)
         return tr_parse_fail(p,
@@ -40,7 +40,7 @@ static int msr_parse(tr_parse *p, char *line, size_t len, tr_record *r)
     r->offset = off;
     r->length = (uint32_t)size;
     r->latency_ns = resp * 100;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format msr_format = {

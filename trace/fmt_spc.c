@@ -11,7 +11,7 @@
 static int spc_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[9];
-    if (!strncasecmp(line, "ASU,", 4)) return 0;
+    if (!strncasecmp(line, "ASU,", 4)) return TR_PARSE_NONE;
     int n = tr_split(line, ',', f, 8);
     if (n < 5)
         return tr_parse_fail(p,
@@ -36,7 +36,7 @@ static int spc_parse(tr_parse *p, char *line, size_t len, tr_record *r)
     r->offset = lba * 512;
     r->length = (uint32_t)size;
     r->time_ns = ts;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format spc_format = {

@@ -12,7 +12,7 @@
 static int systor_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[7];
-    if (!strncasecmp(line, "Timestamp,Response", 18)) return 0;
+    if (!strncasecmp(line, "Timestamp,Response", 18)) return TR_PARSE_NONE;
     int n = tr_split(line, ',', f, 6);
     if (n != 6)
         return tr_parse_fail(p,
@@ -41,7 +41,7 @@ static int systor_parse(tr_parse *p, char *line, size_t len, tr_record *r)
     r->volume = (uint32_t)lun;
     r->offset = off;
     r->length = (uint32_t)size;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format systor_format = {

@@ -11,7 +11,7 @@
 static int tencent_parse(tr_parse *p, char *line, size_t len, tr_record *r)
 {
     char *f[6];
-    if (!strncasecmp(line, "Timestamp,Offset", 16)) return 0;
+    if (!strncasecmp(line, "Timestamp,Offset", 16)) return TR_PARSE_NONE;
     int n = tr_split(line, ',', f, 5);
     if (n != 5)
         return tr_parse_fail(p,
@@ -34,7 +34,7 @@ static int tencent_parse(tr_parse *p, char *line, size_t len, tr_record *r)
     r->length = (uint32_t)(size * 512);
     r->op = type ? TR_WRITE : TR_READ;
     r->volume = (uint32_t)vol;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format tencent_format = {

@@ -44,8 +44,8 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     size_t avail;
     if (!st->version) {
         const unsigned char *b = tr_parse_peek(p, 40, &avail);
-        if (!b && avail == SIZE_MAX) return -1;
-        if (!b && avail == 0) return 2;
+        if (!b && avail == SIZE_MAX) return TR_PARSE_BAD;
+        if (!b && avail == 0) return TR_PARSE_END;
         b = p->buf + p->start;
         st->version = version_of(b, p->end - p->start);
         if (!st->version) {
@@ -55,7 +55,7 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     }
     size_t rs = st->version == 1 ? 32 : 40;
     const unsigned char *b = tr_parse_record(p, rs, &end);
-    if (!b) return end ? 2 : -1;
+    if (!b) return end ? TR_PARSE_END : TR_PARSE_BAD;
     uint16_t cmd, ver;
     uint32_t len;
     uint64_t lbn, ts, rt = TR_LATENCY_UNKNOWN;
@@ -94,7 +94,7 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
         r->op = TR_FLUSH;
         break;
     default:
-        return 0;
+        return TR_PARSE_NONE;
     }
     if (lbn > UINT64_MAX / 512 || ts > UINT64_MAX / 1000)
         return tr_parse_fail(p, "block or timestamp out of range");
@@ -104,7 +104,7 @@ static int vscsi_parse(tr_parse *p, tr_record *r)
     r->latency_ns =
         rt != TR_LATENCY_UNKNOWN && rt <= UINT64_MAX / 1000 ? rt * 1000 : TR_LATENCY_UNKNOWN;
     r->volume = 0;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 static const tr_format vscsi_format = {

@@ -93,17 +93,17 @@ int tr_footprint_init(tr_footprint *f)
 
 int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len)
 {
-    if (len == 0) return 0;
+    if (len == 0) return SIM_OK;
     if (f->set) {
         add_blocks(f, volume, off, off + len);
-        return 0;
+        return SIM_OK;
     }
     if (f->next == f->cap) {
         compact(f);
         if (f->next > f->cap / 2) {
             /* Too many separate extents to keep exactly: switch to the estimate. */
             f->set = calloc(2 * SET_CAP, sizeof *f->set);
-            if (!f->set) return -1;
+            if (!f->set) return SIM_ERR;
             f->threshold = UINT64_MAX;
             for (uint32_t i = 0; i < f->next; i++)
                 add_blocks(f, f->ext[i].volume, f->ext[i].start, f->ext[i].end);
@@ -111,11 +111,11 @@ int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t le
             f->ext = NULL;
             f->next = 0;
             add_blocks(f, volume, off, off + len);
-            return 0;
+            return SIM_OK;
         }
     }
     f->ext[f->next++] = (tr_extent){volume, off, off + len};
-    return 0;
+    return SIM_OK;
 }
 
 json_t *tr_footprint_json(tr_footprint *f)

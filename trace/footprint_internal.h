@@ -21,7 +21,7 @@ typedef struct tr_footprint {
 } tr_footprint;
 
 int tr_footprint_init(tr_footprint *f);
-/* 0, or -1 when memory ran out. */
+/* SIM_OK, or SIM_ERR when memory ran out. */
 int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len);
 /* {"bytes", "method": "exact"|"estimated ...", "sampling_rate"} */
 json_t *tr_footprint_json(tr_footprint *f);

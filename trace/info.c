@@ -66,14 +66,14 @@ static int account(info *in, const tr_record *r)
     if (in->records > 1) sim_hist_record(in->gaps, r->time_ns - in->prev_time);
     in->prev_time = in->last_time = r->time_ns;
     uint32_t v = tr_volmap_get(&in->vols, r->volume);
-    if (v == UINT32_MAX) return -1;
+    if (v == UINT32_MAX) return SIM_ERR;
     if (v >= in->vol_cap) {
         uint32_t cap = in->vol_cap ? in->vol_cap * 2 : 64;
         uint64_t *a = realloc(in->vol_ops, cap * sizeof *a);
-        if (!a) return -1;
+        if (!a) return SIM_ERR;
         in->vol_ops = a;
         uint64_t *b = realloc(in->vol_end, cap * sizeof *b);
-        if (!b) return -1;
+        if (!b) return SIM_ERR;
         in->vol_end = b;
         memset(in->vol_ops + in->vol_cap, 0, (cap - in->vol_cap) * sizeof *a);
         memset(in->vol_end + in->vol_cap, 0xff, (cap - in->vol_cap) * sizeof *b);
@@ -90,9 +90,9 @@ static int account(info *in, const tr_record *r)
         if (r->latency_ns != TR_LATENCY_UNKNOWN) sim_hist_record(in->lat[r->op], r->latency_ns);
     }
     if (r->op != TR_FLUSH && tr_footprint_add(&in->fp, r->volume, r->offset, r->length) < 0)
-        return -1;
+        return SIM_ERR;
     add_series(in, r->time_ns, r->op == TR_READ || r->op == TR_WRITE ? r->length : 0);
-    return 0;
+    return SIM_OK;
 }
 
 static json_t *hist_json(const sim_hist *h)
@@ -267,7 +267,7 @@ static int info_main(int argc, char **argv)
         sim_error("out of memory");
         rc = SIM_EXIT_FAIL;
     } else {
-        while ((got = tr_next(src, &r)) == 1)
+        while ((got = tr_next(src, &r)) == TR_NEXT_RECORD)
             if (account(&in, &r) < 0) {
                 got = -2;
                 break;

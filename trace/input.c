@@ -57,13 +57,13 @@ static long raw_read(tr_input *in, void *buf, size_t len)
 
 static int raw_fill(tr_input *in)
 {
-    if (in->rawpos < in->rawlen || in->raw_eof) return 0;
+    if (in->rawpos < in->rawlen || in->raw_eof) return SIM_OK;
     long n = raw_read(in, in->raw, RAW_CAP);
-    if (n < 0) return -1;
+    if (n < 0) return SIM_ERR;
     in->rawpos = 0;
     in->rawlen = (size_t)n;
     if (n == 0) in->raw_eof = 1;
-    return 0;
+    return SIM_OK;
 }
 
 static int detect(tr_input *in)
@@ -71,7 +71,7 @@ static int detect(tr_input *in)
     /* Peek at the first raw bytes without losing them: they stay in in->raw. */
     while (in->rawlen < 4 && !in->raw_eof) {
         long n = raw_read(in, in->raw + in->rawlen, RAW_CAP - in->rawlen);
-        if (n < 0) return -1;
+        if (n < 0) return SIM_ERR;
         if (n == 0) in->raw_eof = 1;
         in->rawlen += (size_t)n;
     }
@@ -83,7 +83,7 @@ static int detect(tr_input *in)
         in->kind = IN_BZIP2;
     else if (in->rawlen >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
         in->kind = IN_ZSTD;
-    return 0;
+    return SIM_OK;
 }
 
 static void codec_end(tr_input *in)
@@ -103,31 +103,31 @@ static int codec_init(tr_input *in)
         memset(&in->z, 0, sizeof in->z);
         if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
             snprintf(in->err, sizeof in->err, "cannot start gzip decompression");
-            return -1;
+            return SIM_ERR;
         }
     } else if (in->kind == IN_BZIP2) {
         memset(&in->bz, 0, sizeof in->bz);
         if (BZ2_bzDecompressInit(&in->bz, 0, 0) != BZ_OK) {
             snprintf(in->err, sizeof in->err, "cannot start bzip2 decompression");
-            return -1;
+            return SIM_ERR;
         }
     } else if (in->kind == IN_ZSTD) {
         if (!in->zs) in->zs = ZSTD_createDStream();
         if (!in->zs || ZSTD_isError(ZSTD_initDStream(in->zs))) {
             snprintf(in->err, sizeof in->err, "cannot start zstd decompression");
-            return -1;
+            return SIM_ERR;
         }
     }
     in->inited = 1;
     in->stream_end = 0;
-    return 0;
+    return SIM_OK;
 }
 
 static int start(tr_input *in)
 {
     in->rawpos = in->rawlen = 0;
     in->raw_eof = 0;
-    if (detect(in) < 0) return -1;
+    if (detect(in) < 0) return SIM_ERR;
     return in->kind == IN_PLAIN ? 0 : codec_init(in);
 }
 
@@ -137,10 +137,10 @@ static int open_common(tr_input *in, tr_input **out, char *err, size_t errlen)
     if (!in->raw || start(in) < 0) {
         snprintf(err, errlen, "%s", in->raw ? in->err : "out of memory");
         tr_input_close(in);
-        return -1;
+        return SIM_ERR;
     }
     *out = in;
-    return 0;
+    return SIM_OK;
 }
 
 int tr_input_open_file(const char *path, tr_input **out, char *err, size_t errlen)
@@ -148,13 +148,13 @@ int tr_input_open_file(const char *path, tr_input **out, char *err, size_t errle
     tr_input *in = calloc(1, sizeof *in);
     if (!in) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     in->fd = !strcmp(path, "-") ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         free(in);
-        return -1;
+        return SIM_ERR;
     }
     posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return open_common(in, out, err, errlen);
@@ -165,7 +165,7 @@ int tr_input_open_mem(const void *buf, size_t len, tr_input **out, char *err, si
     tr_input *in = calloc(1, sizeof *in);
     if (!in) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     in->fd = -1;
     in->mem = buf;
@@ -173,13 +173,17 @@ int tr_input_open_mem(const void *buf, size_t len, tr_input **out, char *err, si
     return open_common(in, out, err, errlen);
 }
 
+/* What next_member finds; MEMBER_ERROR and MEMBER_NONE are also what the readers return
+ * (-1: error, 0 bytes: the end). */
+enum { MEMBER_ERROR = -1, MEMBER_NONE = 0, MEMBER_NEXT = 1 };
+
 /* A new member may follow the end of a gzip member or bzip2 stream (pigz, pbzip2). */
 static int next_member(tr_input *in)
 {
-    if (raw_fill(in) < 0) return -1;
-    if (in->rawpos >= in->rawlen) return 0; /* no more input: a clean end */
-    if (codec_init(in) < 0) return -1;
-    return 1;
+    if (raw_fill(in) < 0) return MEMBER_ERROR;
+    if (in->rawpos >= in->rawlen) return MEMBER_NONE; /* no more input: a clean end */
+    if (codec_init(in) < 0) return MEMBER_ERROR;
+    return MEMBER_NEXT;
 }
 
 static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
@@ -188,7 +192,7 @@ static long read_gzip(tr_input *in, unsigned char *buf, size_t len)
     while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0) return r;
+            if (r != MEMBER_NEXT) return r;
         }
         if (raw_fill(in) < 0) return -1;
         in->z.next_in = in->raw + in->rawpos;
@@ -221,7 +225,7 @@ static long read_bzip2(tr_input *in, unsigned char *buf, size_t len)
     while (produced == 0) {
         if (in->stream_end) {
             int r = next_member(in);
-            if (r <= 0) return r;
+            if (r != MEMBER_NEXT) return r;
         }
         if (raw_fill(in) < 0) return -1;
         in->bz.next_in = (char *)in->raw + in->rawpos;
@@ -301,7 +305,7 @@ int tr_input_rewind(tr_input *in)
     } else if (lseek(in->fd, 0, SEEK_SET) != 0) {
         snprintf(in->err, sizeof in->err, "cannot rewind (not a regular file?): %s",
                  strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     return start(in);
 }

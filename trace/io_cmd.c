@@ -75,7 +75,7 @@ static int override(const io_cli *c, const sim_opt *opts, io_spec *s, char *err,
         return SIM_EXIT_USAGE;
     }
     s->align = (uint32_t)c->align;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int add_profile(const char *name, io_job *jobs, int *n, char *err, size_t errlen)
@@ -120,7 +120,7 @@ static int build_jobs(const io_cli *c, const sim_opt *opts, io_job *jobs, int *n
     }
     for (int i = 0; i < *n; i++)
         if ((rc = override(c, opts, &jobs[i].spec, err, errlen))) return rc;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* The section: --offset and --size (or --section percent of what follows the offset),
@@ -161,7 +161,7 @@ static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *
     }
     p->section_offset = c->offset;
     p->section_length = len;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t errlen)
@@ -206,7 +206,7 @@ static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t
         snprintf(err, errlen, "--fill-bs and --fill-qd need --fill");
         return SIM_EXIT_USAGE;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static json_t *section_json(const io_plan *p, const io_cli *c, const sim_opt *opts)
@@ -274,7 +274,7 @@ static int run_plan(const io_plan *p, const io_job *jobs, int njobs, json_t *doc
         if (text) io_print_entry(stdout, e, doc);
     }
     json_object_set_new(doc, "interrupted", json_boolean(sim_interrupted()));
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static void warn_psync(const char *engine, const io_job *jobs, int n)

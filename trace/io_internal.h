@@ -32,7 +32,7 @@ typedef struct io_xfer {
 
 /* "4k"; "(4k,70,8k,30)" (vdbench: size, percent pairs); "(4k,64k,4k)" (vdbench: min,
  * max, step, three values with the last two sizes); "4k/70:8k/30" (fio bssplit; a
- * share left empty takes what is left). 0 or -1 with the reason in err. */
+ * share left empty takes what is left). SIM_OK or SIM_ERR with the reason in err. */
 int io_xfer_parse(const char *s, io_xfer *x, char *err, size_t errlen);
 /* One size drawn from the distribution. */
 uint32_t io_xfer_draw(const io_xfer *x, sim_rng *rng);
@@ -68,7 +68,7 @@ typedef struct io_profile {
 /* Built-in profiles in the labs' order; NULL-terminated. */
 const io_profile *const *io_profiles(void);
 const io_profile *io_profile_find(const char *name);
-/* The definition of a profile (its xfer string parsed). 0 or -1 with err. */
+/* The definition of a profile (its xfer string parsed). SIM_OK or SIM_ERR with err. */
 int io_profile_spec(const io_profile *p, io_spec *out, char *err, size_t errlen);
 json_t *io_spec_json(const io_spec *s);
 

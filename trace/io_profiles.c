@@ -68,11 +68,11 @@ const io_profile *io_profile_find(const char *name)
 int io_profile_spec(const io_profile *p, io_spec *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (io_xfer_parse(p->xfer, &out->xfer, err, errlen)) return -1;
+    if (io_xfer_parse(p->xfer, &out->xfer, err, errlen)) return SIM_ERR;
     out->read_pct = p->read_pct;
     out->random_pct = p->random_pct;
     out->threads = p->threads;
-    return 0;
+    return SIM_OK;
 }
 
 json_t *io_spec_json(const io_spec *s)

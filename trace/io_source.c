@@ -30,7 +30,7 @@ static uint32_t cut(double pct)
 static int gen_next(tr_source *s, tr_record *r)
 {
     io_gen *g = s->ctx;
-    if (g->limit && g->produced >= g->limit) return 0;
+    if (g->limit && g->produced >= g->limit) return TR_NEXT_END;
     uint32_t len = io_xfer_draw(&g->spec.xfer, &g->rng);
     uint64_t bits = sim_rng_u64(&g->rng);
     uint32_t op_bits = (uint32_t)bits, seek_bits = (uint32_t)(bits >> 32);
@@ -51,13 +51,13 @@ static int gen_next(tr_source *s, tr_record *r)
     r->length = len;
     r->op = read ? TR_READ : TR_WRITE;
     r->latency_ns = TR_LATENCY_UNKNOWN;
-    return 1;
+    return TR_NEXT_RECORD;
 }
 
 static int gen_rewind(tr_source *s)
 {
     (void)s; /* the stream continues: see io_internal.h */
-    return 0;
+    return SIM_OK;
 }
 
 static const char *gen_error(const tr_source *s)
@@ -94,7 +94,7 @@ int io_source_open(const io_spec *s, uint64_t length, uint64_t limit, uint64_t s
     g->src.ops = &gen_ops;
     g->src.ctx = g;
     *out = &g->src;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int io_source_scan(const io_spec *s, uint64_t length, tr_scan *out, char *err, size_t errlen)
@@ -111,5 +111,5 @@ int io_source_scan(const io_spec *s, uint64_t length, tr_scan *out, char *err, s
     out->span = length;
     out->records = 1; /* endless; the replay only needs to know there is some I/O */
     out->max_length = io_xfer_max(&s->xfer);
-    return 0;
+    return SIM_EXIT_OK;
 }

@@ -14,10 +14,10 @@ static int size_value(const char *s, uint32_t *out, char *err, size_t errlen)
     uint64_t v;
     if (sim_parse_size(s, &v) || v < 512 || v > IO_MAX_XFER) {
         snprintf(err, errlen, "'%s' is not a transfer size from 512 bytes to 16M", s);
-        return -1;
+        return SIM_ERR;
     }
     *out = (uint32_t)v;
-    return 0;
+    return SIM_OK;
 }
 
 /* Splits buf in place at sep into at most max fields; returns the count or -1. */
@@ -40,15 +40,15 @@ static int check_shares(io_xfer *x, char *err, size_t errlen)
     for (int i = 0; i < x->nbins; i++) {
         if (x->pct[i] < 0 || x->pct[i] > 100) {
             snprintf(err, errlen, "a share of %g %% is outside 0..100", x->pct[i]);
-            return -1;
+            return SIM_ERR;
         }
         sum += x->pct[i];
     }
     if (fabs(sum - 100) > 0.01) {
         snprintf(err, errlen, "the shares add up to %g %%, not 100", sum);
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /* vdbench's parenthesised forms: (size,pct,...) or (min,max,step). */
@@ -58,7 +58,7 @@ static int parse_vdbench(char *inner, io_xfer *x, char *err, size_t errlen)
     int n = split(inner, ',', f, 2 * IO_MAX_BINS);
     if (n < 0) {
         snprintf(err, errlen, "more than %d sizes", IO_MAX_BINS);
-        return -1;
+        return SIM_ERR;
     }
     if (n == 1) {
         x->kind = IO_XFER_FIXED;
@@ -70,24 +70,24 @@ static int parse_vdbench(char *inner, io_xfer *x, char *err, size_t errlen)
         x->kind = IO_XFER_RANGE;
         if (size_value(f[0], &x->min, err, errlen) || size_value(f[1], &x->max, err, errlen) ||
             size_value(f[2], &x->step, err, errlen))
-            return -1;
+            return SIM_ERR;
         if (x->max < x->min || (x->max - x->min) % x->step) {
             snprintf(err, errlen, "(min,max,step): max must be min plus a whole number of steps");
-            return -1;
+            return SIM_ERR;
         }
-        return 0;
+        return SIM_OK;
     }
     if (n % 2) {
         snprintf(err, errlen, "expected (size,percent,...) pairs or (min,max,step)");
-        return -1;
+        return SIM_ERR;
     }
     x->kind = IO_XFER_SPLIT;
     x->nbins = n / 2;
     for (int i = 0; i < x->nbins; i++) {
-        if (size_value(f[2 * i], &x->size[i], err, errlen)) return -1;
+        if (size_value(f[2 * i], &x->size[i], err, errlen)) return SIM_ERR;
         if (sim_parse_double(f[2 * i + 1], &x->pct[i])) {
             snprintf(err, errlen, "'%s' is not a percentage", f[2 * i + 1]);
-            return -1;
+            return SIM_ERR;
         }
     }
     return check_shares(x, err, errlen);
@@ -100,7 +100,7 @@ static int parse_bssplit(char *s, io_xfer *x, char *err, size_t errlen)
     int n = split(s, ':', f, IO_MAX_BINS);
     if (n < 0) {
         snprintf(err, errlen, "more than %d sizes", IO_MAX_BINS);
-        return -1;
+        return SIM_ERR;
     }
     x->kind = IO_XFER_SPLIT;
     x->nbins = n;
@@ -109,13 +109,13 @@ static int parse_bssplit(char *s, io_xfer *x, char *err, size_t errlen)
     for (int i = 0; i < n; i++) {
         char *slash = strchr(f[i], '/');
         if (slash) *slash = 0;
-        if (size_value(f[i], &x->size[i], err, errlen)) return -1;
+        if (size_value(f[i], &x->size[i], err, errlen)) return SIM_ERR;
         if (!slash || !slash[1]) {
             x->pct[i] = -1;
             empty++;
         } else if (sim_parse_double(slash + 1, &x->pct[i])) {
             snprintf(err, errlen, "'%s' is not a percentage", slash + 1);
-            return -1;
+            return SIM_ERR;
         } else {
             given += x->pct[i];
         }
@@ -132,13 +132,13 @@ int io_xfer_parse(const char *s, io_xfer *x, char *err, size_t errlen)
     size_t len = s ? strlen(s) : 0;
     if (len == 0 || len >= sizeof buf) {
         snprintf(err, errlen, "an empty or overlong transfer size");
-        return -1;
+        return SIM_ERR;
     }
     memcpy(buf, s, len + 1);
     if (buf[0] == '(') {
         if (buf[len - 1] != ')') {
             snprintf(err, errlen, "'%s': a '(' needs its ')'", s);
-            return -1;
+            return SIM_ERR;
         }
         buf[len - 1] = 0;
         return parse_vdbench(buf + 1, x, err, errlen);

@@ -75,11 +75,11 @@ static int merge_main(int argc, char **argv)
     uint64_t n = 0;
     for (int i = 0; i < npos && rc == 0; i++) {
         int g = tr_next(ins[i].src, &ins[i].rec);
-        if (g < 0) {
+        if (g == TR_NEXT_ERROR) {
             sim_error("%s", tr_error(ins[i].src));
             rc = SIM_EXIT_USAGE;
         }
-        ins[i].live = g == 1;
+        ins[i].live = g == TR_NEXT_RECORD;
     }
     while (rc == 0) {
         int best = -1;
@@ -91,11 +91,11 @@ static int merge_main(int argc, char **argv)
         if (tr_writer_put(w, &r) < 0) break; /* the error is reported by close */
         n++;
         int g = tr_next(ins[best].src, &ins[best].rec);
-        if (g < 0) {
+        if (g == TR_NEXT_ERROR) {
             sim_error("%s", tr_error(ins[best].src));
             rc = SIM_EXIT_USAGE;
         }
-        ins[best].live = g == 1;
+        ins[best].live = g == TR_NEXT_RECORD;
     }
     int crc = 0;
     if (w && rc)

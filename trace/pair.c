@@ -36,17 +36,17 @@ tr_pair *tr_pair_get(tr_pair **slot)
 
 int tr_pair_issue(tr_pair *pr, const tr_record *r, uint64_t sector)
 {
-    if (pr->n == CAP) return -1; /* the caller lets the head go first (tr_pair_next) */
+    if (pr->n == CAP) return SIM_ERR; /* the caller lets the head go first (tr_pair_next) */
     held *h = &pr->ring[(pr->head + pr->n++) % CAP];
     h->r = *r;
     h->r.latency_ns = TR_LATENCY_UNKNOWN;
     h->sector = sector;
     h->done = false;
     if (r->time_ns > pr->last_time) pr->last_time = r->time_ns;
-    return 0;
+    return SIM_OK;
 }
 
-int tr_pair_complete(tr_pair *pr, uint32_t device, uint64_t sector, uint64_t time_ns)
+bool tr_pair_complete(tr_pair *pr, uint32_t device, uint64_t sector, uint64_t time_ns)
 {
     if (time_ns > pr->last_time) pr->last_time = time_ns;
     for (uint32_t i = 0; i < pr->n; i++) {
@@ -54,22 +54,22 @@ int tr_pair_complete(tr_pair *pr, uint32_t device, uint64_t sector, uint64_t tim
         if (!h->done && h->r.volume == device && h->sector == sector && time_ns >= h->r.time_ns) {
             h->r.latency_ns = time_ns - h->r.time_ns;
             h->done = true;
-            return 1;
+            return true;
         }
     }
-    return 0;
+    return false;
 }
 
 int tr_pair_next(tr_pair *pr, tr_record *out, bool end)
 {
-    if (!pr || pr->n == 0) return 0;
+    if (!pr || pr->n == 0) return TR_PARSE_NONE;
     held *h = &pr->ring[pr->head];
     bool stale = pr->last_time > h->r.time_ns + HORIZON_NS;
-    if (!(h->done || end || stale || pr->n == CAP)) return 0;
+    if (!(h->done || end || stale || pr->n == CAP)) return TR_PARSE_NONE;
     *out = h->r;
     pr->head = (pr->head + 1) % CAP;
     pr->n--;
-    return 1;
+    return TR_PARSE_RECORD;
 }
 
 void tr_pair_free(tr_pair **slot)

@@ -17,7 +17,7 @@ int tr_parse_fail(tr_parse *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->why, sizeof p->why, fmt, ap);
     va_end(ap);
-    return -1;
+    return TR_PARSE_BAD;
 }
 
 /* Keeps at least n unread bytes in the buffer when the stream has them. */
@@ -30,13 +30,13 @@ static int fill(tr_parse *p, size_t n)
             p->end -= p->start;
             p->start = 0;
         }
-        if (p->end == p->cap) return 0;
+        if (p->end == p->cap) return SIM_OK;
         long r = tr_input_read(p->in, p->buf + p->end, p->cap - p->end);
-        if (r < 0) return -1;
+        if (r < 0) return SIM_ERR;
         if (r == 0) p->eof = 1;
         p->end += (size_t)r;
     }
-    return 0;
+    return SIM_OK;
 }
 
 const unsigned char *tr_parse_peek(tr_parse *p, size_t n, size_t *avail)
@@ -103,46 +103,46 @@ int tr_split(char *line, char delim, char **fields, int max)
 
 int tr_field_u64(const char *s, uint64_t *v)
 {
-    if (!*s) return -1;
+    if (!*s) return SIM_ERR;
     uint64_t x = 0;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9') return -1;
+        if (*s < '0' || *s > '9') return SIM_ERR;
         unsigned d = (unsigned)(*s - '0');
-        if (x > (UINT64_MAX - d) / 10) return -1;
+        if (x > (UINT64_MAX - d) / 10) return SIM_ERR;
         x = x * 10 + d;
     }
     *v = x;
-    return 0;
+    return SIM_OK;
 }
 
 int tr_field_hex_or_u64(const char *s, uint64_t *v)
 {
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         s += 2;
-        if (!*s) return -1;
+        if (!*s) return SIM_ERR;
         uint64_t x = 0;
         for (; *s; s++) {
             int d = isdigit((unsigned char)*s) ? *s - '0'
                     : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
                     : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10
                                                : -1;
-            if (d < 0 || x >> 60) return -1;
+            if (d < 0 || x >> 60) return SIM_ERR;
             x = x << 4 | (unsigned)d;
         }
         *v = x;
-        return 0;
+        return SIM_OK;
     }
     return tr_field_u64(s, v);
 }
 
 int tr_field_decimal(const char *s, uint64_t scale, uint64_t *v)
 {
-    if (!*s || scale == 0) return -1;
+    if (!*s || scale == 0) return SIM_ERR;
     uint64_t ip = 0;
     const char *q = s;
     for (; *q >= '0' && *q <= '9'; q++) {
         unsigned d = (unsigned)(*q - '0');
-        if (ip > (UINT64_MAX - d) / 10) return -1;
+        if (ip > (UINT64_MAX - d) / 10) return SIM_ERR;
         ip = ip * 10 + d;
     }
     bool digits = q > s;
@@ -159,10 +159,10 @@ int tr_field_decimal(const char *s, uint64_t scale, uint64_t *v)
             }
         }
     }
-    if (*q || !digits) return -1;
-    if (ip > (UINT64_MAX - frac) / scale) return -1;
+    if (*q || !digits) return SIM_ERR;
+    if (ip > (UINT64_MAX - frac) / scale) return SIM_ERR;
     *v = ip * scale + frac;
-    return 0;
+    return SIM_OK;
 }
 
 bool tr_blank_line(const char *s)

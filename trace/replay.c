@@ -100,29 +100,30 @@ static void advance_rate(replay *rp)
     rp->next_due += rp->o->uniform ? (uint64_t)(1e9 / rate) : sim_rng_exp_ns(&rp->rng, rate);
 }
 
-/* Next record into rp->rec, handling pass ends; false when the source is done. */
+/* Next record into rp->rec, handling pass ends: TR_NEXT_RECORD, TR_NEXT_END when the
+ * source is done, or TR_NEXT_ERROR with err. */
 static int fetch(replay *rp, char *err, size_t errlen)
 {
     for (;;) {
         int rc = tr_next(rp->src, &rp->rec);
-        if (rc == 1) {
+        if (rc == TR_NEXT_RECORD) {
             rp->last_time = rp->rec.time_ns;
             rp->records++;
-            return 1;
+            return TR_NEXT_RECORD;
         }
         if (rc < 0) {
             snprintf(err, errlen, "%s", tr_error(rp->src));
-            return -1;
+            return TR_NEXT_ERROR;
         }
         rp->passes++;
         if (rp->records == 0) {
             snprintf(err, errlen, "the trace holds no I/O records");
-            return -1;
+            return TR_NEXT_ERROR;
         }
-        if (!rp->looping || (rp->max_passes && rp->passes >= rp->max_passes)) return 0;
+        if (!rp->looping || (rp->max_passes && rp->passes >= rp->max_passes)) return TR_NEXT_END;
         if (tr_rewind(rp->src) < 0) {
             snprintf(err, errlen, "%s", tr_error(rp->src));
-            return -1;
+            return TR_NEXT_ERROR;
         }
         /* The next pass starts one mean inter-arrival time after this one ended. */
         uint64_t gap = rp->records > 1 ? rp->last_time / (rp->records / rp->passes) : 0;
@@ -249,7 +250,7 @@ static int check_slots(replay *rp, tr_source *src, const tr_scan *scan, const tr
         return SIM_EXIT_USAGE;
     }
     rp->slot_bytes = (uint32_t)slot;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int run_loop(replay *rp, char *err, size_t errlen)
@@ -267,9 +268,9 @@ static int run_loop(replay *rp, char *err, size_t errlen)
         while (!stopping && nb < 256 && rp->nfree > 0) {
             if (!rp->have_rec && !rp->src_done) {
                 int rc = fetch(rp, err, errlen);
-                if (rc < 0) return SIM_EXIT_FAIL;
-                rp->have_rec = rc == 1;
-                rp->src_done = rc == 0;
+                if (rc == TR_NEXT_ERROR) return SIM_EXIT_FAIL;
+                rp->have_rec = rc == TR_NEXT_RECORD;
+                rp->src_done = rc == TR_NEXT_END;
             }
             if (!rp->have_rec) break;
             uint64_t due = due_time(rp, &rp->rec, now);
@@ -326,7 +327,7 @@ static int run_loop(replay *rp, char *err, size_t errlen)
         }
         if (n == 0 && nb == 0 && wait_due) pause_until(rp, wait_due);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static json_t *lag_json(const sim_hist *h)
@@ -420,9 +421,9 @@ static int replay_run(replay *rp, sim_run *run, char *err, size_t errlen)
     /* The first record before the clock starts: a reader with a sort window parses a
      * window's worth of records to find it, which must not delay the first I/O. */
     rc = fetch(rp, err, errlen);
-    rp->have_rec = rc == 1;
-    rp->src_done = rc == 0;
-    if (rc >= 0) {
+    rp->have_rec = rc == TR_NEXT_RECORD;
+    rp->src_done = rc == TR_NEXT_END;
+    if (rc != TR_NEXT_ERROR) {
         sim_run_start(run);
         rp->t0 = sim_now_ns();
         rc = run_loop(rp, err, errlen);

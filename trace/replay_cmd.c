@@ -17,13 +17,13 @@
 static int parse_region(const char *s, uint64_t *off, uint64_t *len)
 {
     const char *colon = strchr(s, ':');
-    if (!colon) return -1;
+    if (!colon) return SIM_ERR;
     char a[64];
     size_t n = (size_t)(colon - s);
-    if (n == 0 || n >= sizeof a) return -1;
+    if (n == 0 || n >= sizeof a) return SIM_ERR;
     memcpy(a, s, n);
     a[n] = 0;
-    return sim_parse_size(a, off) || sim_parse_size(colon + 1, len) || *len == 0 ? -1 : 0;
+    return sim_parse_size(a, off) || sim_parse_size(colon + 1, len) || *len == 0 ? SIM_ERR : SIM_OK;
 }
 
 static void print_curve(const json_t *curve)

@@ -85,7 +85,7 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
     json_object_set_new(p, "interrupted", json_boolean(sim_run_interrupted(run)));
     sim_run_free(run);
     *out = p;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* vdbench's peak: the highest rate a controlled point achieved while keeping up with
@@ -165,7 +165,7 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const
     json_object_set_new(doc, "peak", peak_json(points));
     if (!o->scan) tr_scan_free(&scan);
     *curve = doc;
-    return 0;
+    return SIM_EXIT_OK;
 fail:
     if (!o->scan) tr_scan_free(&scan);
     json_decref(doc);

@@ -68,7 +68,7 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
         snprintf(err, errlen, "fdatasync %s: %s", path, strerror(errno));
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
@@ -80,7 +80,7 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
         rc = st_target_create_file(t, NULL, 0, fd, err, errlen);
         if (rc) return rc;
         *size = st_target_capacity(t); /* the device up to appsim's mark */
-        return 0;
+        return SIM_EXIT_OK;
     }
     uint32_t bs = st_target_block_size(t);
     want_size = (want_size + bs - 1) / bs * bs;
@@ -102,7 +102,7 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     }
     if (have == want_size && fully_written(*fd, want_size)) {
         *size = want_size;
-        return 0;
+        return SIM_EXIT_OK;
     }
     /* Fill from the first hole (a previous fill that was interrupted) or the end. */
     off_t hole = lseek(*fd, 0, SEEK_HOLE);
@@ -110,7 +110,7 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     if (from > want_size) from = want_size;
     if ((rc = fill(*fd, from, want_size, path, err, errlen))) goto fail_rc;
     *size = want_size;
-    return 0;
+    return SIM_EXIT_OK;
 fail:
     rc = SIM_EXIT_FAIL;
 fail_rc:

@@ -25,13 +25,13 @@ int tr_replay_needed_size(const tr_scan *scan, uint32_t block, uint64_t *out)
     if (block == 0) block = 1;
     for (uint32_t i = 0; i < scan->nvolumes; i++) {
         uint64_t end = scan->volumes[i].end;
-        if (end > TR_MAX_EXTENT) return -1; /* the scan refuses these */
+        if (end > TR_MAX_EXTENT) return SIM_ERR; /* the scan refuses these */
         uint64_t span = round_up(end ? end : block, block);
-        if (span > TR_MAX_EXTENT - total) return -1;
+        if (span > TR_MAX_EXTENT - total) return SIM_ERR;
         total += span;
     }
     *out = total ? total : block;
-    return 0;
+    return SIM_OK;
 }
 
 int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
@@ -105,7 +105,7 @@ int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
         base += size;
         left -= size;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static tr_place_vol *find(tr_place *pl, uint32_t volume)

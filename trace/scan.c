@@ -25,7 +25,7 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
     uint32_t cap = 0;
     tr_record r;
     int rc;
-    while ((rc = tr_next(src, &r)) == 1) {
+    while ((rc = tr_next(src, &r)) == TR_NEXT_RECORD) {
         out->records++;
         out->duration_ns = r.time_ns;
         if (r.length > out->max_length) {
@@ -92,7 +92,7 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
         tr_scan_free(out);
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 oom:
     tr_volmap_free(&map);
     tr_scan_free(out);

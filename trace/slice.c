@@ -15,10 +15,10 @@ static int in_window(void *ctx, tr_record *r)
 {
     const window *w = ctx;
     if (r->time_ns >= w->until)
-        return -1; /* records come in time order: nothing later can be inside */
-    if (r->time_ns < w->from) return 0;
+        return TR_FILTER_STOP; /* records come in time order: nothing later can be inside */
+    if (r->time_ns < w->from) return TR_FILTER_SKIP;
     r->time_ns -= w->from;
-    return 1;
+    return TR_FILTER_WRITE;
 }
 
 static int slice_main(int argc, char **argv)

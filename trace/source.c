@@ -87,7 +87,8 @@ static const char *where(file_source *fs, char *buf, size_t len)
     return buf;
 }
 
-/* One line into *line (NUL-terminated, without its newline). 1, 0 at end, -1. */
+/* One line into *line (NUL-terminated, without its newline): TR_NEXT_RECORD, TR_NEXT_END
+ * or TR_NEXT_ERROR (the reason in p->why). */
 static int next_line(tr_parse *p, char **line, size_t *len)
 {
     for (;;) {
@@ -107,20 +108,21 @@ static int next_line(tr_parse *p, char **line, size_t *len)
             p->start += nl ? n + 1 : n;
             *line = (char *)s;
             *len = n - (n > 0 && s[n - 1] == 0);
-            return 1;
+            return TR_NEXT_RECORD;
         }
-        if (p->eof) return 0;
+        if (p->eof) return TR_NEXT_END;
         if (have > TR_MAX_LINE) {
             p->line++;
             return tr_parse_fail(p, "line longer than %d bytes (not a text trace?)", TR_MAX_LINE);
         }
         size_t avail;
         /* Ask for one byte more than we have: fill() compacts and reads. */
-        if (!tr_parse_peek(p, have + 1, &avail) && avail == SIZE_MAX) return -1;
+        if (!tr_parse_peek(p, have + 1, &avail) && avail == SIZE_MAX) return TR_NEXT_ERROR;
     }
 }
 
-/* The next raw record from the parser: 1, 0 at end, -1 on error (fs->err set). */
+/* The next raw record from the parser: TR_NEXT_RECORD, TR_NEXT_END or TR_NEXT_ERROR
+ * (fs->err set). */
 static int pull(file_source *fs, tr_record *r)
 {
     char at[600];
@@ -130,48 +132,49 @@ static int pull(file_source *fs, tr_record *r)
         r->latency_ns = TR_LATENCY_UNKNOWN;
         fs->p.why[0] = 0;
         bool end = false;
-        if (fs->fmt->held && fs->fmt->held(&fs->p, r, false) == 1) {
-            rc = 1; /* a record the format held back, now complete */
+        if (fs->fmt->held && fs->fmt->held(&fs->p, r, false) == TR_PARSE_RECORD) {
+            rc = TR_PARSE_RECORD; /* a record the format held back, now complete */
         } else if (fs->fmt->text) {
             char *line = NULL;
             size_t len = 0;
-            rc = next_line(&fs->p, &line, &len);
-            if (rc == 0) {
+            int got = next_line(&fs->p, &line, &len);
+            if (got == TR_NEXT_END) {
                 end = true;
-            } else if (rc > 0) {
+                rc = TR_PARSE_END;
+            } else if (got == TR_NEXT_RECORD) {
                 if (tr_blank_line(line)) continue;
                 rc = fs->fmt->parse_line(&fs->p, line, len, r);
             } else {
                 /* An unreadable stream or an over-long line: we cannot resynchronise. */
                 snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
-                return -1;
+                return TR_NEXT_ERROR;
             }
         } else {
             fs->p.rec_offset = fs->p.base + fs->p.start;
             rc = fs->fmt->parse_bin(&fs->p, r);
-            if (rc == 2) end = true;
+            if (rc == TR_PARSE_END) end = true;
             if (rc < 0 && fs->p.why[0] == 0) tr_parse_fail(&fs->p, "malformed record");
             if (rc < 0 && fs->p.fatal) {
                 snprintf(fs->err, sizeof fs->err, "%s: %s", where(fs, at, sizeof at), fs->p.why);
-                return -1;
+                return TR_NEXT_ERROR;
             }
         }
         if (end) {
             /* What the format still holds comes out before the end. */
-            if (fs->fmt->held && fs->fmt->held(&fs->p, r, true) == 1)
-                rc = 1;
+            if (fs->fmt->held && fs->fmt->held(&fs->p, r, true) == TR_PARSE_RECORD)
+                rc = TR_PARSE_RECORD;
             else
-                return 0;
+                return TR_NEXT_END;
         }
-        if (rc == 3) continue; /* held by the format */
-        if (rc == 1) {
+        if (rc == TR_PARSE_HELD) continue; /* held by the format */
+        if (rc == TR_PARSE_RECORD) {
             if (r->op > TR_DISCARD)
                 rc = tr_parse_fail(&fs->p, "unknown operation %u", r->op);
             else if (r->offset > UINT64_MAX - r->length)
                 rc = tr_parse_fail(&fs->p, "I/O of %u bytes at offset %llu is out of range",
                                    r->length, (unsigned long long)r->offset);
         }
-        if (rc == 0) {
+        if (rc == TR_PARSE_NONE) {
             fs->nonio++;
             continue;
         }
@@ -180,7 +183,7 @@ static int pull(file_source *fs, tr_record *r)
                 snprintf(fs->err, sizeof fs->err,
                          "%s: %s (--skip-bad counts and skips malformed records)",
                          where(fs, at, sizeof at), fs->p.why);
-                return -1;
+                return TR_NEXT_ERROR;
             }
             if (fs->bad++ == 0)
                 snprintf(fs->first_bad, sizeof fs->first_bad, "%s: %s", where(fs, at, sizeof at),
@@ -192,7 +195,7 @@ static int pull(file_source *fs, tr_record *r)
             fs->other_volume++;
             continue;
         }
-        return 1;
+        return TR_NEXT_RECORD;
     }
 }
 
@@ -212,18 +215,18 @@ static int emit(file_source *fs, tr_record *out, tr_record r)
     if ((r.op == TR_READ || r.op == TR_WRITE) && r.length == 0) fs->zero_length++;
     fs->records++;
     *out = r;
-    return 1;
+    return TR_NEXT_RECORD;
 }
 
 static int fs_next(tr_source *s, tr_record *out)
 {
     file_source *fs = s->ctx;
-    if (fs->failed) return -1;
+    if (fs->failed) return TR_NEXT_ERROR;
     tr_record r;
     if (fs->fmt->sorted) {
         int rc = pull(fs, &r);
-        if (rc <= 0) {
-            fs->failed = rc < 0;
+        if (rc != TR_NEXT_RECORD) {
+            fs->failed = rc == TR_NEXT_ERROR;
             return rc;
         }
         if (r.time_ns < fs->max_seen)
@@ -234,11 +237,11 @@ static int fs_next(tr_source *s, tr_record *out)
     }
     while (!fs->input_done && fs->nheap < fs->window) {
         int rc = pull(fs, &r);
-        if (rc < 0) {
+        if (rc == TR_NEXT_ERROR) {
             fs->failed = true;
-            return -1;
+            return TR_NEXT_ERROR;
         }
-        if (rc == 0) {
+        if (rc == TR_NEXT_END) {
             fs->input_done = true;
             break;
         }
@@ -252,14 +255,14 @@ static int fs_next(tr_source *s, tr_record *out)
             if (!h) {
                 snprintf(fs->err, sizeof fs->err, "out of memory for the sort window");
                 fs->failed = true;
-                return -1;
+                return TR_NEXT_ERROR;
             }
             fs->heap = h;
             fs->heap_cap = cap;
         }
         heap_push(fs, &r);
     }
-    if (fs->nheap == 0) return 0;
+    if (fs->nheap == 0) return TR_NEXT_END;
     return emit(fs, out, heap_pop(fs));
 }
 
@@ -289,11 +292,11 @@ static int fs_rewind(tr_source *s)
     if (tr_input_rewind(fs->in) < 0) {
         snprintf(fs->err, sizeof fs->err, "%s: %s", fs->name, tr_input_error(fs->in));
         fs->failed = true;
-        return -1;
+        return SIM_ERR;
     }
     reset_pass(fs);
     fs->passes++;
-    return 0;
+    return SIM_OK;
 }
 
 static const char *fs_error(const tr_source *s)
@@ -372,14 +375,14 @@ static int detect(file_source *fs, char *err, size_t errlen)
     const unsigned char *b = tr_parse_peek(&fs->p, 65536, &avail);
     if (!b && avail == SIZE_MAX) {
         snprintf(err, errlen, "%s: %s", fs->name, fs->p.why);
-        return -1;
+        return SIM_ERR;
     }
     b = fs->p.buf + fs->p.start;
     size_t len = fs->p.end - fs->p.start;
     if (len == 0) {
         snprintf(err, errlen, "%s: the trace is empty; nothing to detect (give --format)",
                  fs->name);
-        return -1;
+        return SIM_ERR;
     }
     const tr_format *best = NULL, *closest = NULL;
     int best_score = 0;
@@ -408,16 +411,16 @@ static int detect(file_source *fs, char *err, size_t errlen)
                  "%s: not recognised as any trace format; closest is %s, but %s (give "
                  "--format %s to read it and see every error)",
                  fs->name, closest->name, closest_note.first, closest->name);
-        return -1;
+        return SIM_ERR;
     }
     if (!best) {
         snprintf(err, errlen,
                  "%s: unknown trace format; give --format (`appsim trace formats` lists them)",
                  fs->name);
-        return -1;
+        return SIM_ERR;
     }
     fs->fmt = best;
-    return 0;
+    return SIM_OK;
 }
 
 static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, tr_source **out,
@@ -427,7 +430,7 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, 
     if (!fs) {
         tr_input_close(in);
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_EXIT_FAIL;
     }
     fs->in = in;
     fs->p.in = in;
@@ -445,7 +448,7 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, 
     if (!fs->name || !fs->p.buf) {
         snprintf(err, errlen, "out of memory");
         fs_close(&fs->src);
-        return -1;
+        return SIM_EXIT_FAIL;
     }
     if (fs->opts.format) {
         fs->fmt = tr_find_format(fs->opts.format);
@@ -474,7 +477,7 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, 
         }
     }
     *out = &fs->src;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int tr_open(const char *path, const tr_open_opts *opts, tr_source **out, char *err, size_t errlen)

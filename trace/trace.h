@@ -6,6 +6,11 @@
  * Memory stays bounded on traces of any length: readers stream; records out of time
  * order are sorted within a bounded window and counted. Synthetic workloads (`appsim
  * io`, trace/io_internal.h) are sources too, and replay through the same loop.
+ *
+ * Return codes (sim/sim.h): subcommands and every function that decides how a command
+ * ends (opening a trace, writers, scan, replay) return exit statuses (SIM_EXIT_*);
+ * helpers that only succeed or fail return a status (SIM_OK, or SIM_ERR with err); a
+ * source's next() answers TR_NEXT_*, a format's parsers TR_PARSE_* (below).
  */
 #ifndef APPSIM_TRACE_H
 #define APPSIM_TRACE_H
@@ -40,12 +45,19 @@ typedef struct tr_record {
                           * file source, else 0; for messages (tr_source_where) */
 } tr_record;
 
+/* The answers of a record source's next() and of the readers under it. */
+enum {
+    TR_NEXT_ERROR = -1, /* the reason via error() */
+    TR_NEXT_END = 0,    /* no more records */
+    TR_NEXT_RECORD = 1, /* a record in *out */
+};
+
 /* A source of records in time order: a file reader, a composed VDI storm, ... */
 typedef struct tr_source tr_source;
 typedef struct tr_source_ops {
-    /* 1 = a record in *out, 0 = end, -1 = error (message via error()). */
+    /* TR_NEXT_RECORD, TR_NEXT_END or TR_NEXT_ERROR (message via error()). */
     int (*next)(tr_source *s, tr_record *out);
-    /* Back to the first record (for --loop and curve points); 0 or -1. */
+    /* Back to the first record (for --loop and curve points); SIM_OK or SIM_ERR. */
     int (*rewind)(tr_source *s);
     const char *(*error)(const tr_source *s);
     void (*close)(tr_source *s);
@@ -102,30 +114,38 @@ const char *tr_op_name(int op); /* "read", "write", "flush", "trim" */
  * and registers itself with TR_REGISTER_FORMAT. Parsers produce records whose
  * time_ns is the format's absolute clock in ns; tr_open sorts and rebases them. */
 typedef struct tr_parse tr_parse; /* parser state owned by trace/ (trace_internal.h) */
-typedef struct tr_emit tr_emit;   /* writer state owned by trace/ */
+/* The answers of a format's parsers (parse_line, parse_bin) and of held(). */
+enum {
+    TR_PARSE_BAD = -1,   /* malformed (reason set with tr_parse_fail) */
+    TR_PARSE_NONE = 0,   /* no I/O here (header, comment, other event); held(): none ready */
+    TR_PARSE_RECORD = 1, /* a record in *out */
+    TR_PARSE_END = 2,    /* binary formats: the end of the stream */
+    TR_PARSE_HELD = 3,   /* an I/O kept back to be paired with a later event */
+};
+typedef struct tr_emit tr_emit; /* writer state owned by trace/ */
 typedef struct tr_format {
     const char *name;        /* "fio-v3", "msr", ... (for --format / --to) */
     const char *description; /* one line for `appsim trace formats` */
     bool text;               /* line-oriented (parse_line) or binary (parse_bin) */
     bool sorted;             /* records are in time order by construction */
-    /* Text: 1 = a record in *out, 0 = a line that holds no I/O (header, comment, other
-     * event), -1 = malformed (reason set with tr_parse_fail). line is NUL-terminated. */
+    /* Text: TR_PARSE_RECORD, TR_PARSE_NONE (a line that holds no I/O) or TR_PARSE_BAD.
+     * line is NUL-terminated. */
     int (*parse_line)(tr_parse *p, char *line, size_t len, tr_record *out);
-    /* Binary: 1 = record, 0 = a record that holds no I/O, -1 = malformed, 2 = end. */
+    /* Binary: TR_PARSE_RECORD, TR_PARSE_NONE, TR_PARSE_BAD or TR_PARSE_END. */
     int (*parse_bin)(tr_parse *p, tr_record *out);
     /* Optional: 0..100, how sure the format is that the stream starts this way (binary
      * formats). Text formats without it are probed by parsing their first lines. */
     int (*probe)(const unsigned char *buf, size_t len);
-    /* Writer (optional): header, one record, trailer; 0 or -1 (errno set). */
+    /* Writer (optional): header, one record, trailer; SIM_OK or SIM_ERR (errno set). */
     int (*write_begin)(tr_emit *e);
     int (*write_record)(tr_emit *e, const tr_record *r);
     int (*write_end)(tr_emit *e);
     /* Optional, for formats that hold records back to pair them with later events
      * (blktrace issue + completion = the captured response time): a parser returns
-     * 3 for an I/O it kept; held() hands kept records out, in order, before each new
-     * line or record is parsed and, with end = true, after the last one until it
-     * returns 0. 1 = a record in *out, 0 = none ready. reset() frees what the format
-     * allocated (rewind, close). */
+     * TR_PARSE_HELD for an I/O it kept; held() hands kept records out, in order, before
+     * each new line or record is parsed and, with end = true, after the last one until
+     * it returns TR_PARSE_NONE (none ready); TR_PARSE_RECORD = a record in *out. reset() frees what
+     * the format allocated (rewind, close). */
     int (*held)(tr_parse *p, tr_record *out, bool end);
     void (*reset)(tr_parse *p);
 } tr_format;
@@ -260,7 +280,7 @@ void tr_replay_run_config(sim_run_config *cfg);
  * p50_us,p99_us,max_us,mean_us},"placement":{map,aligned,wrapped,scaled,clipped,
  * layout...},"source":{reader counts},"offered_in_measure" (timed and rate modes),
  * "first_error" (when some I/O failed)}. docs/trace.md describes every field.
- * Returns 0, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
+ * Returns SIM_EXIT_OK, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
  */
 int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,
               char *err, size_t errlen);

@@ -52,7 +52,7 @@ struct tr_parse {
     _Alignas(16) unsigned char state[TR_PARSE_STATE];
 };
 
-/* Printf into p->why; returns -1 so parsers can `return tr_parse_fail(...)`. */
+/* Printf into p->why; returns TR_PARSE_BAD so parsers can `return tr_parse_fail(...)`. */
 int tr_parse_fail(tr_parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binary: a pointer to the next n bytes (n <= 1 MiB), or NULL at end (*avail says how
  * many bytes were left: 0 = a clean end, else a truncated record; SIZE_MAX = the input
@@ -68,7 +68,7 @@ uint32_t tr_parse_name_id(tr_parse *p, const char *name);
 /* Fields of a delimited line: splits in place (no allocation), at most max fields;
  * returns how many (max + 1 when there were more). Leading/trailing blanks trimmed. */
 int tr_split(char *line, char delim, char **fields, int max);
-/* Whole-field parsers: the field must be entirely a number. 0 or -1. */
+/* Whole-field parsers: the field must be entirely a number. SIM_OK or SIM_ERR. */
 int tr_field_u64(const char *s, uint64_t *v);
 int tr_field_hex_or_u64(const char *s, uint64_t *v);
 /* Decimal with an optional fraction ("1487102040.123456789", "0.5", "12") times scale
@@ -153,12 +153,18 @@ void tr_volmap_free(tr_volmap *m);
         .help = "fio-v3: the file or device name written in the log (default replay.data)"         \
     }
 
-/* Copies src into a new file OUT in format `to` (convert, slice, merge). rec_filter
- * returns 1 to write the record (it may change it), 0 to skip it, -1 to stop. */
+/* What a record filter of tr_copy_records answers. */
+enum {
+    TR_FILTER_STOP = -1, /* no later record is wanted */
+    TR_FILTER_SKIP = 0,
+    TR_FILTER_WRITE = 1, /* (the filter may have changed the record) */
+};
+/* Copies src into a new file OUT in format `to` (convert, slice, merge), through
+ * rec_filter when given. */
 int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
                     int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
 
-/* Opens path with the common options; prints the error; returns 0 or an exit status. */
+/* Opens path with the common options; prints the error; returns an exit status. */
 int tr_open_cli(const char *path, const char *format, const sim_opt *opts, uint64_t volume,
                 bool skip_bad, uint64_t window, tr_source **out);
 

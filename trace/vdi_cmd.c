@@ -105,7 +105,7 @@ static json_t *storm_json(tr_source *src, const vdi_storm_opts *so)
     /* One dry pass for the composition counts, then back to the start. */
     tr_record r;
     uint64_t last = 0;
-    while (tr_next(src, &r) == 1)
+    while (tr_next(src, &r) == TR_NEXT_RECORD)
         last = r.time_ns;
     vdi_storm_stats st;
     vdi_storm_stats_get(src, &st);
@@ -147,7 +147,7 @@ typedef struct vdi_cli {
  */
 static int parse_points(vdi_cli *c)
 {
-    if (!c->points) return 0;
+    if (!c->points) return SIM_EXIT_OK;
     int n = tr_curve_parse_points(c->points, c->fr, 32);
     if (n < 0) {
         sim_error("vdi: --curve-points '%s': give percentages of the maximum rate, e.g. "
@@ -172,7 +172,7 @@ static int parse_points(vdi_cli *c)
                  c->points, c->points_pct);
     c->points = c->points_pct;
     c->nfr = n;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* The storms to run: all six, or the one --clones and --phase name. */
@@ -187,7 +187,7 @@ static int plan_combos(const vdi_cli *c, combo *combos, int *ncombos)
         for (int k = 0; k < 2; k++)
             for (int p = 0; p < VDI_NPHASES; p++)
                 combos[(*ncombos)++] = (combo){(vdi_clones)k, (vdi_phase)p};
-        return 0;
+        return SIM_EXIT_OK;
     }
     if (!c->clones || !c->phase) {
         sim_error("vdi: give --clones full|linked and --phase boot|initial-login|"
@@ -198,7 +198,7 @@ static int plan_combos(const vdi_cli *c, combo *combos, int *ncombos)
     for (int p = 0; p < VDI_NPHASES; p++)
         if (!strcmp(c->phase, vdi_phase_name((vdi_phase)p))) k.phase = (vdi_phase)p;
     combos[(*ncombos)++] = k;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 /* One storm's entry of "storms": its peak (the maximum-rate run, point 0, the top of

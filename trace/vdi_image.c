@@ -32,17 +32,17 @@ int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *e
     memset(out, 0, sizeof *out);
     tr_open_opts oo = {.format = NULL, .skip_bad = false, .volume = -1, .sort_window = 0};
     tr_source *src = NULL;
-    if (tr_open(path, &oo, &src, err, errlen) != 0) return -1;
+    if (tr_open(path, &oo, &src, err, errlen) != 0) return SIM_ERR;
     size_t cap = 4096;
     out->recs = malloc(cap * sizeof *out->recs);
     if (!out->recs) {
         snprintf(err, errlen, "out of memory reading %s", path);
         src->ops->close(src);
-        return -1;
+        return SIM_ERR;
     }
     tr_record r;
     int rc;
-    while ((rc = src->ops->next(src, &r)) == 1) {
+    while ((rc = src->ops->next(src, &r)) == TR_NEXT_RECORD) {
         if (out->n == max_records) {
             snprintf(err, errlen,
                      "%s: more than %zu records; a desktop trace is one phase of one "
@@ -68,18 +68,18 @@ int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *e
     src->ops->close(src);
     if (rc < 0) {
         vdi_trace_free(out);
-        return -1;
+        return SIM_ERR;
     }
     if (out->n == 0) {
         snprintf(err, errlen, "%s: the trace has no records", path);
         vdi_trace_free(out);
-        return -1;
+        return SIM_ERR;
     }
     uint64_t t0 = out->recs[0].time_ns;
     for (size_t i = 0; i < out->n; i++)
         out->recs[i].time_ns -= t0 <= out->recs[i].time_ns ? t0 : out->recs[i].time_ns;
     snprintf(out->origin, sizeof out->origin, "%s", path);
-    return 0;
+    return SIM_OK;
 }
 
 void vdi_trace_stats_of(const vdi_trace *t, vdi_trace_stats *st)
@@ -133,13 +133,13 @@ static int add_span(uint64_t **v, size_t *n, size_t *cap, uint64_t offset, uint3
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 1024;
             uint64_t *p = realloc(*v, nc * sizeof *p);
-            if (!p) return -1;
+            if (!p) return SIM_ERR;
             *v = p;
             *cap = nc;
         }
         (*v)[(*n)++] = c;
     }
-    return 0;
+    return SIM_OK;
 }
 
 int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img, char *err,
@@ -165,15 +165,15 @@ int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img,
     if (img->nchunks == 0) {
         snprintf(err, errlen, "the desktop traces touch no data (only flushes)");
         vdi_image_free(img);
-        return -1;
+        return SIM_ERR;
     }
     img->image_bytes = (uint64_t)img->nchunks * VDI_CHUNK;
     img->delta_bytes = (uint64_t)(img->nwchunks ? img->nwchunks : 1) * VDI_CHUNK;
-    return 0;
+    return SIM_OK;
 oom:
     snprintf(err, errlen, "out of memory building the image geometry");
     vdi_image_free(img);
-    return -1;
+    return SIM_ERR;
 }
 
 void vdi_image_free(vdi_image *img)

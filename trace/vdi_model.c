@@ -40,11 +40,11 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
     if (phase != VDI_INITIAL_LOGIN && phase != VDI_MONDAY_LOGIN) {
         snprintf(err, errlen, "no model for the %s phase: it is captured (give --boot-trace)",
                  vdi_phase_name(phase));
-        return -1;
+        return SIM_ERR;
     }
     if (!(seconds > 0) || img->nchunks == 0) {
         snprintf(err, errlen, "a modeled phase needs a positive length and an image");
-        return -1;
+        return SIM_ERR;
     }
     double read_share =
         phase == VDI_INITIAL_LOGIN ? MODEL_INITIAL_READ_SHARE : MODEL_MONDAY_READ_SHARE;
@@ -53,7 +53,7 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
     out->recs = calloc(n, sizeof *out->recs);
     if (!out->recs) {
         snprintf(err, errlen, "out of memory for a modeled trace of %zu records", n);
-        return -1;
+        return SIM_ERR;
     }
     sim_rng rng;
     sim_rng_seed(&rng, seed, 1000 + (uint64_t)phase);
@@ -82,5 +82,5 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
              "modeled %s: %.0f%% reads of 36 KiB, writes of 8/12 KiB (10 KiB mean), "
              "%.1f IOPS, %.0f s, over the boot's read and write footprints",
              vdi_phase_name(phase), read_share * 100, MODEL_IOPS, seconds);
-    return 0;
+    return SIM_OK;
 }

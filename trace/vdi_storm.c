@@ -131,13 +131,13 @@ static int push_piece(storm *s, const tr_record *r)
         tr_record *p = realloc(s->pend, nc * sizeof *p);
         if (!p) {
             snprintf(s->err, sizeof s->err, "out of memory splitting a read");
-            return -1;
+            return SIM_ERR;
         }
         s->pend = p;
         s->pendcap = nc;
     }
     s->pend[s->npend++] = *r;
-    return 0;
+    return SIM_OK;
 }
 
 /* Linked clone read: replica for unwritten grains, delta for written ones, split
@@ -165,13 +165,13 @@ static int linked_read(storm *s, uint32_t d, const tr_record *in, const tr_recor
             s->st.delta_reads++;
         else
             s->st.replica_reads++;
-        if (push_piece(s, &p) != 0) return -1;
+        if (push_piece(s, &p) != 0) return SIM_ERR;
         if (in->length == 0) break;
         pos = stop;
     }
     if (s->npend > 1) s->st.split_reads++;
     *out = s->pend[s->ipend++];
-    return 0;
+    return SIM_OK;
 }
 
 static int storm_next(tr_source *src, tr_record *out)
@@ -180,9 +180,9 @@ static int storm_next(tr_source *src, tr_record *out)
     if (s->ipend < s->npend) {
         *out = s->pend[s->ipend++];
         s->st.records++;
-        return 1;
+        return TR_NEXT_RECORD;
     }
-    if (s->nheap == 0) return 0;
+    if (s->nheap == 0) return TR_NEXT_END;
     uint32_t d = heap_pop(s);
     const tr_record *in = &s->tr->recs[s->d[d].idx];
     uint64_t t = s->d[d].t;
@@ -204,7 +204,7 @@ static int storm_next(tr_source *src, tr_record *out)
             s->st.writes++;
     } else if (r.op == TR_READ) {
         tr_record base = r;
-        if (linked_read(s, d, in, &base, &r) != 0) return -1;
+        if (linked_read(s, d, in, &base, &r) != 0) return TR_NEXT_ERROR;
     } else {
         int64_t dpos = vdi_delta_map(img, in->offset);
         r.offset = s->o.base + img->image_bytes + (uint64_t)d * img->delta_bytes + (uint64_t)dpos;
@@ -214,13 +214,13 @@ static int storm_next(tr_source *src, tr_record *out)
     advance(s, d);
     s->st.records++;
     *out = r;
-    return 1;
+    return TR_NEXT_RECORD;
 }
 
 static int storm_rewind(tr_source *src)
 {
     reset(src->ctx);
-    return 0;
+    return SIM_OK;
 }
 
 static const char *storm_error(const tr_source *src)
@@ -251,7 +251,7 @@ int vdi_storm_open(const vdi_trace *trace, const vdi_image *img, const vdi_storm
 {
     if (!trace->n || opts->desktops == 0) {
         snprintf(err, errlen, "a storm needs at least one desktop and one record");
-        return -1;
+        return SIM_ERR;
     }
     /* Every data record must fall in the image (it was built from these traces). */
     for (size_t i = 0; i < trace->n; i++) {
@@ -261,7 +261,7 @@ int vdi_storm_open(const vdi_trace *trace, const vdi_image *img, const vdi_storm
             (r->op != TR_READ && vdi_delta_map(img, r->offset) < 0)) {
             snprintf(err, errlen, "%s: record %zu lies outside the image geometry", trace->origin,
                      i);
-            return -1;
+            return SIM_ERR;
         }
     }
     storm *s = calloc(1, sizeof *s);
@@ -281,14 +281,14 @@ int vdi_storm_open(const vdi_trace *trace, const vdi_image *img, const vdi_storm
     s->src.ops = &storm_ops;
     s->src.ctx = s;
     *out = &s->src;
-    return 0;
+    return SIM_OK;
 oom:
     snprintf(err, errlen, "out of memory for a storm of %u desktops", opts->desktops);
     if (s) {
         s->src.ctx = s;
         storm_close(&s->src);
     }
-    return -1;
+    return SIM_ERR;
 }
 
 void vdi_storm_stats_get(const tr_source *src, vdi_storm_stats *st)

@@ -120,10 +120,10 @@ int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHAS
     for (int p = 0; p < VDI_NPHASES; p++)
         all[p] = &pt->t[p];
     if (vdi_image_build(all, VDI_NPHASES, &pt->img, err, errlen) != 0) goto fail;
-    return 0;
+    return SIM_OK;
 fail:
     vdi_phase_traces_free(pt);
-    return -1;
+    return SIM_ERR;
 }
 
 json_t *vdi_trace_json(const vdi_trace *t, bool user)

@@ -60,9 +60,10 @@ static int gz_close(void *cookie)
         w->z.next_out = w->out;
         w->z.avail_out = sizeof w->out;
         rc = deflate(&w->z, Z_FINISH);
-        if (rc == Z_STREAM_ERROR || raw_put(w, w->out, sizeof w->out - w->z.avail_out)) return -1;
+        if (rc == Z_STREAM_ERROR || raw_put(w, w->out, sizeof w->out - w->z.avail_out))
+            return SIM_ERR;
     } while (rc != Z_STREAM_END);
-    return 0;
+    return SIM_OK;
 }
 
 static ssize_t zst_write(void *cookie, const char *buf, size_t len)
@@ -85,9 +86,9 @@ static int zst_close(void *cookie)
     do {
         ZSTD_outBuffer out = {w->out, sizeof w->out, 0};
         left = ZSTD_compressStream2(w->zs, &out, &in, ZSTD_e_end);
-        if (ZSTD_isError(left) || raw_put(w, w->out, out.pos)) return -1;
+        if (ZSTD_isError(left) || raw_put(w, w->out, out.pos)) return SIM_ERR;
     } while (left);
-    return 0;
+    return SIM_OK;
 }
 
 static void free_writer(tr_writer *w)
@@ -164,7 +165,7 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
         return SIM_EXIT_FAIL;
     }
     *out = w;
-    return 0;
+    return SIM_EXIT_OK;
 codec_fail:
     snprintf(err, errlen, "cannot start the compressor for %s", path);
     if (w->raw && w->raw != stdout) fclose(w->raw);
@@ -175,13 +176,13 @@ codec_fail:
 
 int tr_writer_put(tr_writer *w, const tr_record *r)
 {
-    if (w->failed_errno) return -1;
+    if (w->failed_errno) return SIM_ERR;
     if (w->fmt->write_record(&w->e, r) < 0) {
         w->failed_errno = errno ? errno : EIO;
-        return -1;
+        return SIM_ERR;
     }
     w->e.records++;
-    return 0;
+    return SIM_OK;
 }
 
 void tr_writer_abort(tr_writer *w)

@@ -68,7 +68,7 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
         sim_error("%s: %s", command, err);
         return SIM_EXIT_USAGE;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int compare_main(int argc, char **argv)

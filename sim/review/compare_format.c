@@ -21,9 +21,9 @@ int cmp_format_parse(const char *s, cmp_format *f)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s, names[i].name)) {
             *f = names[i].f;
-            return 0;
+            return SIM_OK;
         }
-    return -1;
+    return SIM_ERR;
 }
 
 /* Thousands separators; decimals by magnitude so small latencies keep their digits. */

@@ -488,7 +488,7 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
     memset(set, 0, sizeof *set);
     if (npaths <= 0) {
         snprintf(err, errlen, "no result files given");
-        return -1;
+        return SIM_ERR;
     }
     /* The same file twice would be counted as two runs. */
     for (int i = 0; i < npaths; i++) {
@@ -501,7 +501,7 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
                 snprintf(err, errlen, "%s: given twice (as %s too); give each result once",
                          paths[i], paths[j]);
                 free(ri);
-                return -1;
+                return SIM_ERR;
             }
         }
         free(ri);
@@ -510,13 +510,13 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
     for (int i = 0; i < npaths; i++) {
         cmp_result *r = &set->results[set->nresults];
         int rc = cmp_load(r, paths[i], err, errlen);
-        if (rc > 0) {
+        if (rc == CMP_LOAD_SKIPPED) {
             sim_info("%s", err);
             continue;
         }
         if (rc) {
             cmp_set_free(set);
-            return -1;
+            return SIM_ERR;
         }
         set->nresults++;
         if (i < nlabels && labels[i] && *labels[i]) {
@@ -529,7 +529,7 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
     if (!set->nresults) {
         snprintf(err, errlen, "no result files among the %d given (only suite state)", npaths);
         cmp_set_free(set);
-        return -1;
+        return SIM_ERR;
     }
     split_targets_on_one_disk(set);
     disambiguate_labels(set);
@@ -545,5 +545,5 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
         soft_differences(g);
         interrupted_warning(g);
     }
-    return 0;
+    return SIM_OK;
 }

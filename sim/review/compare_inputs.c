@@ -40,7 +40,7 @@ static int add_dir(cmp_inputs *in, const char *dir, const char *label, char *err
     int n = scandir(dir, &list, json_filter, alphasort);
     if (n < 0) {
         snprintf(err, errlen, "%s: cannot list the directory: %s", dir, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     int added = 0;
     for (int i = 0; i < n; i++) {
@@ -58,9 +58,9 @@ static int add_dir(cmp_inputs *in, const char *dir, const char *label, char *err
     free(list);
     if (!added) {
         snprintf(err, errlen, "%s: a directory without result files (*.json)", dir);
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int nlabels, char *err,
@@ -73,13 +73,13 @@ int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int
         if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             if (add_dir(in, args[i], label, err, errlen)) {
                 cmp_inputs_free(in);
-                return -1;
+                return SIM_ERR;
             }
         } else {
             push(in, strdup(args[i]), label);
         }
     }
-    return 0;
+    return SIM_OK;
 }
 
 void cmp_inputs_free(cmp_inputs *in)

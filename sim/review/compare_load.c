@@ -148,7 +148,7 @@ static char *config_key(const json_t *config)
 static int fail(char *err, size_t errlen, const char *path, const char *what)
 {
     snprintf(err, errlen, "%s: %s", path, what);
-    return -1;
+    return SIM_ERR;
 }
 
 /* Every serialized histogram must parse: a damaged one is reported now rather than
@@ -156,7 +156,7 @@ static int fail(char *err, size_t errlen, const char *path, const char *what)
 static int check_histograms(const json_t *h, const char *where, const char *path, char *err,
                             size_t errlen)
 {
-    if (!h) return 0;
+    if (!h) return SIM_OK;
     if (!json_is_object(h)) return fail(err, errlen, path, "\"histograms\" is not an object");
     const char *k;
     json_t *v;
@@ -171,7 +171,7 @@ static int check_histograms(const json_t *h, const char *where, const char *path
         }
         sim_hist_free(x);
     }
-    return 0;
+    return SIM_OK;
 }
 
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
@@ -194,7 +194,7 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
          * names it too, and it is no measurement. */
         json_decref(doc);
         snprintf(err, errlen, "%s: a suite's state file, not a result: skipped", path);
-        return 1;
+        return CMP_LOAD_SKIPPED;
     }
     if (!json_is_object(doc) || !schema || strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX))) {
         json_decref(doc);

@@ -133,7 +133,7 @@ static int hlog_histograms(cmp_buf *b, const json_t *hists, const char *prefix, 
         sim_hist *h = sim_hist_from_json(hj, err, sizeof err);
         if (!h) {
             sim_error("export: histograms.%s: %s", key, err);
-            return -1;
+            return SIM_ERR;
         }
         char tag[400];
         if (untagged_all && !strcmp(key, "all"))
@@ -146,11 +146,11 @@ static int hlog_histograms(cmp_buf *b, const json_t *hists, const char *prefix, 
         sim_hist_free(h);
         if (rc) {
             sim_error("export: zlib failed to compress a histogram");
-            return -1;
+            return SIM_ERR;
         }
         *lines += !empty;
     }
-    return 0;
+    return SIM_OK;
 }
 
 static int export_hlog(cmp_buf *b, const json_t *doc, int *lines)
@@ -164,7 +164,7 @@ static int export_hlog(cmp_buf *b, const json_t *doc, int *lines)
     cmp_num(json_object_get(doc, "warmup"), "seconds", &warm);
     cmp_num(summary, "seconds", &secs);
     if (hlog_histograms(b, json_object_get(doc, "histograms"), "", true, warm, secs, lines))
-        return -1;
+        return SIM_ERR;
     /* Curve points: the result does not record when each point started, so their
      * measured intervals are laid end to end in run order. */
     double t = 0;
@@ -196,20 +196,20 @@ static int export_hlog(cmp_buf *b, const json_t *doc, int *lines)
 static int write_out(const char *path, const cmp_buf *b)
 {
     if (!strcmp(path, "-")) {
-        if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len) return -1;
-        return fflush(stdout) ? -1 : 0;
+        if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len) return SIM_ERR;
+        return fflush(stdout) ? SIM_ERR : SIM_OK;
     }
     FILE *f = fopen(path, "w");
     if (!f) {
         sim_error("export: cannot write %s: %s", path, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     bool ok = (!b->len || fwrite(b->s, 1, b->len, f) == b->len);
     if (fclose(f) || !ok) {
         sim_error("export: writing %s failed: %s", path, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 static int export_main(int argc, char **argv)

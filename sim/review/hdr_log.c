@@ -128,7 +128,7 @@ int hdr_encode_compressed(const sim_hist *h, cmp_buf *out)
     free(raw.p);
     if (rc != Z_OK) {
         free(z.p);
-        return -1;
+        return SIM_ERR;
     }
     z.len = 0;
     z.cap = 8;
@@ -136,7 +136,7 @@ int hdr_encode_compressed(const sim_hist *h, cmp_buf *out)
     put_be(&z, zlen, 4);
     base64(out, z.p, 8 + zlen);
     free(z.p);
-    return 0;
+    return SIM_OK;
 }
 
 void hdr_log_header(cmp_buf *out, double start_epoch_s, const char *comment)

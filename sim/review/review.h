@@ -16,6 +16,10 @@
  * Invariants: a cmp_set owns every result document it loaded; groups and entries only
  * point into it. A metric's value is present only when it could be computed honestly
  * (e.g. percentiles of several runs only from their merged histograms).
+ *
+ * Return codes (sim/sim.h): the commands return exit statuses (SIM_EXIT_*); the
+ * functions below return a status (SIM_OK, or SIM_ERR with err filled or a message
+ * printed) and the command turns it into SIM_EXIT_USAGE or SIM_EXIT_FAIL.
  */
 #ifndef APPSIM_REVIEW_H
 #define APPSIM_REVIEW_H
@@ -83,15 +87,16 @@ typedef struct cmp_set {
     int ngroups;
 } cmp_set;
 
-/* Loads and validates one file. On failure returns -1 with err filled ("FILE: what is
- * wrong"); the caller exits with SIM_EXIT_USAGE. A suite's state file (suite.json,
- * "schema": "appsim-suite/1") is no result: 1, with err saying it was skipped. */
+/* Loads and validates one file: SIM_OK, or SIM_ERR with err filled ("FILE: what is
+ * wrong"; the caller exits with SIM_EXIT_USAGE). A suite's state file (suite.json,
+ * "schema": "appsim-suite/1") is no result: CMP_LOAD_SKIPPED, with err saying so. */
+enum { CMP_LOAD_SKIPPED = 1 };
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
 /* Frees what cmp_load allocated (for a result loaded on its own, outside a cmp_set). */
 void cmp_result_free(cmp_result *r);
 /* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels
  * may be NULL or have fewer entries: the rest come from the drive identity), groups, combines and
- * ranks. 0, or -1 with err. */
+ * ranks. SIM_OK, or SIM_ERR with err. */
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen);
 void cmp_set_free(cmp_set *set);
@@ -106,7 +111,7 @@ int cmp_format_parse(const char *s, cmp_format *f);
 void cmp_print(FILE *out, const cmp_set *set, cmp_format f);
 json_t *cmp_to_json(const cmp_set *set);
 /* Report (report*.c): writes the self-contained HTML report of set to path atomically.
- * 0 or -1 with a message printed. */
+ * SIM_OK, or SIM_ERR with a message printed. */
 int report_write(const cmp_set *set, const char *path, const char *title);
 
 #endif

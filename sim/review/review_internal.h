@@ -127,7 +127,7 @@ void report_kv_rows(cmp_buf *b, const json_t *v, const char *prefix);
  * base time = the run's start, the column legend), then one line per histogram:
  * "[Tag=TAG,]start,length,max_ms,BASE64" where BASE64 is h in HdrHistogram's compressed
  * V2 encoding (exact: appsim's buckets are HdrHistogram's counts for 1 ns and 3
- * significant digits). Tags must hold no comma, space or newline. 0, or -1 when zlib
+ * significant digits). Tags must hold no comma, space or newline. SIM_OK, or SIM_ERR when zlib
  * fails. */
 void hdr_log_header(cmp_buf *out, double start_epoch_s, const char *comment);
 int hdr_log_line(cmp_buf *out, const char *tag, double start_s, double length_s, const sim_hist *h);
@@ -135,7 +135,7 @@ int hdr_encode_compressed(const sim_hist *h, cmp_buf *out);
 
 /* The files a compare/report command line names: a directory stands for every *.json
  * file in it, in name order, each with the directory's label. labels[i] (may be NULL)
- * belongs to args[i]. 0, or -1 with err. */
+ * belongs to args[i]. SIM_OK, or SIM_ERR with err. */
 typedef struct cmp_inputs {
     char **files;        /* malloc'ed paths */
     const char **labels; /* borrowed from the caller's labels, or NULL */

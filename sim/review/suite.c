@@ -156,7 +156,7 @@ static int step_argv(const suite_ctx *c, const suite_step *st, const char *resul
     int n;
     int rc = suite_split_words(all.s ? all.s : "", &words, &n, err, errlen);
     cmp_buf_free(&all);
-    if (rc) return -1;
+    if (rc) return SIM_ERR;
     suite_vars v = {c->target, result, c->dir, c->size, c->trace};
     char **out = calloc((size_t)n + 2, sizeof *out);
     out[0] = strdup(st->command);
@@ -165,13 +165,13 @@ static int step_argv(const suite_ctx *c, const suite_step *st, const char *resul
         if (!out[i + 1]) {
             suite_free_words(out, i + 1);
             suite_free_words(words, n);
-            return -1;
+            return SIM_ERR;
         }
     }
     suite_free_words(words, n);
     *argv = out;
     *argc = n + 1;
-    return 0;
+    return SIM_OK;
 }
 
 static json_t *state_json(const suite_ctx *c)
@@ -375,11 +375,11 @@ static int mkdirs(const char *dir)
             *s = 0;
             if (mkdir(p, 0755) && errno != EEXIST) {
                 free(p);
-                return -1;
+                return SIM_ERR;
             }
             *s = '/';
         }
-    int rc = mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+    int rc = mkdir(p, 0755) && errno != EEXIST ? SIM_ERR : SIM_OK;
     free(p);
     return rc;
 }
@@ -444,7 +444,7 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
         size_t l = strlen(b);
         def->name = strndup(b, l > 4 && !strcmp(b + l - 4, ".ini") ? l - 4 : l);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static const char usage_text[] =
@@ -459,7 +459,8 @@ static const char usage_text[] =
     "STEP='OPTIONS' adds explicit options to one step (all= to every step), after the\n"
     "suite's own, e.g. tpcc='--scale 50 --vusers 500'.";
 
-/* `suite list` and `suite show NAME`; -1 when pos is neither. */
+/* `suite list` and `suite show NAME`: their exit status, or NOT_LIST_OR_SHOW. */
+enum { NOT_LIST_OR_SHOW = -1 };
 static int list_or_show(char **pos, int npos)
 {
     if (npos == 1 && !strcmp(pos[0], "list")) {
@@ -482,7 +483,7 @@ static int list_or_show(char **pos, int npos)
         fputs(t, stdout);
         return SIM_EXIT_OK;
     }
-    return -1;
+    return NOT_LIST_OR_SHOW;
 }
 
 /* Explicit options: STEP=ARGS (or all=ARGS) after the suite, appended to the step's
@@ -643,7 +644,7 @@ static int suite_main(int argc, char **argv)
     free(av);
     if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
-    if ((rc = list_or_show(pos, npos)) >= 0) return rc;
+    if ((rc = list_or_show(pos, npos)) != NOT_LIST_OR_SHOW) return rc;
     if (npos < 1 || !strcmp(pos[0], "list") || !strcmp(pos[0], "show")) {
         sim_error("suite: give one suite (a built-in name or a suite file); see "
                   "`appsim suite --help`");

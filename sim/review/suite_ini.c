@@ -72,7 +72,7 @@ static int perr(char *err, size_t errlen, const char *origin, int line, const ch
 {
     snprintf(err, errlen, "%s:%d: %s%s%s", origin, line, what, detail ? ": " : "",
              detail ? detail : "");
-    return -1;
+    return SIM_ERR;
 }
 
 /* Sets *slot to value, refusing a second definition of the same key. */
@@ -81,7 +81,7 @@ static int set_once(char **slot, const char *value, char *err, size_t errlen, co
 {
     if (*slot) return perr(err, errlen, origin, line, "key given twice in this section", key);
     *slot = strdup(value);
-    return 0;
+    return SIM_OK;
 }
 
 static int step_key(suite_step *s, const char *key, const char *value, char *err, size_t errlen,
@@ -242,7 +242,7 @@ int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t 
             snprintf(err, errlen, "unbalanced %c quote in: %s", quote, s);
             free(word);
             suite_free_words(v, n);
-            return -1;
+            return SIM_ERR;
         }
         word[k] = 0;
         if (n + 1 >= cap) {
@@ -255,7 +255,7 @@ int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t 
     v[n] = NULL;
     *argv = v;
     *argc = n;
-    return 0;
+    return SIM_OK;
 }
 
 bool suite_uses(const char *word, const char *name)

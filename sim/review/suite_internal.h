@@ -45,12 +45,12 @@ extern const char *const suite_sizes[3]; /* "small", "medium", "full" */
 int suite_size_index(const char *size);  /* -1 when unknown */
 
 /* Parses suite text; origin names it in messages ("review (built-in)" or a path).
- * 0, or -1 with err ("origin:line: what is wrong"). */
+ * SIM_OK, or SIM_ERR with err ("origin:line: what is wrong"). */
 int suite_parse(const char *text, const char *origin, suite_def *out, char *err, size_t errlen);
 void suite_def_free(suite_def *d);
 
 /* Splits a command-line string into words (shell-like quoting). The words are
- * malloc'ed, *argv NULL-terminated. 0, or -1 with err (unbalanced quote). */
+ * malloc'ed, *argv NULL-terminated. SIM_OK, or SIM_ERR with err (unbalanced quote). */
 int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t errlen);
 void suite_free_words(char **argv, int argc);
 

@@ -117,13 +117,13 @@ static int shard_init(bp_shard *s, bp_pool *p, uint32_t base, uint32_t n)
         nb <<= 1;
     s->mask = nb - 1;
     s->buckets = malloc(sizeof(uint32_t) * nb);
-    if (!s->buckets) return -1;
+    if (!s->buckets) return SIM_ERR;
     memset(s->buckets, 0xff, sizeof(uint32_t) * nb);
     for (uint32_t i = 0; i < n; i++)
         s->frames[i].next = NIL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    return 0;
+    return SIM_OK;
 }
 
 bp_pool *bp_new(uint64_t nframes, uint32_t unit)

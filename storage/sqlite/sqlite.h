@@ -7,6 +7,11 @@
  * bulk writer of SQLite's b-tree pages for loads (sqlite_bulk.c). It sits on
  * storage.h's targets and I/O engines; only the SQL workloads (oltp/) include it, so
  * that the rest of appsim (trace/, kv/, sim/) never sees SQLite.
+ *
+ * Return codes (sim/sim.h): opening databases and connections returns an exit status
+ * (SIM_EXIT_OK, SIM_EXIT_USAGE, SIM_EXIT_FAIL) as storage.h's functions do; the commit
+ * helpers and the bulk writer return a status (SIM_OK, or SIM_ERR with err); the VFS
+ * answers SQLite in SQLite's own codes (SQLITE_OK, SQLITE_IOERR_*, ...).
  */
 #ifndef APPSIM_STORAGE_SQLITE_H
 #define APPSIM_STORAGE_SQLITE_H
@@ -69,7 +74,7 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
  * everything the connection committed is written and on stable storage, and one WAL
  * write + sync serves every commit that arrived while the previous one ran. A commit
  * is reported to the user only when durable; other connections may read it before (as
- * with InnoDB). 0, or -1 with err. st_db_group_commit_stats: commits made durable, WAL
+ * with InnoDB). SIM_OK, or SIM_ERR with err. st_db_group_commit_stats: commits made durable, WAL
  * syncs.
  */
 bool st_db_can_group_commit(const st_db *db);

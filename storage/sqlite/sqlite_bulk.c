@@ -233,9 +233,10 @@ static int pwrite_all(st_sqlite_bulk *b, const uint8_t *buf, size_t len, off_t o
 static int flush_writes(st_sqlite_bulk *b, char *err, size_t errlen)
 {
     size_t len = (size_t)b->wcount * b->page_size;
-    if (pwrite_all(b, b->wbuf, len, (off_t)(b->wfirst - 1) * b->page_size, err, errlen)) return -1;
+    if (pwrite_all(b, b->wbuf, len, (off_t)(b->wfirst - 1) * b->page_size, err, errlen))
+        return SIM_ERR;
     b->wcount = 0;
-    return 0;
+    return SIM_OK;
 }
 
 /* Appends a finished page; returns its page number (0 on a write error). The locking
@@ -264,18 +265,18 @@ static int write_root(st_sqlite_bulk *b, const uint8_t *page, char *err, size_t 
     if (b->nroots == MAX_ROOTS) {
         snprintf(err, errlen, "bulk writer: more than %d trees in one session", MAX_ROOTS);
         b->failed = true;
-        return -1;
+        return SIM_ERR;
     }
     uint8_t *copy = malloc(b->page_size);
     if (!copy) {
         snprintf(err, errlen, "out of memory");
         b->failed = true;
-        return -1;
+        return SIM_ERR;
     }
     memcpy(copy, page, b->page_size);
     b->roots[b->nroots] = copy;
     b->root_pgno[b->nroots++] = b->root;
-    return 0;
+    return SIM_OK;
 }
 
 static int pwrite_all(st_sqlite_bulk *b, const uint8_t *buf, size_t len, off_t off, char *err,
@@ -288,11 +289,11 @@ static int pwrite_all(st_sqlite_bulk *b, const uint8_t *buf, size_t len, off_t o
             snprintf(err, errlen, "writing %s: %s", b->path,
                      w < 0 ? strerror(errno) : "short write");
             b->failed = true;
-            return -1;
+            return SIM_ERR;
         }
         done += (size_t)w;
     }
-    return 0;
+    return SIM_OK;
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -409,7 +410,7 @@ static int release_held(st_sqlite_bulk *b, uint32_t level, char *err, size_t err
     bulk_level *l = &b->lv[level];
     page_close(l->held, l->held_ncells, l->held_content, l->held_right);
     uint32_t pg = emit(b, l->held, err, errlen);
-    if (!pg) return -1;
+    if (!pg) return SIM_ERR;
     l->has_held = false;
     return interior_add(b, level + 1, pg, &l->held_key, err, errlen);
 }
@@ -419,7 +420,7 @@ static int interior_add(st_sqlite_bulk *b, uint32_t level, uint32_t child, const
 {
     if (level >= MAX_LEVELS) {
         snprintf(err, errlen, "b-tree deeper than %d levels", MAX_LEVELS);
-        return -1;
+        return SIM_ERR;
     }
     bulk_level *l = &b->lv[level];
     if (level >= b->nlevels) {
@@ -433,7 +434,7 @@ static int interior_add(st_sqlite_bulk *b, uint32_t level, uint32_t child, const
         uint32_t size = interior_cell(b, cell, l->pending_child, &l->pending_key);
         if (page_fits(l, size)) {
             page_add(l, cell, size);
-            if (l->has_held && release_held(b, level, err, errlen)) return -1;
+            if (l->has_held && release_held(b, level, err, errlen)) return SIM_ERR;
         } else {
             /* Full: the pending child becomes its right child; the page waits. */
             hold_page(b, l, l->pending_child, &l->pending_key);
@@ -442,7 +443,7 @@ static int interior_add(st_sqlite_bulk *b, uint32_t level, uint32_t child, const
     l->pending = true;
     l->pending_child = child;
     l->pending_key = *key;
-    return 0;
+    return SIM_OK;
 }
 
 /* Writes a finished top page as the root, or hands it up. */
@@ -452,7 +453,7 @@ static int finish_page(st_sqlite_bulk *b, uint32_t level, const bulk_key *key, c
 static int interior_finish(st_sqlite_bulk *b, uint32_t level, uint32_t child, const bulk_key *key,
                            char *err, size_t errlen)
 {
-    if (interior_add(b, level, child, key, err, errlen)) return -1;
+    if (interior_add(b, level, child, key, err, errlen)) return SIM_ERR;
     bulk_level *l = &b->lv[level];
     if (l->has_held) {
         /* The page being filled would hold only its right child: take the held page's
@@ -463,7 +464,7 @@ static int interior_finish(st_sqlite_bulk *b, uint32_t level, uint32_t child, co
         held_pop(l, &popped_child, &popped, b->index);
         l->held_right = popped_child;
         l->held_key = popped;
-        if (release_held(b, level, err, errlen)) return -1;
+        if (release_held(b, level, err, errlen)) return SIM_ERR;
         uint8_t cell[4 + 9 + MAX_KEY];
         uint32_t size = interior_cell(b, cell, moved_child, &moved_key);
         page_add(l, cell, size);
@@ -479,7 +480,7 @@ static int finish_page(st_sqlite_bulk *b, uint32_t level, const bulk_key *key, c
     bulk_level *l = &b->lv[level];
     if (level + 1 >= b->nlevels) return write_root(b, l->page, err, errlen);
     uint32_t pg = emit(b, l->page, err, errlen);
-    if (!pg) return -1;
+    if (!pg) return SIM_ERR;
     return interior_finish(b, level + 1, pg, key, err, errlen);
 }
 
@@ -493,19 +494,19 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     snprintf(wal, sizeof wal, "%s-wal", path);
     if (stat(wal, &st) == 0 && st.st_size > 0) {
         snprintf(err, errlen, "%s has a non-empty WAL; checkpoint it before a bulk load", path);
-        return -1;
+        return SIM_ERR;
     }
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC); /* a checked path (st_db_library_path) */
     if (fd < 0) {
         snprintf(err, errlen, "opening %s: %s", path, strerror(errno));
-        return -1;
+        return SIM_ERR;
     }
     uint8_t h[100];
     if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &st) ||
         memcmp(h, "SQLite format 3", 16)) {
         snprintf(err, errlen, "%s is not a SQLite database", path);
         close(fd);
-        return -1;
+        return SIM_ERR;
     }
     uint32_t psz = get_be16(h + 16) == 1 ? 65536 : get_be16(h + 16);
     const char *why = NULL;
@@ -520,7 +521,7 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     if (why) {
         snprintf(err, errlen, "%s uses %s, which the bulk page writer does not produce", path, why);
         close(fd);
-        return -1;
+        return SIM_ERR;
     }
     uint32_t pages = get_be32(h + 28);
     if (!pages || get_be32(h + 24) != get_be32(h + 92)) pages = (uint32_t)(st.st_size / psz);
@@ -546,7 +547,7 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
         free(b);
         close(fd);
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return SIM_ERR;
     }
     b->fd = fd;
     snprintf(b->path, sizeof b->path, "%s", path);
@@ -557,7 +558,7 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     b->format4 = get_be32(h + 44) >= 4;
     memcpy(b->header, h, sizeof h);
     *out = b;
-    return 0;
+    return SIM_OK;
 }
 
 void st_sqlite_bulk_set_pending_byte(st_sqlite_bulk *b, uint64_t offset)
@@ -570,12 +571,12 @@ int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err
 {
     if (b->open_tree || b->failed) {
         snprintf(err, errlen, "bulk writer: a tree is already open or a write failed");
-        return -1;
+        return SIM_ERR;
     }
     if (root < 2 || root >= b->first_new) {
         snprintf(err, errlen, "bulk writer: root page %u is not an existing page of %s", root,
                  b->path);
-        return -1;
+        return SIM_ERR;
     }
     b->open_tree = true;
     b->index = index;
@@ -585,7 +586,7 @@ int st_sqlite_bulk_begin(st_sqlite_bulk *b, bool index, uint32_t root, char *err
     b->last_rowid = 0;
     b->lv[0].has_held = false;
     page_start(b, &b->lv[0], index ? LEAF_INDEX : LEAF_TABLE);
-    return 0;
+    return SIM_OK;
 }
 
 int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, size_t len, char *err,
@@ -593,16 +594,16 @@ int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, siz
 {
     if (!b->open_tree || b->index) {
         snprintf(err, errlen, "bulk writer: no table tree open");
-        return -1;
+        return SIM_ERR;
     }
     if (b->rows && rowid <= b->last_rowid) {
         snprintf(err, errlen, "bulk writer: rowid %lld after %lld (rows must ascend)",
                  (long long)rowid, (long long)b->last_rowid);
-        return -1;
+        return SIM_ERR;
     }
     if (len > b->usable - 35) { /* the most a table leaf cell keeps on its page */
         snprintf(err, errlen, "bulk writer: a %zu-byte row needs overflow pages", len);
-        return -1;
+        return SIM_ERR;
     }
     uint8_t head[18];
     uint32_t hn = put_varint(head, len);
@@ -613,14 +614,14 @@ int st_sqlite_bulk_row(st_sqlite_bulk *b, int64_t rowid, const uint8_t *rec, siz
         page_close(l->page, l->ncells, l->content, 0);
         uint32_t pg = emit(b, l->page, err, errlen);
         bulk_key key = {.rowid = l->max_rowid};
-        if (!pg || interior_add(b, 1, pg, &key, err, errlen)) return -1;
+        if (!pg || interior_add(b, 1, pg, &key, err, errlen)) return SIM_ERR;
         page_start(b, l, LEAF_TABLE);
     }
     page_add_parts(l, head, hn, rec, (uint32_t)len);
     l->max_rowid = rowid;
     b->last_rowid = rowid;
     b->rows++;
-    return 0;
+    return SIM_OK;
 }
 
 static uint32_t index_max_local(const st_sqlite_bulk *b)
@@ -633,11 +634,11 @@ int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char
 {
     if (!b->open_tree || !b->index) {
         snprintf(err, errlen, "bulk writer: no index tree open");
-        return -1;
+        return SIM_ERR;
     }
     if (len > MAX_KEY || len > index_max_local(b)) {
         snprintf(err, errlen, "bulk writer: a %zu-byte index entry is larger than it writes", len);
-        return -1;
+        return SIM_ERR;
     }
     bulk_level *l = &b->lv[0];
     if (l->has_held) {
@@ -645,7 +646,7 @@ int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char
         page_close(l->held, l->held_ncells, l->held_content, 0);
         uint32_t pg = emit(b, l->held, err, errlen);
         l->has_held = false;
-        if (!pg || interior_add(b, 1, pg, &l->held_key, err, errlen)) return -1;
+        if (!pg || interior_add(b, 1, pg, &l->held_key, err, errlen)) return SIM_ERR;
     }
     uint8_t cell[9 + MAX_KEY];
     uint32_t size = put_varint(cell, len);
@@ -659,7 +660,7 @@ int st_sqlite_bulk_entry(st_sqlite_bulk *b, const uint8_t *rec, size_t len, char
         page_add(l, cell, size);
     }
     b->rows++;
-    return 0;
+    return SIM_OK;
 }
 
 static int end_tree(st_sqlite_bulk *b, char *err, size_t errlen)
@@ -675,14 +676,14 @@ static int end_tree(st_sqlite_bulk *b, char *err, size_t errlen)
         page_close(l->held, l->held_ncells, l->held_content, 0);
         uint32_t pg = emit(b, l->held, err, errlen);
         l->has_held = false;
-        if (!pg || interior_add(b, 1, pg, &popped, err, errlen)) return -1;
+        if (!pg || interior_add(b, 1, pg, &popped, err, errlen)) return SIM_ERR;
         uint8_t cell[9 + MAX_KEY];
         uint32_t size = put_varint(cell, sep.len);
         memcpy(cell + size, sep.rec, sep.len);
         page_add(l, cell, size + sep.len);
     }
     page_close(l->page, l->ncells, l->content, 0);
-    if (finish_page(b, 0, &key, err, errlen)) return -1;
+    if (finish_page(b, 0, &key, err, errlen)) return SIM_ERR;
     return b->wcount ? flush_writes(b, err, errlen) : 0;
 }
 
@@ -690,19 +691,19 @@ int st_sqlite_bulk_end(st_sqlite_bulk *b, char *err, size_t errlen)
 {
     if (!b->open_tree || b->failed) {
         snprintf(err, errlen, "bulk writer: no tree open, or a write failed");
-        return -1;
+        return SIM_ERR;
     }
     if (end_tree(b, err, errlen)) {
         b->failed = true; /* close() must not write roots of a half-built tree */
-        return -1;
+        return SIM_ERR;
     }
     b->open_tree = false;
-    return 0;
+    return SIM_OK;
 }
 
 int st_sqlite_bulk_close(st_sqlite_bulk *b, char *err, size_t errlen)
 {
-    if (!b) return 0;
+    if (!b) return SIM_OK;
     int rc = 0;
     if (b->open_tree || b->failed) {
         /* Unfinished: leave the file as SQLite wrote it (empty trees), without the

@@ -196,7 +196,7 @@ static int exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
         sqlite3_free(msg);
         return SIM_EXIT_FAIL;
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
@@ -251,7 +251,7 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
     sqlite3_wal_hook(c, wal_hook, db);
     atomic_fetch_add(&db->connections, 1);
     *out = c;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen)
@@ -270,31 +270,31 @@ int st_db_conn_group_commit(st_db *db, sqlite3 *conn, char *err, size_t errlen)
 {
     if (!st_db_can_group_commit(db)) {
         snprintf(err, errlen, "group commit needs appsim's VFS and sync full");
-        return -1;
+        return SIM_ERR;
     }
     char *msg = NULL;
     if (sqlite3_exec(conn, "PRAGMA synchronous=NORMAL", NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "PRAGMA synchronous=NORMAL: %s", msg ? msg : "failed");
         sqlite3_free(msg);
-        return -1;
+        return SIM_ERR;
     }
     if (sqlite3_file_control(conn, "main", VF_FCNTL_GROUP_COMMIT, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "the connection is not on appsim's VFS");
-        return -1;
+        return SIM_ERR;
     }
-    return 0;
+    return SIM_OK;
 }
 
 int st_db_commit_durable(st_db *db, char *err, size_t errlen)
 {
     if (!st_db_can_group_commit(db)) {
         snprintf(err, errlen, "group commit needs appsim's VFS and sync full");
-        return -1;
+        return SIM_ERR;
     }
     int rc = vf_wal_durable(db->vi);
-    if (rc == SQLITE_OK) return 0;
+    if (rc == SQLITE_OK) return SIM_OK;
     snprintf(err, errlen, "syncing the WAL of %s failed: %s", db->path, sqlite3_errstr(rc));
-    return -1;
+    return SIM_ERR;
 }
 
 void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs)
@@ -519,7 +519,7 @@ static int create_buffered_files(st_db *db, bool create, char *err, size_t errle
         if (rc) return rc;
         close(fd);
     }
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 int st_db_library_path(st_target *t, const char *name, char *path, size_t len, char *err,
@@ -667,7 +667,7 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
         return rc;
     }
     *out = db;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 void st_db_close(st_db *db)

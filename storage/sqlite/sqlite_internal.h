@@ -135,7 +135,7 @@ struct vf_instance {
     bool gc_busy;
 };
 
-/* An absolute path for name (relative to the working directory); 0 or -1 (too long). */
+/* An absolute path for name (relative to the working directory); SIM_OK or SIM_ERR (too long). */
 int vf_abs_path(const char *name, char *out, size_t n);
 /* Builds and registers the VFS for database file `name` of target t. */
 int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,

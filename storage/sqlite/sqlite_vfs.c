@@ -1071,15 +1071,15 @@ static int vf_access(sqlite3_vfs *vfs, const char *name, int flags, int *res)
 int vf_abs_path(const char *name, char *out, size_t n)
 {
     if (name[0] == '/') {
-        if (strlen(name) >= n) return -1;
+        if (strlen(name) >= n) return SIM_ERR;
         strcpy(out, name);
-        return 0;
+        return SIM_OK;
     }
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return -1;
+    if (!getcwd(cwd, sizeof cwd)) return SIM_ERR;
     const char *rel = strncmp(name, "./", 2) == 0 ? name + 2 : name;
-    if ((size_t)snprintf(out, n, "%s/%s", cwd, rel) >= n) return -1;
-    return 0;
+    if ((size_t)snprintf(out, n, "%s/%s", cwd, rel) >= n) return SIM_ERR;
+    return SIM_OK;
 }
 
 /* The same rule as vf_abs_path, so that the names SQLite opens match the instance's. */
@@ -1271,7 +1271,7 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
         return SIM_EXIT_USAGE;
     }
     *out = vi;
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 void vf_instance_free(vf_instance *vi)
