@@ -8,6 +8,7 @@
  */
 #include "oltp/tpcc_internal.h"
 
+#include <assert.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,6 +18,7 @@ static const char *const syllables[10] = {"BAR", "OUGHT", "ABLE",  "PRI",   "PRE
 
 uint32_t tpcc_nurand(sim_rng *rng, uint32_t a, uint32_t c, uint32_t x, uint32_t y)
 {
+    assert(x <= y && c <= a); /* C is drawn in [0, A] (tpcc_consts) */
     uint32_t r1 = (uint32_t)sim_rng_range(rng, 0, a);
     uint32_t r2 = (uint32_t)sim_rng_range(rng, x, y);
     return (((r1 | r2) + c) % (y - x + 1)) + x;
@@ -42,12 +44,14 @@ void tpcc_consts_run(tpcc_consts *run, const tpcc_consts *load, sim_rng *rng)
     do {
         run->c_last = (uint32_t)sim_rng_range(rng, 0, 255);
     } while (!tpcc_consts_valid_delta(run->c_last, load->c_last));
+    assert(run->c_last <= 255);
     run->c_id = (uint32_t)sim_rng_range(rng, 0, 1023);
     run->ol_i_id = (uint32_t)sim_rng_range(rng, 0, 8191);
 }
 
 int tpcc_astring(sim_rng *rng, char *buf, int lo, int hi)
 {
+    assert(0 <= lo && lo <= hi);
     int len = (int)sim_rng_range(rng, (uint64_t)lo, (uint64_t)hi);
     int i = 0;
     while (i < len) {
@@ -63,6 +67,7 @@ int tpcc_astring(sim_rng *rng, char *buf, int lo, int hi)
 
 int tpcc_nstring(sim_rng *rng, char *buf, int lo, int hi)
 {
+    assert(0 <= lo && lo <= hi);
     int len = (int)sim_rng_range(rng, (uint64_t)lo, (uint64_t)hi);
     int i = 0;
     while (i < len) {
@@ -78,6 +83,7 @@ int tpcc_nstring(sim_rng *rng, char *buf, int lo, int hi)
 
 int tpcc_lastname(uint32_t num, char *buf)
 {
+    assert(num <= 999); /* three syllables */
     const char *a = syllables[(num / 100) % 10], *b = syllables[(num / 10) % 10],
                *c = syllables[num % 10];
     size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
@@ -91,6 +97,7 @@ int tpcc_lastname(uint32_t num, char *buf)
 int tpcc_data_string(sim_rng *rng, char *buf, int lo, int hi)
 {
     int len = tpcc_astring(rng, buf, lo, hi);
+    assert(lo >= 8); /* room for "ORIGINAL" */
     if (sim_rng_range(rng, 1, 100) <= 10) {
         int at = (int)sim_rng_range(rng, 0, (uint64_t)(len - 8));
         memcpy(buf + at, "ORIGINAL", 8);

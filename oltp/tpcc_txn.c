@@ -338,9 +338,11 @@ static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
 
 /*
  * Runs body inside a transaction (a write transaction when `reads` is given, which
- * prefetches its pages first) until it commits (or rolls back by request: body
- * returns SQLITE_ABORT after which ROLLBACK is issued and 1 is returned).
+ * prefetches its pages first) until it commits (TXN_COMMITTED) or rolls back by request
+ * (body returns SQLITE_ABORT, after which ROLLBACK is issued: TXN_ROLLED_BACK); SIM_ERR
+ * with err on a database error.
  */
+enum { TXN_COMMITTED = SIM_OK, TXN_ROLLED_BACK = 1 };
 static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, void *out, char *err,
                    size_t errlen)
 {
@@ -383,7 +385,7 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
         if (rc == SQLITE_OK && write && !requested_rollback && c->durable &&
             c->durable(c->durable_arg, err, errlen))
             return SIM_ERR;
-        if (rc == SQLITE_OK) return requested_rollback ? 1 : 0;
+        if (rc == SQLITE_OK) return requested_rollback ? TXN_ROLLED_BACK : TXN_COMMITTED;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {
             if (attempt >= MAX_RETRIES)
                 snprintf(err + strlen(err), errlen - strlen(err), " (gave up after %d restarts)",
@@ -540,12 +542,12 @@ int tpcc_new_order(tpcc_conn *c, const tpcc_no_in *in, bool *rolled_back, char *
 {
     no_out out = {0};
     int rc = run_txn(c, new_order_reads, new_order_body, in, &out, err, errlen);
-    *rolled_back = rc == 1;
-    if (rc == 1) c->counts.v[TPCC_CNT_ROLLBACKS]++;
-    if (rc >= 0)
+    *rolled_back = rc == TXN_ROLLED_BACK;
+    if (rc == TXN_ROLLED_BACK) c->counts.v[TPCC_CNT_ROLLBACKS]++;
+    if (rc != SIM_ERR)
         for (uint32_t i = 0; i < in->ol_cnt; i++)
             c->counts.v[TPCC_CNT_REMOTE_LINES] += in->supply_w_id[i] != in->w_id;
-    return rc < 0 ? -1 : 0;
+    return rc == SIM_ERR ? SIM_ERR : SIM_OK;
 }
 
 /* ---------------------------------------------------------------- Payment 2.5 */
@@ -631,11 +633,11 @@ static int payment_reads(tpcc_conn *c, const void *vin, void *unused)
 int tpcc_payment(tpcc_conn *c, const tpcc_pay_in *in, char *err, size_t errlen)
 {
     int rc = run_txn(c, payment_reads, payment_body, in, NULL, err, errlen);
-    if (rc >= 0) {
+    if (rc != SIM_ERR) {
         c->counts.v[TPCC_CNT_REMOTE_PAYMENTS] += in->c_w_id != in->w_id;
         c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
     }
-    return rc < 0 ? -1 : 0;
+    return rc == SIM_ERR ? SIM_ERR : SIM_OK;
 }
 
 /* ---------------------------------------------------------------- Order-Status 2.6 */
@@ -676,8 +678,8 @@ static int order_status_body(tpcc_conn *c, const void *vin, void *vout)
 int tpcc_order_status(tpcc_conn *c, const tpcc_os_in *in, char *err, size_t errlen)
 {
     int rc = run_txn(c, NULL, order_status_body, in, NULL, err, errlen);
-    if (rc >= 0) c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
-    return rc < 0 ? -1 : 0;
+    if (rc != SIM_ERR) c->counts.v[TPCC_CNT_BY_NAME] += in->by_name;
+    return rc == SIM_ERR ? SIM_ERR : SIM_OK;
 }
 
 /* ---------------------------------------------------------------- Delivery 2.7 */
@@ -774,7 +776,7 @@ static int delivery_reads(tpcc_conn *c, const void *vin, void *unused)
 int tpcc_delivery(tpcc_conn *c, const tpcc_del_in *in, int *skipped, char *err, size_t errlen)
 {
     int rc = run_txn(c, delivery_reads, delivery_body, in, skipped, err, errlen);
-    return rc < 0 ? -1 : 0;
+    return rc == SIM_ERR ? SIM_ERR : SIM_OK;
 }
 
 /* ---------------------------------------------------------------- Stock-Level 2.8 */
@@ -806,5 +808,5 @@ static int stock_level_body(tpcc_conn *c, const void *vin, void *vout)
 int tpcc_stock_level(tpcc_conn *c, const tpcc_sl_in *in, int *low_stock, char *err, size_t errlen)
 {
     int rc = run_txn(c, NULL, stock_level_body, in, low_stock, err, errlen);
-    return rc < 0 ? -1 : 0;
+    return rc == SIM_ERR ? SIM_ERR : SIM_OK;
 }

@@ -17,6 +17,7 @@
  */
 #include "sim/sim_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@
 #define NCHUNKS (NBUCKETS / SUB_COUNT)                       /* 33 */
 #define MAX_VALUE ((1ull << TOP_BIT) - 1)
 #define LAYOUT_NAME "loglinear-ns-1024x42"
+/* The layout the comment above describes (and result files depend on). */
+static_assert(NBUCKETS == 33792 && NCHUNKS == 33, "a result's bucket layout is fixed");
+static_assert(NBUCKETS % SUB_COUNT == 0, "whole chunks");
 
 typedef _Atomic uint64_t counter_t;
 
@@ -53,6 +57,7 @@ static inline void st(counter_t *c, uint64_t v)
 
 static inline uint32_t bucket_index(uint64_t v)
 {
+    assert(v <= MAX_VALUE); /* clamped by the caller */
     if (v < LINEAR_LIMIT) return (uint32_t)v;
     int b = 63 - __builtin_clzll(v); /* 11..41 */
     int shift = b - SUB_BITS;
@@ -66,10 +71,12 @@ static inline uint64_t bucket_low(uint32_t i, uint64_t *width)
         *width = 1;
         return i;
     }
+    assert(i < NBUCKETS);
     uint32_t k = (i - LINEAR_LIMIT) / SUB_COUNT;
     uint64_t sub = (i - LINEAR_LIMIT) % SUB_COUNT + SUB_COUNT;
     int shift = (int)k + 1;
     *width = 1ull << shift;
+    assert(*width * SUB_COUNT <= sub << shift); /* width <= 1/1024 of the lower bound */
     return sub << shift;
 }
 
@@ -133,6 +140,7 @@ void sim_hist_record_n(sim_hist *h, uint64_t v, uint64_t n)
         st(&h->clamped, ld(&h->clamped) + n);
     }
     uint32_t i = bucket_index(v);
+    assert(i < NBUCKETS);
     counter_t *p = chunk_for_write(h, i / SUB_COUNT);
     counter_t *slot = &p[i % SUB_COUNT];
     st(slot, ld(slot) + n);
@@ -279,6 +287,7 @@ uint64_t sim_hist_percentile(const sim_hist *h, double p)
     if (p >= 100) return ld(&h->max);
     uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)n);
     if (rank < 1) rank = 1;
+    assert(rank <= n); /* 0 < p < 100 */
     uint64_t seen = 0;
     for (uint32_t c = 0; c < NCHUNKS; c++) {
         const counter_t *q = chunk_for_read(h, c);
@@ -358,6 +367,7 @@ static sim_hist *fail(sim_hist *h, char *err, size_t errlen, const char *why)
 
 static void add_bucket(sim_hist *h, uint32_t idx, uint64_t n)
 {
+    assert(idx < NBUCKETS); /* the readers check the index they were given */
     counter_t *p = chunk_for_write(h, idx / SUB_COUNT);
     st(&p[idx % SUB_COUNT], ld(&p[idx % SUB_COUNT]) + n);
 }

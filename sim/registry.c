@@ -40,6 +40,7 @@ void sim_registry_add(sim_registry *r, const void *item)
 
 const void *sim_registry_find(const sim_registry *r, const char *name)
 {
+    assert(r->n >= 0 && r->n <= r->cap && !r->items[r->n]); /* items[0..n) then NULL */
     for (int i = 0; i < r->n; i++)
         if (!strcmp(name_of(r, r->items[i]), name)) return r->items[i];
     return NULL;

@@ -236,6 +236,7 @@ sim_meter *sim_run_meter(sim_run *r, int instance)
 void sim_run_add_probe(sim_run *r, const sim_probe_ops *ops, void *ctx)
 {
     pthread_mutex_lock(&r->lock);
+    assert(r->nprobes < (int)(sizeof r->probes / sizeof r->probes[0])); /* a build mistake */
     if (r->nprobes < (int)(sizeof r->probes / sizeof r->probes[0]))
         r->probes[r->nprobes++] = (probe){.ops = ops, .ctx = ctx};
     pthread_mutex_unlock(&r->lock);
@@ -521,6 +522,8 @@ static void wait_until(sim_run *r, uint64_t t)
 /* Opens the measured phase now (the end of a steady-state warm-up). */
 static void begin_measure(sim_run *r, uint64_t now)
 {
+    assert(measure_at(r) == UINT64_MAX); /* set once, when the warm-up ends */
+    assert(now >= r->t_start);
     if (r->cfg.duration_ns) atomic_store(&r->t_end, now + r->cfg.duration_ns);
     atomic_store(&r->t_measure, now);
 }

@@ -14,6 +14,7 @@
  */
 #include "sim/sim.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ static void heap_push(engine *e, uint64_t due, uint32_t id)
 
 static timer heap_pop(engine *e)
 {
+    assert(e->nheap > 0);
     timer top = e->heap[0];
     timer last = e->heap[--e->nheap];
     size_t i = 0, n = e->nheap;

@@ -10,6 +10,7 @@
  */
 #include "storage/engine_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -143,7 +144,9 @@ int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
     if (n > room) n = room;
     if (n == 0) return 0;
     int r = e->ops->submit(e, ios, n);
+    assert(r <= (int)n); /* a backend takes at most what it was given */
     if (r > 0) e->inflight += (unsigned)r;
+    assert(e->inflight <= e->qd);
     return r;
 }
 
@@ -157,7 +160,9 @@ static int submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wai
     if (wait_nr > e->inflight + n) wait_nr = e->inflight + n;
     int r = e->ops->submit_wait && wait_nr ? e->ops->submit_wait(e, ios, n, wait_nr)
                                            : e->ops->submit(e, ios, n);
+    assert(r <= (int)n);
     if (r > 0) e->inflight += (unsigned)r;
+    assert(e->inflight <= e->qd);
     return r;
 }
 
@@ -231,6 +236,7 @@ static int backend_reap(st_engine *e, st_io **done, unsigned max, unsigned min_w
         min_wait = e->inflight; /* never wait for I/Os that were not submitted */
     if (max == 0 || e->inflight == 0) return 0;
     int r = e->ops->reap(e, done, max, min_wait);
+    assert(r <= (int)max && (r < 0 || (unsigned)r <= e->inflight)); /* only what was submitted */
     if (r > 0) {
         e->inflight -= (unsigned)r;
         record(e, done, r);

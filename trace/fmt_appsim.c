@@ -160,7 +160,7 @@ static int put_varint(FILE *f, uint64_t v)
         if (v) b[n] |= 0x80;
         n++;
     } while (v);
-    return fwrite(b, 1, (size_t)n, f) == (size_t)n ? 0 : -1;
+    return fwrite(b, 1, (size_t)n, f) == (size_t)n ? SIM_OK : SIM_ERR;
 }
 
 static void put_le(unsigned char *b, uint64_t v, int n)
@@ -180,7 +180,7 @@ static int appsim_begin(tr_emit *e)
     e->prev_time = 0;
     e->prev_end = 0;
     e->prev_volume = 0;
-    return fwrite(h, 1, 32, e->f) == 32 ? 0 : -1;
+    return fwrite(h, 1, 32, e->f) == 32 ? SIM_OK : SIM_ERR;
 }
 
 static int appsim_record(tr_emit *e, const tr_record *r)

@@ -107,7 +107,7 @@ static const char *fio_name(const tr_emit *e)
 static int fio3_begin(tr_emit *e)
 {
     const char *n = fio_name(e);
-    return fprintf(e->f, "fio version 3 iolog\n0 %s add\n0 %s open\n", n, n) < 0 ? -1 : 0;
+    return fprintf(e->f, "fio version 3 iolog\n0 %s add\n0 %s open\n", n, n) < 0 ? SIM_ERR : SIM_OK;
 }
 
 static int fio3_record(tr_emit *e, const tr_record *r)

@@ -11,6 +11,7 @@
  */
 #include "trace/footprint_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,7 @@ static uint64_t mix(uint64_t x)
 /* Inserts h (never 0: 0 marks a free slot). */
 static void set_put(tr_footprint *f, uint64_t h)
 {
+    assert(h != 0 && f->kept < 2 * SET_CAP); /* a free slot remains: the loop ends */
     uint32_t mask = 2 * SET_CAP - 1, i = (uint32_t)h & mask;
     while (f->set[i]) {
         if (f->set[i] == h) return;
@@ -88,7 +90,7 @@ int tr_footprint_init(tr_footprint *f)
     memset(f, 0, sizeof *f);
     f->cap = EXT_CAP;
     f->ext = malloc((size_t)f->cap * sizeof *f->ext);
-    return f->ext ? 0 : -1;
+    return f->ext ? SIM_OK : SIM_ERR;
 }
 
 int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len)

@@ -10,6 +10,7 @@
  */
 #include "trace/pair_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,7 @@ bool tr_pair_complete(tr_pair *pr, uint32_t device, uint64_t sector, uint64_t ti
 int tr_pair_next(tr_pair *pr, tr_record *out, bool end)
 {
     if (!pr || pr->n == 0) return TR_PARSE_NONE;
+    assert(pr->n <= CAP && pr->head < CAP);
     held *h = &pr->ring[pr->head];
     bool stale = pr->last_time > h->r.time_ns + HORIZON_NS;
     if (!(h->done || end || stale || pr->n == CAP)) return TR_PARSE_NONE;

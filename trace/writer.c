@@ -35,7 +35,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static int raw_put(tr_writer *w, const void *b, size_t n)
 {
-    return fwrite(b, 1, n, w->raw) == n ? 0 : -1;
+    return fwrite(b, 1, n, w->raw) == n ? SIM_OK : SIM_ERR;
 }
 
 static ssize_t gz_write(void *cookie, const char *buf, size_t len)

@@ -567,7 +567,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 {
     int e = sim_atomic_write(path, data, len);
     if (e) sim_error("report: cannot write %s: %s", path, strerror(e));
-    return e ? -1 : 0;
+    return e ? SIM_ERR : SIM_OK;
 }
 
 int report_write(const cmp_set *set, const char *path, const char *title)

@@ -21,6 +21,7 @@
  */
 #include "storage/sqlite/sqlite_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +96,14 @@ static inline uint8_t *frame_mem(const bp_shard *p, uint32_t f)
 
 static bp_shard *shard_of(const bp_pool *p, uint64_t key)
 {
+    assert(p->nshards && (p->nshards & (p->nshards - 1)) == 0); /* a power of two: the mask */
     return &p->shards[(uint32_t)(mix_key(key) >> 20) & (p->nshards - 1)];
 }
 
 /* The shard that owns pool-wide frame index f. */
 static bp_shard *shard_of_frame(const bp_pool *p, uint32_t f)
 {
+    assert(f < p->nframes);
     uint32_t i = f / p->per_shard;
     return &p->shards[i < p->nshards ? i : p->nshards - 1];
 }
@@ -212,14 +215,17 @@ static uint32_t lookup(const bp_shard *p, uint64_t key)
 static void unlink_frame(bp_shard *p, uint32_t f)
 {
     uint32_t *pp = &p->buckets[hash_key(p, p->frames[f].key)];
-    while (*pp != f)
+    while (*pp != f) {
+        assert(*pp != NIL); /* a frame being unlinked is on its key's chain */
         pp = &p->frames[*pp].next;
+    }
     *pp = p->frames[f].next;
     p->frames[f].next = NIL;
 }
 
 static void link_frame(bp_shard *p, uint32_t f, uint64_t key)
 {
+    assert(f < p->nframes && lookup(p, key) == NIL); /* one frame per block */
     uint32_t b = hash_key(p, key);
     p->frames[f].key = key;
     p->frames[f].next = p->buckets[b];
@@ -268,6 +274,7 @@ static int load_frame(bp_shard *p, uint32_t f, uint64_t key, uint64_t blk, bp_lo
                       void *ctx, uint32_t *out)
 {
     bp_frame *fr = &p->frames[f];
+    assert(fr->state == F_EMPTY && fr->pins == 0); /* a victim from take_victim */
     fr->state = F_LOADING;
     fr->pins = 1;
     fr->ref = 1;
@@ -316,6 +323,7 @@ int bp_read(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, void *dst,
         wait_release(p);
     }
     if (f != NIL) {
+        assert(p->frames[f].state == F_VALID);
         p->hits++;
         touch_frame(&p->frames[f]);
         memcpy(dst, frame_mem(p, f) + off, len);
@@ -362,6 +370,7 @@ int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const voi
     } else {
         f = v;
         bp_frame *fr = &p->frames[f];
+        assert(fr->state == F_EMPTY && fr->pins == 0);
         fr->state = F_VALID;
         fr->pins = 1;
         fr->dirty = 0;
@@ -377,6 +386,7 @@ int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const voi
     if (dirty) {
         if (!fr->dirty) p->dirty++;
         fr->dirty = 1;
+        assert(fr->pins > 0);
         fr->pins--;
         if (!fr->pins) pthread_cond_broadcast(&p->cv);
     } else {
@@ -391,6 +401,7 @@ void bp_unpin(bp_pool *pool, uint32_t frame)
 {
     bp_shard *p = shard_of_frame(pool, frame);
     pthread_mutex_lock(&p->mu);
+    assert(frame - p->base < p->nframes && p->frames[frame - p->base].pins > 0);
     if (--p->frames[frame - p->base].pins == 0) pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
@@ -404,6 +415,7 @@ bool bp_take_dirty(bp_pool *pool, uint32_t file, uint64_t blk, void *dst, uint32
     bool took = false;
     if (f != NIL && p->frames[f].state == F_VALID && p->frames[f].dirty) {
         memcpy(dst, frame_mem(p, f), p->unit);
+        assert(p->dirty > 0); /* counts the dirty frames */
         p->frames[f].dirty = 0;
         p->dirty--;
         p->frames[f].pins++;
