@@ -160,6 +160,42 @@ static int lmdb_fds_checked(st_target *t, MDB_env *env, const char *data, const 
     return rc;
 }
 
+/* Frees what kv_open made so far (the environment when it was created). */
+static void open_failed(kv_db *d)
+{
+    if (d->env) mdb_env_close(d->env);
+    free(d->main);
+    free(d->sec);
+    free(d);
+}
+
+/* The environment: its map sized for the data with room to grow, its sync mode, and
+ * reader slots for every connection. An exit status. */
+static int open_env(kv_db *d, const sb_db_opts *o, uint64_t file, char *err, size_t errlen)
+{
+    int rc = mdb_env_create(&d->env);
+    if (rc) {
+        d->env = NULL;
+        return lerr(err, errlen, "env", rc);
+    }
+    uint64_t est = estimate_bytes(o->tables, o->table_size);
+    uint64_t base = est > file ? est : file;
+    /* Room to grow (inserts, page splits from updates): twice the data plus 1 GiB. The
+     * map is address space, not memory or disk. */
+    d->map_size = ((base * 2 + (1ull << 30)) + 0xfffff) & ~0xfffffull;
+    unsigned flags = MDB_NOSUBDIR | MDB_NORDAHEAD | MDB_NOTLS;
+    if (o->loading || !strcmp(o->sync, "off"))
+        flags |= MDB_NOSYNC;
+    else if (!strcmp(o->sync, "normal"))
+        flags |= MDB_NOMETASYNC;
+    if ((rc = mdb_env_set_mapsize(d->env, d->map_size)) ||
+        (rc = mdb_env_set_maxdbs(d->env, 2 * o->tables + 2)) ||
+        (rc = mdb_env_set_maxreaders(d->env, (unsigned)o->max_connections + 16)) ||
+        (rc = mdb_env_open(d->env, d->path, flags, 0644)))
+        return lerr(err, errlen, "opening the environment", rc);
+    return SIM_EXIT_OK;
+}
+
 static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, char *err,
                    size_t errlen)
 {
@@ -184,41 +220,15 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     d->tables = o->tables;
     d->main = calloc(o->tables + 1, sizeof *d->main);
     d->sec = calloc(o->tables + 1, sizeof *d->sec);
-    rc = d->main && d->sec ? mdb_env_create(&d->env) : ENOMEM;
-    if (rc) {
-        free(d->main);
-        free(d->sec);
-        free(d);
-        return lerr(err, errlen, "env", rc);
+    if (!d->main || !d->sec) {
+        open_failed(d);
+        return lerr(err, errlen, "env", ENOMEM);
     }
     struct stat st;
     uint64_t file = stat(d->path, &st) == 0 ? (uint64_t)st.st_size : 0;
-    uint64_t est = estimate_bytes(o->tables, o->table_size);
-    uint64_t base = est > file ? est : file;
-    /* Room to grow (inserts, page splits from updates): twice the data plus 1 GiB. The
-     * map is address space, not memory or disk. */
-    d->map_size = ((base * 2 + (1ull << 30)) + 0xfffff) & ~0xfffffull;
-    unsigned flags = MDB_NOSUBDIR | MDB_NORDAHEAD | MDB_NOTLS;
-    if (o->loading || !strcmp(o->sync, "off"))
-        flags |= MDB_NOSYNC;
-    else if (!strcmp(o->sync, "normal"))
-        flags |= MDB_NOMETASYNC;
-    if ((rc = mdb_env_set_mapsize(d->env, d->map_size)) ||
-        (rc = mdb_env_set_maxdbs(d->env, 2 * o->tables + 2)) ||
-        (rc = mdb_env_set_maxreaders(d->env, (unsigned)o->max_connections + 16)) ||
-        (rc = mdb_env_open(d->env, d->path, flags, 0644))) {
-        mdb_env_close(d->env);
-        free(d->main);
-        free(d->sec);
-        free(d);
-        return lerr(err, errlen, "opening the environment", rc);
-    }
-    rc = lmdb_fds_checked(t, d->env, data, lock, err, errlen);
-    if (rc) {
-        mdb_env_close(d->env);
-        free(d->main);
-        free(d->sec);
-        free(d);
+    if ((rc = open_env(d, o, file, err, errlen)) ||
+        (rc = lmdb_fds_checked(t, d->env, data, lock, err, errlen))) {
+        open_failed(d);
         return rc;
     }
     MDB_envinfo at_open;
@@ -229,20 +239,13 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     int dead = 0;
     mdb_reader_check(d->env, &dead);
     if (dead) sim_warn("lmdb: cleared %d reader slot(s) of dead processes in %s", dead, d->path);
-    rc = open_dbis(d, create, err, errlen);
-    if (rc) {
-        mdb_env_close(d->env);
-        free(d->main);
-        free(d->sec);
-        free(d);
+    if ((rc = open_dbis(d, create, err, errlen))) {
+        open_failed(d);
         return rc;
     }
     d->writers = sim_fifo_lock_new();
     if (!d->writers) {
-        mdb_env_close(d->env);
-        free(d->main);
-        free(d->sec);
-        free(d);
+        open_failed(d);
         return lerr(err, errlen, "open", ENOMEM);
     }
     *out = d;
@@ -345,27 +348,16 @@ static int drop_table(kv_db *d, uint32_t table, char *err, size_t errlen)
     return rc ? lerr(err, errlen, "commit", rc) : 0;
 }
 
-static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
-                         size_t errlen)
+/* The rows 1..rows of sbtest<table> in id order (appends), LOAD_BATCH per transaction;
+ * each row's (k, id) goes to pairs[id - 1] for the index. An exit status. */
+static int load_rows(kv_db *d, uint32_t table, uint64_t rows, sim_rng *rng, uint64_t *pairs,
+                     char *err, size_t errlen)
 {
-    kv_db *d = db;
-    if (table < 1 || table > d->tables) {
-        snprintf(err, errlen, "table %u out of range", table);
-        return SIM_EXIT_FAIL;
-    }
-    if (rows >= (1ull << 32)) {
-        snprintf(err, errlen, "--table-size must be below 2^32");
-        return SIM_EXIT_USAGE;
-    }
-    int rc = drop_table(d, table, err, errlen);
-    if (rc) return rc;
-    uint64_t *pairs = malloc(rows * sizeof *pairs);
-    if (!pairs && rows) return lerr(err, errlen, "load", ENOMEM);
     kv_row row;
     uint64_t id = 1;
+    int rc = 0;
     while (id <= rows) {
         if (sim_interrupted()) { /* Ctrl-C: stop between batches, table incomplete */
-            free(pairs);
             snprintf(err, errlen, "interrupted while loading sbtest%u", table);
             return SIM_EXIT_FAIL;
         }
@@ -391,19 +383,20 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
         }
         if ((rc = mdb_txn_commit(txn))) break;
     }
-    if (rc) {
-        free(pairs);
-        return lerr(err, errlen, "loading rows", rc);
-    }
-    /* The secondary index from the sorted (k, id) pairs: appends only. */
+    return rc ? lerr(err, errlen, "loading rows", rc) : SIM_EXIT_OK;
+}
+
+/* The secondary index from the (k, id) pairs, sorted here: appends only. An exit
+ * status. */
+static int build_index(kv_db *d, uint32_t table, uint64_t *pairs, uint64_t rows, char *err,
+                       size_t errlen)
+{
     uint64_t *tmp = malloc(rows * sizeof *tmp);
-    if (!tmp && rows) {
-        free(pairs);
-        return lerr(err, errlen, "load", ENOMEM);
-    }
+    if (!tmp && rows) return lerr(err, errlen, "load", ENOMEM);
     radix_sort(pairs, tmp, rows);
     free(tmp);
     size_t i = 0;
+    int rc = 0;
     while (i < rows) {
         MDB_txn *txn;
         MDB_cursor *cur;
@@ -424,9 +417,29 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
         }
         if ((rc = mdb_txn_commit(txn))) break;
     }
+    return rc ? lerr(err, errlen, "building the k index", rc) : SIM_EXIT_OK;
+}
+
+static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
+                         size_t errlen)
+{
+    kv_db *d = db;
+    if (table < 1 || table > d->tables) {
+        snprintf(err, errlen, "table %u out of range", table);
+        return SIM_EXIT_FAIL;
+    }
+    if (rows >= (1ull << 32)) {
+        snprintf(err, errlen, "--table-size must be below 2^32");
+        return SIM_EXIT_USAGE;
+    }
+    int rc = drop_table(d, table, err, errlen);
+    if (rc) return rc;
+    uint64_t *pairs = malloc(rows * sizeof *pairs);
+    if (!pairs && rows) return lerr(err, errlen, "load", ENOMEM);
+    rc = load_rows(d, table, rows, rng, pairs, err, errlen);
+    if (!rc) rc = build_index(d, table, pairs, rows, err, errlen);
     free(pairs);
-    if (rc) return lerr(err, errlen, "building the k index", rc);
-    return SIM_EXIT_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ connections */

@@ -369,32 +369,24 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
                     : "reads in one snapshot, then writes in one write transaction");
 }
 
-int sb_action_run(sb_cmd *c, json_t *doc)
+/* Opens every prepared instance into dbs[0..n) and checks that its tables are the ones
+ * the options describe; an exit status (the message printed). */
+static int open_prepared(sb_cmd *c, void **dbs, int n)
 {
     char err[1024];
-    int n = (int)c->instances, rc = 0;
-    /* Inserts and the WAL grow the files as the run goes: the run refuses to start, or
-     * stops, with less than --keep-free left. */
-    st_space_guard space = {.t = c->t, .keep_free = c->keep_free};
-    if (st_space_guard_check(&space, err, sizeof err)) {
-        sim_error("refusing to run: %s; free some space or lower --keep-free", err);
-        return SIM_EXIT_USAGE;
-    }
-    void **dbs = calloc((size_t)n, sizeof *dbs);
-    if (!dbs) return SIM_EXIT_FAIL;
-    for (int i = 0; i < n && rc == 0; i++) {
+    int rc = SIM_EXIT_OK;
+    for (int i = 0; i < n && rc == SIM_EXIT_OK; i++) {
         if (!sb_cmd_instance_exists(c, i)) {
             sim_error("instance %d is not prepared in %s: run `appsim sysbench prepare` with the "
                       "same --engine, --tables, --table-size and --instances",
                       i + 1, c->target);
-            rc = SIM_EXIT_USAGE;
-            break;
+            return SIM_EXIT_USAGE;
         }
         sb_db_opts o = sb_cmd_db_opts(c, i, false);
         rc = c->engine->open(c->t, &o, false, &dbs[i], err, sizeof err);
         if (rc) {
             sim_error("%s", err);
-            break;
+            return rc;
         }
         sb_meta m;
         rc = c->engine->meta_get(dbs[i], &m, err, sizeof err);
@@ -403,9 +395,14 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         else
             rc = meta_matches(c, i, &m);
     }
-    if (rc) goto out;
+    return rc;
+}
 
-    const char *type_names[1] = {sb_workload_name(c->ev.workload)};
+/* The measured run of n instances, with the drive's counters and the space guard; the
+ * run keeps type_names (one: the workload's name). */
+static sim_run *new_run(const sb_cmd *c, int n, const char *const *type_names,
+                        st_space_guard *space)
+{
     sim_run_config rc_cfg = {
         .type_names = type_names,
         .ntypes = 1,
@@ -420,7 +417,104 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     sim_run_config_warmup(&rc_cfg, c->warmup_ns, c->steady_round_ns, c->steady_max_rounds);
     sim_run *run = sim_run_new(&rc_cfg);
     sim_run_add_probe(run, &st_device_io_probe, c->t);
-    sim_run_add_guard(run, st_space_guard_check, &space);
+    sim_run_add_guard(run, st_space_guard_check, space);
+    return run;
+}
+
+/* The users on the connections, from start to finish of the run; sim_vu_run's status. */
+static int run_users(const sb_cmd *c, int n, sim_run *run, sb_wl *wl, sim_vu_stats *stats)
+{
+    sim_vu_ops ops = {.worker_open = vu_open, .worker_close = vu_close, .run = vu_unit};
+    sim_vu_config vc = {
+        .instances = n,
+        .vusers = (uint32_t)c->threads,
+        .workers = (int)c->threads,
+        .rate = c->rate,
+        .seed = c->seed,
+    };
+    sim_info("%s: %s, %llu thread(s) x %d instance(s), %s", c->engine->name,
+             sb_workload_name(c->ev.workload), (unsigned long long)c->threads, n,
+             c->rate > 0 ? "open loop" : "closed loop");
+    sim_run_start(run);
+    int vrc = sim_vu_run(run, &vc, &ops, wl, stats);
+    sim_run_finish(run);
+    return vrc;
+}
+
+/* The result's run sections, its "sysbench" section and the engine's. */
+static void put_results(const sb_cmd *c, json_t *doc, const sim_run *run, json_t *engine,
+                        const sb_wl *wl, const sim_vu_stats *stats)
+{
+    sim_result_put_run(doc, NULL, run);
+    json_t *sb = sysbench_section(c, run);
+    if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
+                                  "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,
+                                  "wake_late_max_ns", (json_int_t)stats->wake_late_max_ns));
+    json_object_set_new(doc, "sysbench", sb);
+    json_object_set_new(doc, "engine", engine);
+}
+
+/* The engine's memory: the cgroup limit applied (or why not), and what stayed cached. */
+static void print_memory(const json_t *mem)
+{
+    if (json_is_true(json_object_get(mem, "applied")))
+        printf("  memory: cgroup %s limit %lld bytes (peak %lld)\n",
+               json_string_value(json_object_get(mem, "version")),
+               (long long)json_integer_value(json_object_get(mem, "limit_bytes")),
+               (long long)json_integer_value(json_object_get(mem, "peak_bytes")));
+    else
+        printf("  memory: NOT limited (%s)\n", json_string_value(json_object_get(mem, "reason")));
+    const json_t *res = json_object_get(mem, "resident_at_end");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(res, i, v)
+        printf("  resident in page cache at end: %.1f%% of %s\n",
+               100.0 * json_real_value(json_object_get(v, "resident_share")),
+               json_string_value(json_object_get(v, "file")));
+}
+
+/* The text summary: sim's, then the queries, page faults and memory. */
+static void print_results(const json_t *doc)
+{
+    sim_result_print(stdout, doc);
+    const json_t *sb = json_object_get(doc, "sysbench");
+    const json_t *qps = json_object_get(sb, "qps");
+    printf("  queries/s: read %.1f, write %.1f, other %.1f, total %.1f; retries %lld\n",
+           json_real_value(json_object_get(qps, "read")),
+           json_real_value(json_object_get(qps, "write")),
+           json_real_value(json_object_get(qps, "other")),
+           json_real_value(json_object_get(qps, "total")),
+           (long long)json_integer_value(json_object_get(sb, "retries")));
+    const json_t *pf = json_object_get(doc, "page_faults");
+    if (json_is_object(pf))
+        printf("  page faults: %lld major, %lld minor\n",
+               (long long)json_integer_value(json_object_get(pf, "major")),
+               (long long)json_integer_value(json_object_get(pf, "minor")));
+    const json_t *mem = json_object_get(json_object_get(doc, "engine"), "memory");
+    if (json_is_object(mem)) print_memory(mem);
+    fflush(stdout);
+}
+
+int sb_action_run(sb_cmd *c, json_t *doc)
+{
+    char err[1024];
+    int n = (int)c->instances;
+    /* Inserts and the WAL grow the files as the run goes: the run refuses to start, or
+     * stops, with less than --keep-free left. */
+    st_space_guard space = {.t = c->t, .keep_free = c->keep_free};
+    if (st_space_guard_check(&space, err, sizeof err)) {
+        sim_error("refusing to run: %s; free some space or lower --keep-free", err);
+        return SIM_EXIT_USAGE;
+    }
+    void **dbs = calloc((size_t)n, sizeof *dbs);
+    if (!dbs) return SIM_EXIT_FAIL;
+    int rc = open_prepared(c, dbs, n);
+    if (rc) goto out;
+
+    const char *type_names[1] = {sb_workload_name(c->ev.workload)};
+    sim_run *run = new_run(c, n, type_names, &space);
     json_t *engine =
         json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
@@ -435,72 +529,19 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         }
     }
     sb_wl wl = {.c = c, .dbs = dbs};
-    pthread_mutex_init(&wl.lock, NULL);
-    sim_vu_ops ops = {.worker_open = vu_open, .worker_close = vu_close, .run = vu_unit};
-    sim_vu_config vc = {
-        .instances = n,
-        .vusers = (uint32_t)c->threads,
-        .workers = (int)c->threads,
-        .rate = c->rate,
-        .seed = c->seed,
-    };
     sim_vu_stats stats = {0};
-    sim_info("%s: %s, %llu thread(s) x %d instance(s), %s", c->engine->name,
-             sb_workload_name(c->ev.workload), (unsigned long long)c->threads, n,
-             c->rate > 0 ? "open loop" : "closed loop");
-    sim_run_start(run);
-    int vrc = sim_vu_run(run, &vc, &ops, &wl, &stats);
-    sim_run_finish(run);
+    pthread_mutex_init(&wl.lock, NULL);
+    int vrc = run_users(c, n, run, &wl, &stats);
     if (c->engine->run_end) c->engine->run_end(dbs, n, run_state, engine);
     json_t *inst = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(inst, c->engine->json(dbs[i]));
     json_object_set_new(engine, "instances", inst);
-
-    sim_result_put_run(doc, NULL, run);
-    json_t *sb = sysbench_section(c, run);
-    if (wl.first_error[0]) json_object_set_new(sb, "first_error", json_string(wl.first_error));
-    json_object_set_new(sb, "scheduler",
-                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats.max_queue,
-                                  "wake_late_p99_ns", (json_int_t)stats.wake_late_p99_ns,
-                                  "wake_late_max_ns", (json_int_t)stats.wake_late_max_ns));
-    json_object_set_new(doc, "sysbench", sb);
-    json_object_set_new(doc, "engine", engine);
-    sim_result_print(stdout, doc);
-    const json_t *qps = json_object_get(sb, "qps");
-    printf("  queries/s: read %.1f, write %.1f, other %.1f, total %.1f; retries %lld\n",
-           json_real_value(json_object_get(qps, "read")),
-           json_real_value(json_object_get(qps, "write")),
-           json_real_value(json_object_get(qps, "other")),
-           json_real_value(json_object_get(qps, "total")),
-           (long long)json_integer_value(json_object_get(sb, "retries")));
-    const json_t *pf = json_object_get(doc, "page_faults");
-    if (json_is_object(pf))
-        printf("  page faults: %lld major, %lld minor\n",
-               (long long)json_integer_value(json_object_get(pf, "major")),
-               (long long)json_integer_value(json_object_get(pf, "minor")));
-    const json_t *mem = json_object_get(engine, "memory");
-    if (json_is_object(mem)) {
-        if (json_is_true(json_object_get(mem, "applied")))
-            printf("  memory: cgroup %s limit %lld bytes (peak %lld)\n",
-                   json_string_value(json_object_get(mem, "version")),
-                   (long long)json_integer_value(json_object_get(mem, "limit_bytes")),
-                   (long long)json_integer_value(json_object_get(mem, "peak_bytes")));
-        else
-            printf("  memory: NOT limited (%s)\n",
-                   json_string_value(json_object_get(mem, "reason")));
-        const json_t *res = json_object_get(mem, "resident_at_end");
-        size_t i;
-        const json_t *v;
-        json_array_foreach(res, i, v)
-            printf("  resident in page cache at end: %.1f%% of %s\n",
-                   100.0 * json_real_value(json_object_get(v, "resident_share")),
-                   json_string_value(json_object_get(v, "file")));
-    }
-    fflush(stdout);
+    put_results(c, doc, run, engine, &wl, &stats);
+    print_results(doc);
     pthread_mutex_destroy(&wl.lock);
     /* A guard's stop leaves a complete result, but the run did not last its --time. */
-    rc = vrc || sim_run_stopped_by(run) ? SIM_EXIT_FAIL : 0;
+    rc = vrc || sim_run_stopped_by(run) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
     sim_run_free(run);
 out:
     for (int i = 0; i < n; i++)

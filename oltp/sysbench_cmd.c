@@ -7,7 +7,6 @@
  */
 #include "oltp/sysbench_internal.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,9 +20,9 @@ static const char usage[] =
         .name = n, .kind = SIM_OPT_U64, .dst = &c->field, .help = h, .min = lo, .max = hi          \
     }
 
-/* This invocation's options at their defaults, and its option table (pointing into c)
- * in opts[0..n): nothing of an invocation is kept in file-level state. */
-static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
+/* This invocation's options at their defaults: nothing of an invocation is kept in
+ * file-level state. */
+static void sb_cli_defaults(sb_cmd *c)
 {
     *c = (sb_cmd){
         .engine_name = "sqlite",
@@ -59,8 +58,13 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
         .max_retries = 100,
         .keep_free = 1ull << 30,
     };
+}
+
+/* What runs: the target, the engine, the workload and its statement counts. */
+static void workload_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
+{
     snprintf(c->engine_help, sizeof c->engine_help, "database engine: %s", sb_engine_names());
-    const sim_opt table[] = {
+    const sim_opt part[] = {
         {.name = "target",
          .kind = SIM_OPT_STRING,
          .dst = &c->target,
@@ -98,6 +102,14 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
          .kind = SIM_OPT_FLAG,
          .dst = &c->skip_trx,
          .help = "no BEGIN/COMMIT: every statement commits on its own"},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* Which rows: sysbench's --rand-* distributions. */
+static void distribution_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "rand-type",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->rand_type,
@@ -118,6 +130,14 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
          .help = "zipfian exponent",
          .min = 0,
          .max = 100},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* How long and how hard: users, rate, phases, instances. */
+static void load_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         U64("threads", threads, 1, 4096, "connections (closed loop: users) per instance"),
         {.name = "rate",
          .kind = SIM_OPT_DOUBLE,
@@ -132,6 +152,14 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
         SIM_VOCAB_REPORT_INTERVAL(&c->report_ns),
         U64("instances", instances, 1, 256,
             "independent sets of tables and threads on the target (like VMs)"),
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The database on the drive, and the output. */
+static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "buffer",
          .kind = SIM_OPT_SIZE,
          .dst = &c->buffer,
@@ -168,8 +196,19 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
         SIM_VOCAB_QUIET(&c->quiet, "no progress or interval lines on stderr"),
         SIM_OPT_END,
     };
-    assert(sizeof table / sizeof *table <= n);
-    memcpy(opts, table, sizeof table);
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* This invocation's options at their defaults, and its option table (pointing into c)
+ * in opts[0..n). */
+static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
+{
+    sb_cli_defaults(c);
+    size_t at = 0;
+    workload_opts(c, opts, n, &at);
+    distribution_opts(c, opts, n, &at);
+    load_opts(c, opts, n, &at);
+    database_opts(c, opts, n, &at);
 }
 
 /* What the chosen database engine can do: options that do not apply to it are refused

@@ -208,7 +208,7 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
     if (sqlite3_prepare_v2(db, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check", -1, &st,
                            NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        return -1;
+        return SIM_ERR;
     }
     watch w;
     watch_begin(db, &w, quick ? "quick_check" : "integrity_check");
@@ -219,10 +219,10 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
             snprintf(err, errlen, "check interrupted");
         else
             snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        result = -1;
+        result = SIM_ERR;
     } else {
         const char *line = (const char *)sqlite3_column_text(st, 0);
-        result = line && !strcmp(line, "ok") ? 0 : 1;
+        result = line && !strcmp(line, "ok") ? TPCC_INTEGRITY_OK : TPCC_INTEGRITY_PROBLEMS;
         if (result) snprintf(err, errlen, "%s", line ? line : "(no answer)");
     }
     sqlite3_finalize(st);

@@ -34,10 +34,9 @@
 #define MIN_BUFFER (8ull << 20)
 #define LOAD_BUFFER_MAX (512ull << 20)
 
-/* This invocation's options at their defaults, and its option table (pointing into
- * o) in opts[0..n). Nothing of an invocation is kept in file-level state: suite may run
- * tpcc twice in one process. */
-static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
+/* This invocation's options at their defaults. Nothing of an invocation is kept in
+ * file-level state: suite may run tpcc twice in one process. */
+static void tpcc_cli_defaults(tpcc_options *o)
 {
     *o = (tpcc_options){
         .scale = 1,
@@ -62,7 +61,12 @@ static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
         .prefetch = "on",
         .group_commit = "on",
     };
-    const sim_opt table[] = {
+}
+
+/* The size of the job: warehouses, users, instances, connections. */
+static void size_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "scale",
          .kind = SIM_OPT_U64,
          .dst = &o->scale,
@@ -88,6 +92,14 @@ static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
          .max = 1024,
          .help = "worker connections per instance (0 = min(users, 8)); one more runs deferred "
                  "deliveries"},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The run: its phases, the users' pacing and the transaction mix. */
+static void run_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         SIM_VOCAB_DURATION(&o->duration_ns, 0.001, ""),
         SIM_VOCAB_WARMUP(&o->warmup_ns, "; \"steady\": until the TPS is steady (SNIA PTS rule, "
                                         "rounds of --steady-round)"),
@@ -107,6 +119,14 @@ static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
          .kind = SIM_OPT_STRING,
          .dst = &o->mix,
          .help = "percent new_order,payment,order_status,delivery,stock_level (shuffled deck)"},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The database on the drive, the output and the target. */
+static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "buffer",
          .kind = SIM_OPT_SIZE,
          .dst = &o->buffer,
@@ -166,8 +186,18 @@ static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
         ST_OPT_IOENGINE(o->engine, "io-engine"),
         SIM_OPT_END,
     };
-    assert(sizeof table / sizeof *table <= n);
-    memcpy(opts, table, sizeof table);
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* This invocation's options at their defaults, and its option table (pointing into
+ * o) in opts[0..n). */
+static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
+{
+    tpcc_cli_defaults(o);
+    size_t at = 0;
+    size_opts(o, opts, n, &at);
+    run_opts(o, opts, n, &at);
+    database_opts(o, opts, n, &at);
 }
 
 static const char usage_text[] =
@@ -407,13 +437,14 @@ static int remove_instance_files(st_target *t, int i, bool pristine_too, char *e
     return SIM_EXIT_OK;
 }
 
-static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *just_loaded)
+/* Which instances need a load (need[], their count in *nneed): absent or unfinished
+ * ones. An exit status: a database of another scale, or one kept without the pristine
+ * copy --keep-pristine needs, is a usage error. */
+static int instances_to_load(const tpcc_options *o, st_target *t, bool *need, int *nneed)
 {
     char err[1024];
-    int n = (int)o->instances;
-    bool need[64] = {0};
-    int nneed = 0;
-    for (int i = 0; i < n; i++) {
+    *nneed = 0;
+    for (int i = 0; i < (int)o->instances; i++) {
         int s = instance_state(t, o, i, err, sizeof err);
         if (s == SIM_EXIT_USAGE) {
             sim_error("%s", err);
@@ -431,8 +462,95 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
                 return SIM_EXIT_USAGE;
             }
         }
-        nneed += need[i];
+        *nneed += need[i];
     }
+    return SIM_EXIT_OK;
+}
+
+/* Loads the needed instances at once, one thread each (after removing what an
+ * unfinished load left); each job's outcome is in jobs[i]. An exit status. */
+static int load_all(const tpcc_options *o, st_target *t, const bool *need, load_job *jobs)
+{
+    char err[1024];
+    pthread_t th[64];
+    bool started[64] = {0};
+    int rc = SIM_EXIT_OK;
+    for (int i = 0; i < (int)o->instances; i++) {
+        if (!need[i]) continue;
+        if (remove_instance_files(t, i, true, err, sizeof err)) {
+            sim_error("tpcc: cannot remove the unfinished database of instance %d: %s", i + 1, err);
+            rc = SIM_EXIT_FAIL;
+            break;
+        }
+        jobs[i] = (load_job){.o = o, .t = t, .instance = i};
+        started[i] = pthread_create(&th[i], NULL, load_instance, &jobs[i]) == 0;
+        if (!started[i]) {
+            jobs[i].rc = SIM_EXIT_FAIL;
+            snprintf(jobs[i].err, sizeof jobs[i].err, "cannot start a loader thread");
+        }
+    }
+    for (int i = 0; i < (int)o->instances; i++)
+        if (started[i]) pthread_join(th[i], NULL);
+    return rc;
+}
+
+/* The loads' figures per instance into *per, and the rows loaded in all into *rows;
+ * marks the loaded instances in just_loaded[]. The first failure's exit status. */
+static int record_loads(const tpcc_options *o, const bool *need, load_job *jobs, json_t **per,
+                        uint64_t *rows, bool *just_loaded)
+{
+    int rc = SIM_EXIT_OK;
+    *rows = 0;
+    *per = json_array();
+    for (int i = 0; i < (int)o->instances; i++) {
+        if (!need[i]) continue;
+        if (jobs[i].rc) {
+            sim_error("tpcc: loading instance %d failed: %s", i + 1, jobs[i].err);
+            rc = rc ? rc : (sim_interrupted() ? SIM_EXIT_FAIL : jobs[i].rc);
+            json_decref(jobs[i].db_json);
+            continue;
+        }
+        *rows += jobs[i].st.rows;
+        just_loaded[i] = true;
+        json_t *pj = (json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance", i + 1, "rows",
+                                (json_int_t)jobs[i].st.rows, "seconds", jobs[i].st.seconds,
+                                "checkpoint_seconds", jobs[i].checkpoint_seconds,
+                                "warehouses_per_s", (double)o->scale / jobs[i].st.seconds,
+                                "generator_busy_s", jobs[i].st.gen_busy_seconds, "writer_wait_s",
+                                jobs[i].st.writer_wait_seconds));
+        if (jobs[i].db_json) json_object_set_new(pj, "database", jobs[i].db_json);
+        json_array_append_new(*per, pj);
+    }
+    return rc;
+}
+
+/* --keep-pristine: a copy of each freshly loaded database, recorded in prep. */
+static int save_pristine(const tpcc_options *o, st_target *t, const bool *need, json_t *prep)
+{
+    char err[1024];
+    json_t *pr = json_array();
+    json_object_set_new(prep, "pristine", pr);
+    for (int i = 0; i < (int)o->instances; i++) {
+        if (!need[i]) continue;
+        json_t *info = json_object();
+        json_array_append_new(pr, info);
+        int rc = tpcc_pristine_save(t, i, info, err, sizeof err);
+        if (rc) {
+            sim_error("tpcc: keeping the pristine copy of instance %d: %s", i + 1, err);
+            return rc;
+        }
+    }
+    return SIM_EXIT_OK;
+}
+
+static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *just_loaded)
+{
+    char err[1024];
+    int n = (int)o->instances;
+    bool need[64] = {0};
+    int nneed;
+    int rc = instances_to_load(o, t, need, &nneed);
+    if (rc) return rc;
     json_t *prep = json_object();
     json_object_set_new(doc, "prepare", prep);
     if (!nneed) {
@@ -443,7 +561,7 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
     }
     uint64_t est = tpcc_estimate_bytes(o->scale) * (uint64_t)nneed * (o->keep_pristine ? 2 : 1);
     char estbuf[32];
-    int rc = st_target_check_space(t, est + o->keep_free, err, sizeof err);
+    rc = st_target_check_space(t, est + o->keep_free, err, sizeof err);
     if (rc) {
         char keepbuf[32];
         sim_error("tpcc: %d instance(s) of scale %llu need an estimated %s, plus --keep-free %s "
@@ -456,84 +574,38 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
              (unsigned long long)o->scale, st_target_path(t),
              sim_format_size(est, estbuf, sizeof estbuf));
     load_job jobs[64];
-    pthread_t th[64];
-    bool started[64] = {0};
     uint64_t t0 = sim_now_ns();
-    for (int i = 0; i < n; i++) {
-        if (!need[i]) continue;
-        if (remove_instance_files(t, i, true, err, sizeof err)) {
-            sim_error("tpcc: cannot remove the unfinished database of instance %d: %s", i + 1, err);
-            return SIM_EXIT_FAIL;
-        }
-        jobs[i] = (load_job){.o = o, .t = t, .instance = i};
-        started[i] = pthread_create(&th[i], NULL, load_instance, &jobs[i]) == 0;
-        if (!started[i]) {
-            jobs[i].rc = SIM_EXIT_FAIL;
-            snprintf(jobs[i].err, sizeof jobs[i].err, "cannot start a loader thread");
-        }
-    }
-    for (int i = 0; i < n; i++)
-        if (started[i]) pthread_join(th[i], NULL);
+    if ((rc = load_all(o, t, need, jobs))) return rc;
     double secs = (double)(sim_now_ns() - t0) / 1e9;
-    rc = 0;
-    uint64_t rows = 0;
-    json_t *per = json_array();
-    for (int i = 0; i < n; i++) {
-        if (!need[i]) continue;
-        if (jobs[i].rc) {
-            sim_error("tpcc: loading instance %d failed: %s", i + 1, jobs[i].err);
-            rc = rc ? rc : (sim_interrupted() ? SIM_EXIT_FAIL : jobs[i].rc);
-            json_decref(jobs[i].db_json);
-            continue;
-        }
-        rows += jobs[i].st.rows;
-        just_loaded[i] = true;
-        json_t *pj = (json_pack("{s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "instance", i + 1, "rows",
-                                (json_int_t)jobs[i].st.rows, "seconds", jobs[i].st.seconds,
-                                "checkpoint_seconds", jobs[i].checkpoint_seconds,
-                                "warehouses_per_s", (double)o->scale / jobs[i].st.seconds,
-                                "generator_busy_s", jobs[i].st.gen_busy_seconds, "writer_wait_s",
-                                jobs[i].st.writer_wait_seconds));
-        if (jobs[i].db_json) json_object_set_new(pj, "database", jobs[i].db_json);
-        json_array_append_new(per, pj);
-    }
-    int first = 0;
-    while (!need[first])
-        first++;
     json_object_set_new(prep, "loaded", json_true());
     json_object_set_new(prep, "instances_loaded", json_integer(nneed));
     json_object_set_new(prep, "seconds", json_real(secs));
+    json_t *per;
+    uint64_t rows;
+    rc = record_loads(o, need, jobs, &per, &rows, just_loaded);
     json_object_set_new(prep, "rows", json_integer((json_int_t)rows));
     json_object_set_new(prep, "warehouses_per_s_per_instance", json_real((double)o->scale / secs));
     json_object_set_new(prep, "estimated_bytes", json_integer((json_int_t)est));
     json_object_set_new(prep, "per_instance", per);
     if (rc) return rc;
+    int first = 0;
+    while (!need[first])
+        first++;
     sim_info("tpcc: loaded %d x %llu warehouse(s) in %.1f s (%.2f warehouses/s per instance; "
              "instance %d: rows %.1f s, final checkpoint %.1f s)",
              nneed, (unsigned long long)o->scale, secs, (double)o->scale / secs, first + 1,
              jobs[first].st.seconds, jobs[first].checkpoint_seconds);
-    if (o->keep_pristine) {
-        json_t *pr = json_array();
-        json_object_set_new(prep, "pristine", pr);
-        for (int i = 0; i < n; i++) {
-            if (!need[i]) continue;
-            json_t *info = json_object();
-            json_array_append_new(pr, info);
-            if ((rc = tpcc_pristine_save(t, i, info, err, sizeof err))) {
-                sim_error("tpcc: keeping the pristine copy of instance %d: %s", i + 1, err);
-                return rc;
-            }
-        }
-    }
-    return SIM_EXIT_OK;
+    return o->keep_pristine ? save_pristine(o, t, need, prep) : SIM_EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- check */
 
-static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bool *all_pass)
+/* Opens instance i's database for the check, its metadata in *m: an exit status, the
+ * message printed. */
+static int open_for_check(const tpcc_options *o, st_target *t, int i, const char *name, st_db **db,
+                          sqlite3 **c, tpcc_meta *m)
 {
-    char name[64], err[1024];
-    tpcc_db_name(i, name, sizeof name);
+    char err[1024];
     if (!st_target_owns(t, name)) {
         sim_error("tpcc check: no database for instance %d in %s; run `appsim tpcc prepare "
                   "--target %s` first",
@@ -542,60 +614,54 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
     }
     st_db_opts dbo;
     bulk_db_opts(o, &dbo);
-    st_db *db = NULL;
-    sqlite3 *c = NULL;
-    int rc = st_db_open(t, name, &dbo, false, &db, err, sizeof err);
+    int rc = st_db_open(t, name, &dbo, false, db, err, sizeof err);
     if (rc) {
         sim_error("tpcc check: instance %d: %s", i + 1, err);
         return rc;
     }
-    if ((rc = st_db_connect(db, &c, err, sizeof err))) {
+    if ((rc = st_db_connect(*db, c, err, sizeof err))) {
         sim_error("tpcc check: instance %d: %s", i + 1, err);
-        st_db_close(db);
+        st_db_close(*db);
         return rc;
     }
-    tpcc_meta m;
-    int mr = tpcc_meta_read(c, &m, err, sizeof err);
-    if (mr != TPCC_META_READ || !m.complete) {
+    int mr = tpcc_meta_read(*c, m, err, sizeof err);
+    if (mr != TPCC_META_READ || !m->complete) {
         sim_error("tpcc check: instance %d (%s) is not a completely loaded TPC-C database%s%s; "
                   "run `appsim tpcc prepare`",
                   i + 1, name, mr < 0 ? ": " : "", mr < 0 ? err : "");
-        sqlite3_close(c);
-        st_db_close(db);
+        sqlite3_close(*c);
+        st_db_close(*db);
         return SIM_EXIT_FAIL;
     }
-    printf("instance %d (%s, scale %lld%s):\n", i + 1, name, (long long)m.scale,
-           m.fresh ? ", as loaded" : ", after transactions");
-    json_t *ji = json_object();
-    json_object_set_new(ji, "instance", json_integer(i + 1));
-    json_object_set_new(ji, "fresh", json_boolean(m.fresh));
-    json_array_append_new(out, ji);
-    rc = 0;
-    if (strcmp(o->integrity, "off")) {
-        uint64_t t0 = sim_now_ns();
-        int ir = tpcc_integrity(c, !strcmp(o->integrity, "quick"), err, sizeof err);
-        double s = (double)(sim_now_ns() - t0) / 1e9;
-        printf("  %-4s %-72s %s (%.2f s)\n", "",
-               o->integrity[0] == 'q' ? "SQLite quick_check" : "SQLite integrity_check",
-               ir == 0                         ? "pass"
-               : (ir < 0 && sim_interrupted()) ? "interrupted"
-                                               : "FAIL",
-               s);
-        if (ir) printf("       %s\n", err);
-        json_object_set_new(ji, "integrity",
-                            json_pack("{s:s, s:b, s:s?}", "mode", o->integrity, "pass", ir == 0,
-                                      "problem", ir ? err : NULL));
-        if (ir) *all_pass = false;
-        if (ir < 0) rc = SIM_EXIT_FAIL;
-    }
-    tpcc_check_result res[12];
-    int n = rc ? -1 : tpcc_check_run(c, 1, 12, m.fresh, res, err, sizeof err);
-    if (n < 0 && !rc) {
-        sim_error("tpcc check: instance %d: %s", i + 1, err);
-        rc = SIM_EXIT_FAIL;
-    }
-    json_t *conds = json_array();
-    json_object_set_new(ji, "conditions", conds);
+    return SIM_EXIT_OK;
+}
+
+/* SQLite's integrity check (--integrity full or quick), printed and recorded in ji. An
+ * exit status: a database error or interruption fails, a failed check only clears
+ * *all_pass. */
+static int check_integrity(const tpcc_options *o, sqlite3 *c, json_t *ji, bool *all_pass)
+{
+    char err[1024];
+    uint64_t t0 = sim_now_ns();
+    int ir = tpcc_integrity(c, !strcmp(o->integrity, "quick"), err, sizeof err);
+    double s = (double)(sim_now_ns() - t0) / 1e9;
+    printf("  %-4s %-72s %s (%.2f s)\n", "",
+           o->integrity[0] == 'q' ? "SQLite quick_check" : "SQLite integrity_check",
+           ir == TPCC_INTEGRITY_OK                ? "pass"
+           : (ir == SIM_ERR && sim_interrupted()) ? "interrupted"
+                                                  : "FAIL",
+           s);
+    if (ir) printf("       %s\n", err);
+    json_object_set_new(ji, "integrity",
+                        json_pack("{s:s, s:b, s:s?}", "mode", o->integrity, "pass",
+                                  ir == TPCC_INTEGRITY_OK, "problem", ir ? err : NULL));
+    if (ir) *all_pass = false;
+    return ir == SIM_ERR ? SIM_EXIT_FAIL : SIM_EXIT_OK;
+}
+
+/* The consistency conditions' outcomes, printed and recorded in conds. */
+static void report_conditions(const tpcc_check_result *res, int n, json_t *conds, bool *all_pass)
+{
     for (int k = 0; k < n; k++) {
         const tpcc_check_result *r = &res[k];
         if (r->skipped)
@@ -610,6 +676,33 @@ static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bo
                                                (json_int_t)r->violations, "seconds", r->seconds));
         if (!r->pass) *all_pass = false;
     }
+}
+
+static int check_one(const tpcc_options *o, st_target *t, int i, json_t *out, bool *all_pass)
+{
+    char name[64], err[1024];
+    tpcc_db_name(i, name, sizeof name);
+    st_db *db = NULL;
+    sqlite3 *c = NULL;
+    tpcc_meta m;
+    int rc = open_for_check(o, t, i, name, &db, &c, &m);
+    if (rc) return rc;
+    printf("instance %d (%s, scale %lld%s):\n", i + 1, name, (long long)m.scale,
+           m.fresh ? ", as loaded" : ", after transactions");
+    json_t *ji = json_object();
+    json_object_set_new(ji, "instance", json_integer(i + 1));
+    json_object_set_new(ji, "fresh", json_boolean(m.fresh));
+    json_array_append_new(out, ji);
+    if (strcmp(o->integrity, "off")) rc = check_integrity(o, c, ji, all_pass);
+    tpcc_check_result res[12];
+    int n = rc ? -1 : tpcc_check_run(c, 1, 12, m.fresh, res, err, sizeof err);
+    if (n < 0 && !rc) {
+        sim_error("tpcc check: instance %d: %s", i + 1, err);
+        rc = SIM_EXIT_FAIL;
+    }
+    json_t *conds = json_array();
+    json_object_set_new(ji, "conditions", conds);
+    report_conditions(res, n, conds, all_pass);
     sqlite3_close(c);
     st_db_close(db);
     return rc;
@@ -786,94 +879,118 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
     return SIM_EXIT_OK;
 }
 
-static int tpcc_main(int argc, char **argv)
+/* Parses and checks the command line into opt and *action (NULL: prepare if needed,
+ * run, check). SIM_EXIT_OK, SIM_OPTS_HELP_SHOWN or SIM_EXIT_USAGE (message printed). */
+static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, const char **action)
 {
-    tpcc_options opt;
-    sim_opt opts[48];
-    tpcc_cli_init(&opt, opts, sizeof opts / sizeof *opts);
-    bool just_loaded[64] = {false};
     char *pos[2];
     int npos = 0;
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
-    if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return rc;
-    if ((rc = sim_steady_opts_check("tpcc", opts, opt.warmup_ns))) return rc;
-    const char *action = npos ? pos[0] : NULL;
-    if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
-        strcmp(action, "cleanup")) {
+    if ((rc = sim_steady_opts_check("tpcc", opts, opt->warmup_ns))) return rc;
+    *action = npos ? pos[0] : NULL;
+    const char *a = *action;
+    if (a && strcmp(a, "prepare") && strcmp(a, "run") && strcmp(a, "check") &&
+        strcmp(a, "cleanup")) {
         sim_error("tpcc: unknown action '%s': use prepare, run, check or cleanup (or none: "
                   "prepare if needed, run, check)",
-                  action);
+                  a);
         return SIM_EXIT_USAGE;
     }
-    sim_set_quiet(opt.quiet);
+    sim_set_quiet(opt->quiet);
     /* Without an action the check after the run tests the consistency conditions only,
      * unless --integrity is given: SQLite's integrity check reads the whole database
      * (about 10 s per warehouse-scale-1 file on the test VM), which the default job
      * should not pay. `appsim tpcc check` does the full one by default. */
-    if (!action && !sim_opts_find(opts, "integrity")->set) opt.integrity = "off";
+    if (!a && !sim_opts_find(opts, "integrity")->set) opt->integrity = "off";
     char err[1024];
-    if ((rc = validate(&opt, action, err, sizeof err))) {
+    if ((rc = validate(opt, a, err, sizeof err))) {
         sim_error("tpcc: %s", err);
         return rc;
     }
+    return SIM_EXIT_OK;
+}
+
+/* The target directory (created unless checking or cleaning up); a block device is
+ * refused, before and after resolving the path. An exit status, the message printed. */
+static int open_target(tpcc_options *opt, const char *action, st_target **t)
+{
     bool readonly = action && !strcmp(action, "check");
-    opt.target.read_only = false; /* check opens SQLite read-write: WAL recovery after a crash */
-    opt.target.create_dir = !readonly && !(action && !strcmp(action, "cleanup"));
+    opt->target.read_only = false; /* check opens SQLite read-write: WAL recovery after a crash */
+    opt->target.create_dir = !readonly && !(action && !strcmp(action, "cleanup"));
     struct stat tst;
-    if (opt.target.path && stat(opt.target.path, &tst) == 0 && S_ISBLK(tst.st_mode)) {
+    if (opt->target.path && stat(opt->target.path, &tst) == 0 && S_ISBLK(tst.st_mode)) {
         sim_error("tpcc needs a directory on the drive's filesystem (its databases are files); "
                   "%s is a block device: make a filesystem on it, mount it, and pass a "
                   "directory on it as --target",
-                  opt.target.path);
+                  opt->target.path);
         return SIM_EXIT_USAGE;
     }
-    st_target *t = NULL;
-    if ((rc = st_target_open(&opt.target, &t, err, sizeof err))) {
+    char err[1024];
+    int rc = st_target_open(&opt->target, t, err, sizeof err);
+    if (rc) {
         sim_error("%s", err);
         return rc;
     }
-    if (st_target_is_device(t)) {
+    if (st_target_is_device(*t)) {
         sim_error("tpcc needs a directory on the drive's filesystem (its databases are files); "
                   "%s is a block device: make a filesystem on it, mount it, and pass the mount "
                   "point as --target",
-                  st_target_path(t));
-        st_target_close(t);
+                  st_target_path(*t));
+        st_target_close(*t);
+        *t = NULL;
         return SIM_EXIT_USAGE;
     }
-    if (action && !strcmp(action, "cleanup")) {
-        rc = do_cleanup(t);
-        st_target_close(t);
-        return rc;
-    }
+    return SIM_EXIT_OK;
+}
 
-    json_t *doc = sim_result_new("tpcc", argc, argv, opts);
-    json_object_set_new(doc, "action", json_string(action ? action : "prepare+run+check"));
-    json_object_set_new(doc, "target", st_target_json(t));
-    if (!action || !strcmp(action, "prepare")) {
-        rc = do_prepare(&opt, t, doc, just_loaded);
-    }
+/* prepare, run and check as the action asks, into doc (saved as --json says). */
+static int run_actions(tpcc_options *opt, st_target *t, const char *action, json_t *doc)
+{
+    bool just_loaded[64] = {false};
+    int rc = SIM_EXIT_OK;
+    if (!action || !strcmp(action, "prepare")) rc = do_prepare(opt, t, doc, just_loaded);
     if (!rc && (!action || !strcmp(action, "run"))) {
-        tpcc_instance *inst = calloc(opt.instances, sizeof *inst);
-        rc = open_instances(&opt, t, inst, doc, just_loaded);
-        if (!rc) {
-            rc = tpcc_run_measure(&opt, t, inst, doc);
-        }
-        close_instances(&opt, inst);
+        tpcc_instance *inst = calloc(opt->instances, sizeof *inst);
+        rc = open_instances(opt, t, inst, doc, just_loaded);
+        if (!rc) rc = tpcc_run_measure(opt, t, inst, doc);
+        close_instances(opt, inst);
         free(inst);
     }
     /* The run's result is on disk before the check starts: the check of a large
      * database takes minutes and may be interrupted, and must never cost the result.
      * The file is written again with the check's section when it ends. */
     bool checking = !rc && !sim_interrupted() && (!action || !strcmp(action, "check"));
-    if (opt.json && !sim_json_on_stdout(opt.json) && !action && checking) {
-        if (sim_result_write(doc, opt.json))
+    if (opt->json && !sim_json_on_stdout(opt->json) && !action && checking) {
+        if (sim_result_write(doc, opt->json))
             rc = SIM_EXIT_FAIL;
         else
-            sim_info("tpcc: run result written to %s; checking consistency", opt.json);
+            sim_info("tpcc: run result written to %s; checking consistency", opt->json);
     }
-    if (!rc && checking) rc = do_check(&opt, t, doc);
-    if (sim_result_save(doc, opt.json) && !rc) rc = SIM_EXIT_FAIL;
+    if (!rc && checking) rc = do_check(opt, t, doc);
+    if (sim_result_save(doc, opt->json) && !rc) rc = SIM_EXIT_FAIL;
+    return rc;
+}
+
+static int tpcc_main(int argc, char **argv)
+{
+    tpcc_options opt;
+    sim_opt opts[48];
+    tpcc_cli_init(&opt, opts, sizeof opts / sizeof *opts);
+    const char *action = NULL;
+    int rc = parse_cli(argc, argv, &opt, opts, &action);
+    if (rc) return sim_opts_exit_status(rc);
+    st_target *t = NULL;
+    if ((rc = open_target(&opt, action, &t))) return rc;
+    if (action && !strcmp(action, "cleanup")) {
+        rc = do_cleanup(t);
+        st_target_close(t);
+        return rc;
+    }
+    json_t *doc = sim_result_new("tpcc", argc, argv, opts);
+    json_object_set_new(doc, "action", json_string(action ? action : "prepare+run+check"));
+    json_object_set_new(doc, "target", st_target_json(t));
+    rc = run_actions(&opt, t, action, doc);
     json_decref(doc);
     st_target_close(t);
     return rc;

@@ -257,8 +257,9 @@ typedef struct tpcc_check_result {
  * res has room for 12. Returns the number run, or -1 on a database error. */
 int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_result *res, char *err,
                    size_t errlen);
-/* PRAGMA integrity_check (full) or quick_check; 0 = ok, 1 = problems (first line in
- * err), -1 = error. */
+/* PRAGMA integrity_check (full) or quick_check: TPCC_INTEGRITY_OK, TPCC_INTEGRITY_PROBLEMS
+ * (the first line in err) or SIM_ERR (a database error, or interrupted; err says). */
+enum { TPCC_INTEGRITY_OK = SIM_OK, TPCC_INTEGRITY_PROBLEMS = 1 };
 int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ helpers */

@@ -287,140 +287,169 @@ static bool gen_items(loader *L)
     return true;
 }
 
-static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
+/* The warehouse's row, in the order the generator draws its random numbers. */
+static bool gen_warehouse_row(loader *L, int64_t w, sim_rng *r)
 {
-    sim_rng r;
-    sim_rng_seed(&r, L->seed, (uint64_t)w);
     if (!row_begin(L, T_WAREHOUSE)) return false;
     put_int(L, w);
-    PUT_GEN(L, tpcc_astring, &r, p_, 6, 10);
-    put_address(L, &r);
-    put_real(L, rand_rate(&r, 2000));
+    PUT_GEN(L, tpcc_astring, r, p_, 6, 10);
+    put_address(L, r);
+    put_real(L, rand_rate(r, 2000));
     put_int(L, 30000000); /* 300,000.00 */
     row_end(L);
+    return true;
+}
 
+/* The warehouse's stock: one row per item. */
+static bool gen_stock(loader *L, int64_t w, sim_rng *r)
+{
     for (int i = 1; i <= TPCC_STOCK_PER_WH; i++) {
         if (!row_begin(L, T_STOCK)) return false;
         put_int(L, i);
         put_int(L, w);
-        put_int(L, (int64_t)sim_rng_range(&r, 10, 100));
+        put_int(L, (int64_t)sim_rng_range(r, 10, 100));
         for (int d = 0; d < 10; d++)
-            PUT_GEN(L, tpcc_astring, &r, p_, 24, 24);
+            PUT_GEN(L, tpcc_astring, r, p_, 24, 24);
         put_int(L, 0);
         put_int(L, 0);
         put_int(L, 0);
-        PUT_GEN(L, tpcc_data_string, &r, p_, 26, 50);
+        PUT_GEN(L, tpcc_data_string, r, p_, 26, 50);
         row_end(L);
     }
+    return true;
+}
 
+static bool gen_districts(loader *L, int64_t w, sim_rng *r)
+{
     for (int d = 1; d <= TPCC_DIST_PER_WH; d++) {
         if (!row_begin(L, T_DISTRICT)) return false;
         put_int(L, d);
         put_int(L, w);
-        PUT_GEN(L, tpcc_astring, &r, p_, 6, 10);
-        put_address(L, &r);
-        put_real(L, rand_rate(&r, 2000));
+        PUT_GEN(L, tpcc_astring, r, p_, 6, 10);
+        put_address(L, r);
+        put_real(L, rand_rate(r, 2000));
         put_int(L, 3000000); /* 30,000.00 */
         put_int(L, TPCC_ORD_PER_DIST + 1);
         row_end(L);
     }
+    return true;
+}
 
-    for (int d = 1; d <= TPCC_DIST_PER_WH; d++) {
-        char last[16];
-        for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
-            if (!row_begin(L, T_CUSTOMER)) return false;
-            put_int(L, c);
-            put_int(L, d);
-            put_int(L, w);
-            PUT_GEN(L, tpcc_astring, &r, p_, 8, 16);
-            put_text(L, "OE", 2);
-            uint32_t num = c <= 1000 ? (uint32_t)(c - 1) : tpcc_nurand(&r, 255, cl->c_last, 0, 999);
-            int last_len = tpcc_lastname(num, last);
-            put_text(L, last, last_len);
-            put_address(L, &r);
-            PUT_GEN(L, tpcc_nstring, &r, p_, 16, 16);
-            put_int(L, L->now);
-            put_text(L, sim_rng_range(&r, 1, 100) <= 10 ? "BC" : "GC", 2);
-            put_int(L, 5000000); /* 50,000.00 */
-            put_real(L, rand_rate(&r, 5000));
-            put_int(L, -1000); /* -10.00 */
-            put_int(L, 1000);  /* 10.00 */
-            put_int(L, 1);
-            put_int(L, 0);
-            PUT_GEN(L, tpcc_astring, &r, p_, 300, 500);
-            row_end(L);
-        }
-        for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
-            if (!row_begin(L, T_HISTORY)) return false;
-            put_int(L, c);
-            put_int(L, d);
-            put_int(L, w);
-            put_int(L, d);
-            put_int(L, w);
-            put_int(L, L->now);
-            put_int(L, 1000);
-            PUT_GEN(L, tpcc_astring, &r, p_, 12, 24);
-            row_end(L);
-        }
+/* District d's customers (last names in order for the first 1000, from NURand with
+ * C-Load after), then one history row each. */
+static bool gen_customers(loader *L, int64_t w, int d, const tpcc_consts *cl, sim_rng *r)
+{
+    char last[16];
+    for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
+        if (!row_begin(L, T_CUSTOMER)) return false;
+        put_int(L, c);
+        put_int(L, d);
+        put_int(L, w);
+        PUT_GEN(L, tpcc_astring, r, p_, 8, 16);
+        put_text(L, "OE", 2);
+        uint32_t num = c <= 1000 ? (uint32_t)(c - 1) : tpcc_nurand(r, 255, cl->c_last, 0, 999);
+        int last_len = tpcc_lastname(num, last);
+        put_text(L, last, last_len);
+        put_address(L, r);
+        PUT_GEN(L, tpcc_nstring, r, p_, 16, 16);
+        put_int(L, L->now);
+        put_text(L, sim_rng_range(r, 1, 100) <= 10 ? "BC" : "GC", 2);
+        put_int(L, 5000000); /* 50,000.00 */
+        put_real(L, rand_rate(r, 5000));
+        put_int(L, -1000); /* -10.00 */
+        put_int(L, 1000);  /* 10.00 */
+        put_int(L, 1);
+        put_int(L, 0);
+        PUT_GEN(L, tpcc_astring, r, p_, 300, 500);
+        row_end(L);
     }
+    for (int c = 1; c <= TPCC_CUST_PER_DIST; c++) {
+        if (!row_begin(L, T_HISTORY)) return false;
+        put_int(L, c);
+        put_int(L, d);
+        put_int(L, w);
+        put_int(L, d);
+        put_int(L, w);
+        put_int(L, L->now);
+        put_int(L, 1000);
+        PUT_GEN(L, tpcc_astring, r, p_, 12, 24);
+        row_end(L);
+    }
+    return true;
+}
 
+/* District d's orders (customers in a random permutation), their lines, and a new-order
+ * row for each order from TPCC_NEW_ORD_START on (the undelivered ones). */
+static bool gen_orders(loader *L, int64_t w, int d, sim_rng *r)
+{
     static __thread uint16_t perm[TPCC_ORD_PER_DIST];
     static __thread uint8_t olcnt[TPCC_ORD_PER_DIST + 1];
-    for (int d = 1; d <= TPCC_DIST_PER_WH; d++) {
-        for (int i = 0; i < TPCC_ORD_PER_DIST; i++)
-            perm[i] = (uint16_t)(i + 1);
-        for (int i = TPCC_ORD_PER_DIST - 1; i > 0; i--) {
-            int j = (int)sim_rng_range(&r, 0, (uint64_t)i);
-            uint16_t t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
-            if (!row_begin(L, T_ORDERS)) return false;
-            olcnt[o] = (uint8_t)sim_rng_range(&r, 5, 15);
+    for (int i = 0; i < TPCC_ORD_PER_DIST; i++)
+        perm[i] = (uint16_t)(i + 1);
+    for (int i = TPCC_ORD_PER_DIST - 1; i > 0; i--) {
+        int j = (int)sim_rng_range(r, 0, (uint64_t)i);
+        uint16_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
+        if (!row_begin(L, T_ORDERS)) return false;
+        olcnt[o] = (uint8_t)sim_rng_range(r, 5, 15);
+        put_int(L, o);
+        put_int(L, d);
+        put_int(L, w);
+        put_int(L, perm[o - 1]);
+        put_int(L, L->now);
+        if (o < TPCC_NEW_ORD_START)
+            put_int(L, (int64_t)sim_rng_range(r, 1, 10));
+        else
+            put_null(L);
+        put_int(L, olcnt[o]);
+        put_int(L, 1);
+        row_end(L);
+    }
+    for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
+        for (int n = 1; n <= olcnt[o]; n++) {
+            if (!row_begin(L, T_ORDER_LINE)) return false;
             put_int(L, o);
             put_int(L, d);
             put_int(L, w);
-            put_int(L, perm[o - 1]);
-            put_int(L, L->now);
-            if (o < TPCC_NEW_ORD_START)
-                put_int(L, (int64_t)sim_rng_range(&r, 1, 10));
-            else
+            put_int(L, n);
+            put_int(L, (int64_t)sim_rng_range(r, 1, TPCC_ITEMS));
+            put_int(L, w);
+            if (o < TPCC_NEW_ORD_START) {
+                put_int(L, L->now);
+                put_int(L, 5);
+                put_int(L, 0);
+            } else {
                 put_null(L);
-            put_int(L, olcnt[o]);
-            put_int(L, 1);
-            row_end(L);
-        }
-        for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
-            for (int n = 1; n <= olcnt[o]; n++) {
-                if (!row_begin(L, T_ORDER_LINE)) return false;
-                put_int(L, o);
-                put_int(L, d);
-                put_int(L, w);
-                put_int(L, n);
-                put_int(L, (int64_t)sim_rng_range(&r, 1, TPCC_ITEMS));
-                put_int(L, w);
-                if (o < TPCC_NEW_ORD_START) {
-                    put_int(L, L->now);
-                    put_int(L, 5);
-                    put_int(L, 0);
-                } else {
-                    put_null(L);
-                    put_int(L, 5);
-                    put_int(L, (int64_t)sim_rng_range(&r, 1, 999999));
-                }
-                PUT_GEN(L, tpcc_astring, &r, p_, 24, 24);
-                row_end(L);
+                put_int(L, 5);
+                put_int(L, (int64_t)sim_rng_range(r, 1, 999999));
             }
-        }
-        for (int o = TPCC_NEW_ORD_START; o <= TPCC_ORD_PER_DIST; o++) {
-            if (!row_begin(L, T_NEW_ORDER)) return false;
-            put_int(L, o);
-            put_int(L, d);
-            put_int(L, w);
+            PUT_GEN(L, tpcc_astring, r, p_, 24, 24);
             row_end(L);
         }
     }
+    for (int o = TPCC_NEW_ORD_START; o <= TPCC_ORD_PER_DIST; o++) {
+        if (!row_begin(L, T_NEW_ORDER)) return false;
+        put_int(L, o);
+        put_int(L, d);
+        put_int(L, w);
+        row_end(L);
+    }
+    return true;
+}
+
+static bool gen_warehouse(loader *L, int64_t w, const tpcc_consts *cl)
+{
+    sim_rng r;
+    sim_rng_seed(&r, L->seed, (uint64_t)w);
+    if (!gen_warehouse_row(L, w, &r) || !gen_stock(L, w, &r) || !gen_districts(L, w, &r))
+        return false;
+    for (int d = 1; d <= TPCC_DIST_PER_WH; d++)
+        if (!gen_customers(L, w, d, cl, &r)) return false;
+    for (int d = 1; d <= TPCC_DIST_PER_WH; d++)
+        if (!gen_orders(L, w, d, &r)) return false;
     return true;
 }
 
@@ -476,6 +505,113 @@ static int insert_batch(sqlite3 *db, sqlite3_stmt *st, const batch *b, char *err
     return SIM_OK;
 }
 
+/* The batches the generator fills and the writer empties, all on the free queue. */
+static int alloc_batches(loader *L, batch *bs, char *err, size_t errlen)
+{
+    for (int i = 0; i < NBATCHES; i++) {
+        bs[i] = (batch){.cap = L->batch_rows};
+        bs[i].v = malloc(sizeof(val) * (size_t)L->batch_rows * MAX_COLS);
+        bs[i].arena = malloc((size_t)L->batch_rows * ROW_TEXT_MAX);
+        if (!bs[i].v || !bs[i].arena) {
+            snprintf(err, errlen, "out of memory for load batches");
+            for (int k = 0; k <= i; k++) {
+                free(bs[k].v);
+                free(bs[k].arena);
+            }
+            return SIM_ERR;
+        }
+        q_push(&L->free_q, &bs[i]);
+    }
+    return SIM_OK;
+}
+
+/* The writer's side of the queue: the next full batch (waiting for the generator). */
+static batch *take_full(loader *L, tpcc_load_stats *st)
+{
+    double tw = mono_s();
+    pthread_mutex_lock(&L->mu);
+    while (!L->full_q.head)
+        pthread_cond_wait(&L->cv, &L->mu);
+    batch *b = q_pop(&L->full_q);
+    pthread_mutex_unlock(&L->mu);
+    st->writer_wait_seconds += mono_s() - tw;
+    return b;
+}
+
+static void give_back(loader *L, batch *b)
+{
+    b->nrows = 0;
+    b->last = false;
+    pthread_mutex_lock(&L->mu);
+    q_push(&L->free_q, b);
+    pthread_cond_broadcast(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+}
+
+/* Inserts the generator's batches until its last, committing every COMMIT_EVERY_ROWS
+ * rows (a transaction is open on entry and on return) with a progress line every 5 s. */
+static int write_batches(sqlite3 *db, loader *L, sqlite3_stmt *const *ins, const tpcc_load_opts *o,
+                         tpcc_load_stats *st, double t0, char *err, size_t errlen)
+{
+    uint64_t since_commit = 0;
+    int64_t wh_done = 0;
+    double last_report = mono_s();
+    for (;;) {
+        if (sim_interrupted()) {
+            snprintf(err, errlen, "load interrupted");
+            return SIM_ERR;
+        }
+        batch *b = take_full(L, st);
+        bool last = b->last;
+        int table = b->table;
+        if (b->nrows > 0) {
+            if (insert_batch(db, ins[b->table], b, err, errlen)) return SIM_ERR;
+            st->rows += (uint64_t)b->nrows;
+            since_commit += (uint64_t)b->nrows;
+        }
+        give_back(L, b);
+        if (last) return SIM_OK;
+        if (table == T_WAREHOUSE)
+            wh_done++; /* counts warehouses started; progress is approximate by one */
+        if (since_commit >= COMMIT_EVERY_ROWS) {
+            if (tpcc_exec(db, "COMMIT; BEGIN", err, errlen)) return SIM_ERR;
+            since_commit = 0;
+            double now = mono_s();
+            if (!o->quiet && now - last_report >= 5.0) {
+                sim_info("tpcc: %s%sloading warehouse %lld of %lld, %.0f rows/s",
+                         o->label ? o->label : "", o->label ? ": " : "", (long long)wh_done,
+                         (long long)o->scale, (double)st->rows / (now - t0));
+                last_report = now;
+            }
+        }
+    }
+}
+
+/* After the rows: the indexes, and the metadata row that marks the load (complete
+ * unless the caller completes it later). */
+static int finish_load(sqlite3 *db, const tpcc_load_opts *o, const tpcc_consts *c_load, int64_t now,
+                       char *err, size_t errlen)
+{
+    if (tpcc_exec(db, "COMMIT", err, errlen)) return SIM_ERR;
+    if (tpcc_exec(db, "BEGIN", err, errlen) || tpcc_schema_indexes(db, err, errlen)) return SIM_ERR;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO appsim_tpcc VALUES (1, 1, %lld, %lld, %u, %u, %u, %d, 1, %lld);"
+             "COMMIT",
+             (long long)o->scale, (long long)o->seed, c_load->c_last, c_load->c_id, c_load->ol_i_id,
+             o->defer_complete ? 0 : 1, (long long)now);
+    return tpcc_exec(db, sql, err, errlen);
+}
+
+static void stop_generator(loader *L, pthread_t gen)
+{
+    pthread_mutex_lock(&L->mu);
+    L->stop = true;
+    pthread_cond_broadcast(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+    pthread_join(gen, NULL);
+}
+
 int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
@@ -487,22 +623,9 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
     pthread_mutex_init(&L.mu, NULL);
     pthread_cond_init(&L.cv, NULL);
     batch bs[NBATCHES];
-    for (int i = 0; i < NBATCHES; i++) {
-        bs[i] = (batch){.cap = L.batch_rows};
-        bs[i].v = malloc(sizeof(val) * (size_t)L.batch_rows * MAX_COLS);
-        bs[i].arena = malloc((size_t)L.batch_rows * ROW_TEXT_MAX);
-        if (!bs[i].v || !bs[i].arena) {
-            snprintf(err, errlen, "out of memory for load batches");
-            for (int k = 0; k <= i; k++) {
-                free(bs[k].v);
-                free(bs[k].arena);
-            }
-            return SIM_ERR;
-        }
-        q_push(&L.free_q, &bs[i]);
-    }
+    if (alloc_batches(&L, bs, err, errlen)) return SIM_ERR;
     sqlite3_stmt *ins[T_NTABLES] = {0};
-    int rc = -1;
+    int rc = SIM_ERR;
     bool gen_started = false;
     pthread_t gen;
     gen_args ga = {.L = &L};
@@ -522,70 +645,11 @@ int tpcc_load(sqlite3 *db, const tpcc_load_opts *o, tpcc_load_stats *st, char *e
     }
     gen_started = true;
     if (tpcc_exec(db, "BEGIN", err, errlen)) goto out;
-    uint64_t since_commit = 0;
-    int64_t wh_done = 0;
-    double last_report = mono_s();
-    for (;;) {
-        if (sim_interrupted()) {
-            snprintf(err, errlen, "load interrupted");
-            goto out;
-        }
-        double tw = mono_s();
-        pthread_mutex_lock(&L.mu);
-        while (!L.full_q.head)
-            pthread_cond_wait(&L.cv, &L.mu);
-        batch *b = q_pop(&L.full_q);
-        pthread_mutex_unlock(&L.mu);
-        st->writer_wait_seconds += mono_s() - tw;
-        bool last = b->last;
-        int table = b->table;
-        if (b->nrows > 0) {
-            if (insert_batch(db, ins[b->table], b, err, errlen)) goto out;
-            st->rows += (uint64_t)b->nrows;
-            since_commit += (uint64_t)b->nrows;
-        }
-        b->nrows = 0;
-        b->last = false;
-        pthread_mutex_lock(&L.mu);
-        q_push(&L.free_q, b);
-        pthread_cond_broadcast(&L.cv);
-        pthread_mutex_unlock(&L.mu);
-        if (last) break;
-        if (table == T_WAREHOUSE)
-            wh_done++; /* counts warehouses started; progress is approximate by one */
-        if (since_commit >= COMMIT_EVERY_ROWS) {
-            if (tpcc_exec(db, "COMMIT; BEGIN", err, errlen)) goto out;
-            since_commit = 0;
-            double now = mono_s();
-            if (!o->quiet && now - last_report >= 5.0) {
-                sim_info("tpcc: %s%sloading warehouse %lld of %lld, %.0f rows/s",
-                         o->label ? o->label : "", o->label ? ": " : "", (long long)wh_done,
-                         (long long)o->scale, (double)st->rows / (now - t0));
-                last_report = now;
-            }
-        }
-    }
-    if (tpcc_exec(db, "COMMIT", err, errlen)) goto out;
-    if (tpcc_exec(db, "BEGIN", err, errlen) || tpcc_schema_indexes(db, err, errlen)) goto out;
-    {
-        char sql[512];
-        snprintf(sql, sizeof sql,
-                 "INSERT INTO appsim_tpcc VALUES (1, 1, %lld, %lld, %u, %u, %u, %d, 1, %lld);"
-                 "COMMIT",
-                 (long long)o->scale, (long long)o->seed, ga.c_load.c_last, ga.c_load.c_id,
-                 ga.c_load.ol_i_id, o->defer_complete ? 0 : 1, (long long)L.now);
-        if (tpcc_exec(db, sql, err, errlen)) goto out;
-    }
-    rc = 0;
+    if (write_batches(db, &L, ins, o, st, t0, err, errlen)) goto out;
+    rc = finish_load(db, o, &ga.c_load, L.now, err, errlen);
 out:
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    if (gen_started) {
-        pthread_mutex_lock(&L.mu);
-        L.stop = true;
-        pthread_cond_broadcast(&L.cv);
-        pthread_mutex_unlock(&L.mu);
-        pthread_join(gen, NULL);
-    }
+    if (gen_started) stop_generator(&L, gen);
     for (int t = 0; t < T_NTABLES; t++)
         sqlite3_finalize(ins[t]);
     for (int i = 0; i < NBATCHES; i++) {

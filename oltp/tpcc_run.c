@@ -498,26 +498,11 @@ static json_t *instance_json(const sim_run *run, const tpcc_options *o, tpcc_ins
     return one;
 }
 
-int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+/* The measured run of n instances: the drive's counters, the pool's (one instance) and
+ * the space guard. */
+static sim_run *new_run(const tpcc_options *o, st_target *t, tpcc_instance *inst, int n,
+                        st_space_guard *space)
 {
-    int n = (int)o->instances;
-    /* New orders, order lines, history and the WAL grow the database as the run goes:
-     * the run refuses to start, or stops, with less than --keep-free left. */
-    st_space_guard space = {.t = t, .keep_free = o->keep_free};
-    char why[512];
-    if (st_space_guard_check(&space, why, sizeof why)) {
-        sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
-        return SIM_EXIT_USAGE;
-    }
-    wl w = {.o = o, .inst = inst};
-    if (o->cycle_ns)
-        w.cycle_ns = o->cycle_ns;
-    else if (o->pacev == TPCC_PACE_REVIEW)
-        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
-
-    int irc = init_instances(o, inst, n);
-    if (irc) return irc;
-
     sim_run_config rc = {.type_names = tpcc_type_names,
                          .ntypes = TPCC_NTYPES,
                          .counter_names = tpcc_counter_names,
@@ -529,29 +514,37 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
                          .quiet = o->quiet};
     sim_run_config_warmup(&rc, o->warmup_ns, o->steady_round_ns, o->steady_max_rounds);
     sim_run *run = sim_run_new(&rc);
-    w.run = run;
     sim_run_add_probe(run, &st_device_io_probe, t);
     /* The disk's counters include every process on it; the pool probe counts this
      * database's own reads, writes and I/Os in flight (one instance: probes are
      * named, and per-instance totals are in tpcc.per_instance[].database). */
     if (n == 1 && inst[0].db) sim_run_add_probe(run, &st_db_pool_probe, inst[0].db);
-    sim_run_add_guard(run, st_space_guard_check, &space);
+    sim_run_add_guard(run, st_space_guard_check, space);
+    return run;
+}
 
+/* The run from start to finish: a delivery worker per instance beside the users. The
+ * deliveries still queued at the end go to pending[] (their total is returned);
+ * *status is sim_vu_run's. */
+static uint64_t run_users(wl *w, int n, sim_vu_stats *vs, uint64_t *pending, int *status)
+{
+    const tpcc_options *o = w->o;
+    tpcc_instance *inst = w->inst;
     dworker_args da[64];
     char wbuf[64];
     sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
              "(mean wait %.3f s), %s warm-up + %.0f s measured",
              n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
-             o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9,
+             o->cycle_ns ? "cycle" : o->pacing, (double)w->cycle_ns / 1e9,
              sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
-    sim_run_start(run);
+    sim_run_start(w->run);
     for (int i = 0; i < n; i++) {
-        da[i] = (dworker_args){&w, &inst[i]};
+        da[i] = (dworker_args){w, &inst[i]};
         inst[i].dworker_started =
             pthread_create(&inst[i].dworker, NULL, delivery_worker, &da[i]) == 0;
         if (!inst[i].dworker_started) {
             sim_error("tpcc: cannot start the delivery worker of instance %d", i + 1);
-            sim_run_finish(run);
+            sim_run_finish(w->run);
         }
     }
     sim_vu_config vc = {.instances = n,
@@ -563,29 +556,33 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
                       .worker_close = worker_close,
                       .run = run_unit,
                       .next_delay_ns = next_delay};
-    sim_vu_stats vs = {0};
-    int status = sim_vu_run(run, &vc, &ops, &w, &vs);
-    sim_run_finish(run);
-    uint64_t pending[64] = {0};
-    uint64_t pending_total = stop_delivery_workers(inst, n, pending);
+    *status = sim_vu_run(w->run, &vc, &ops, w, vs);
+    sim_run_finish(w->run);
+    return stop_delivery_workers(inst, n, pending);
+}
 
-    sim_result_put_run(doc, NULL, run);
-    json_t *tj = json_object();
-    json_object_set_new(doc, "tpcc", tj);
+static json_t *setup_json(const wl *w, int n)
+{
+    const tpcc_options *o = w->o;
     st_db_opts dbo;
     tpcc_db_opts(o, &dbo);
-    json_object_set_new(
-        tj, "setup",
-        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
-                  (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
-                  (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
-                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)w.cycle_ns / 1e9,
-                  "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
-                  o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
-                  n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
-    json_object_set_new(tj, "rates", rates_json(run, o, -1));
+    return json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
+                     (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers,
+                     "instances", (json_int_t)n, "connections_per_instance",
+                     (json_int_t)o->connections, "pacing", o->cycle_ns ? "cycle" : o->pacing,
+                     "mean_cycle_s", (double)w->cycle_ns / 1e9, "mix", o->mixv.pct[0],
+                     o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
+                     "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
+                     "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
+                     n > 0 && w->inst[0].db && group_commit_on(o, &w->inst[0]));
+}
 
+/* The p90 limits of clause 5.2.5.3 per type and for deferred deliveries, the deferred
+ * deliveries' figures and the instances' own, into the "tpcc" section tj. */
+static void put_limits_and_instances(json_t *tj, const sim_run *run, const tpcc_options *o,
+                                     tpcc_instance *inst, int n, const uint64_t *pending,
+                                     uint64_t pending_total)
+{
     json_t *lim = json_object();
     for (int ty = 0; ty < TPCC_NTYPES; ty++) {
         sim_hist *h = sim_run_merged_hist(run, ty, -1);
@@ -607,18 +604,57 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     json_object_set_new(tj, "p90_limits", lim);
     json_object_set_new(tj, "delivery_deferred", deferred_json(dall, derr, dskip, pending_total));
     json_object_set_new(tj, "per_instance", per);
-    json_object_set_new(tj, "reads_per_txn", reads_json(inst, n));
+    sim_hist_free(dall);
+}
+
+/* The result: sim's run sections, the "tpcc" section and the databases'. */
+static void put_results(json_t *doc, const sim_run *run, const wl *w, int n,
+                        const uint64_t *pending, uint64_t pending_total, const sim_vu_stats *vs)
+{
+    sim_result_put_run(doc, NULL, run);
+    json_t *tj = json_object();
+    json_object_set_new(doc, "tpcc", tj);
+    json_object_set_new(tj, "setup", setup_json(w, n));
+    json_object_set_new(tj, "rates", rates_json(run, w->o, -1));
+    put_limits_and_instances(tj, run, w->o, w->inst, n, pending, pending_total);
+    json_object_set_new(tj, "reads_per_txn", reads_json(w->inst, n));
     json_object_set_new(tj, "vu_engine",
-                        json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs.units,
-                                  "max_queue", (json_int_t)vs.max_queue, "wake_late_p99_us",
-                                  (double)vs.wake_late_p99_ns / 1000.0, "wake_late_max_us",
-                                  (double)vs.wake_late_max_ns / 1000.0));
+                        json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs->units,
+                                  "max_queue", (json_int_t)vs->max_queue, "wake_late_p99_us",
+                                  (double)vs->wake_late_p99_ns / 1000.0, "wake_late_max_us",
+                                  (double)vs->wake_late_max_ns / 1000.0));
     json_t *dbs = json_array();
     for (int i = 0; i < n; i++)
-        json_array_append_new(dbs, inst[i].db ? st_db_json(inst[i].db) : json_null());
+        json_array_append_new(dbs, w->inst[i].db ? st_db_json(w->inst[i].db) : json_null());
     json_object_set_new(doc, "database", dbs);
-    sim_hist_free(dall);
+}
 
+int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+{
+    int n = (int)o->instances;
+    /* New orders, order lines, history and the WAL grow the database as the run goes:
+     * the run refuses to start, or stops, with less than --keep-free left. */
+    st_space_guard space = {.t = t, .keep_free = o->keep_free};
+    char why[512];
+    if (st_space_guard_check(&space, why, sizeof why)) {
+        sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
+        return SIM_EXIT_USAGE;
+    }
+    wl w = {.o = o, .inst = inst};
+    if (o->cycle_ns)
+        w.cycle_ns = o->cycle_ns;
+    else if (o->pacev == TPCC_PACE_REVIEW)
+        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
+
+    int irc = init_instances(o, inst, n);
+    if (irc) return irc;
+    sim_run *run = new_run(o, t, inst, n, &space);
+    w.run = run;
+    sim_vu_stats vs = {0};
+    uint64_t pending[64] = {0};
+    int status;
+    uint64_t pending_total = run_users(&w, n, &vs, pending, &status);
+    put_results(doc, run, &w, n, pending, pending_total, &vs);
     print_summary(stdout, doc, o);
     fflush(stdout);
 

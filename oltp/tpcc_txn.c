@@ -423,25 +423,23 @@ typedef struct no_out {
     double total;
 } no_out;
 
-static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
+/* New-Order's reads of the warehouse's and district's taxes, the district's next order
+ * id (then taken) and the customer's discount. An SQLite code. */
+static int no_read_header(tpcc_conn *c, const tpcc_no_in *in, double *w_tax, double *d_tax,
+                          int64_t *o_id, double *c_discount)
 {
-    const tpcc_no_in *in = vin;
-    no_out *out = vout;
-    sqlite3_stmt *st;
     int rc;
-    int64_t now = tpcc_now_unix();
-
-    st = B(c, S_NO_WTAX);
+    sqlite3_stmt *st = B(c, S_NO_WTAX);
     BI(st, 1, in->w_id);
     if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-    double w_tax = sqlite3_column_double(st, 0);
+    *w_tax = sqlite3_column_double(st, 0);
 
     st = B(c, S_NO_DIST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
     if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-    double d_tax = sqlite3_column_double(st, 0);
-    int64_t o_id = sqlite3_column_int64(st, 1);
+    *d_tax = sqlite3_column_double(st, 0);
+    *o_id = sqlite3_column_int64(st, 1);
     if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     st = B(c, S_NO_CUST);
@@ -449,13 +447,18 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 2, in->d_id);
     BI(st, 3, in->c_id);
     if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-    double c_discount = sqlite3_column_double(st, 0);
+    *c_discount = sqlite3_column_double(st, 0);
+    return SQLITE_OK;
+}
 
+/* The order row and its new-order row. An SQLite code. */
+static int no_insert_order(tpcc_conn *c, const tpcc_no_in *in, int64_t o_id, int64_t now)
+{
     bool all_local = true;
     for (uint32_t i = 0; i < in->ol_cnt; i++)
         all_local &= in->supply_w_id[i] == in->w_id;
-
-    st = B(c, S_NO_INS_ORDER);
+    int rc;
+    sqlite3_stmt *st = B(c, S_NO_INS_ORDER);
     BI(st, 1, o_id);
     BI(st, 2, in->d_id);
     BI(st, 3, in->w_id);
@@ -468,51 +471,69 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
     BI(st, 1, o_id);
     BI(st, 2, in->d_id);
     BI(st, 3, in->w_id);
+    return run_done(st);
+}
+
+/* Order line i: the item's price, the stock's update, the line's row; its amount is
+ * added to *total_cents. SQLITE_ABORT for an unused item id (the order rolls back). */
+static int no_line(tpcc_conn *c, const tpcc_no_in *in, uint32_t i, int64_t o_id, no_out *out,
+                   int64_t *total_cents)
+{
+    sqlite3_stmt *st = B(c, S_NO_ITEM);
+    BI(st, 1, in->i_id[i]);
+    int rc = run_row(st);
+    if (rc == SQLITE_DONE) {
+        /* Clause 2.4.2.3: an unused item id rolls the whole order back. */
+        out->rolled_back = true;
+        return SQLITE_ABORT;
+    }
+    if (rc != SQLITE_ROW) return rc;
+    int64_t price = sqlite3_column_int64(st, 0);
+    /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
+     * ORIGINAL; it is only displayed, but the work is part of the transaction. */
+    bool item_original = strstr((const char *)sqlite3_column_text(st, 2), "ORIGINAL");
+
+    st = B(c, S_NO_STOCK_UPD);
+    BI(st, 1, in->supply_w_id[i]);
+    BI(st, 2, in->i_id[i]);
+    BI(st, 3, in->qty[i]);
+    BI(st, 4, in->supply_w_id[i] != in->w_id ? 1 : 0);
+    BI(st, 5, in->d_id);
+    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+    bool stock_original = strstr((const char *)sqlite3_column_text(st, 1), "ORIGINAL");
+    char dist_info[25];
+    snprintf(dist_info, sizeof dist_info, "%s", (const char *)sqlite3_column_text(st, 2));
+    out->brand_generic[i] = item_original && stock_original ? 'B' : 'G';
     if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
+    int64_t amount = (int64_t)in->qty[i] * price;
+    *total_cents += amount;
+    st = B(c, S_NO_INS_OL);
+    BI(st, 1, o_id);
+    BI(st, 2, in->d_id);
+    BI(st, 3, in->w_id);
+    BI(st, 4, i + 1);
+    BI(st, 5, in->i_id[i]);
+    BI(st, 6, in->supply_w_id[i]);
+    BI(st, 7, in->qty[i]);
+    BI(st, 8, amount);
+    sqlite3_bind_text(st, 9, dist_info, -1, SQLITE_TRANSIENT);
+    return run_done(st);
+}
+
+static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
+{
+    const tpcc_no_in *in = vin;
+    no_out *out = vout;
+    int64_t now = tpcc_now_unix();
+    double w_tax = 0, d_tax = 0, c_discount = 0;
+    int64_t o_id = 0;
+    int rc = no_read_header(c, in, &w_tax, &d_tax, &o_id, &c_discount);
+    if (rc != SQLITE_OK) return rc;
+    if ((rc = no_insert_order(c, in, o_id, now)) != SQLITE_OK) return rc;
     int64_t total_cents = 0;
-    for (uint32_t i = 0; i < in->ol_cnt; i++) {
-        st = B(c, S_NO_ITEM);
-        BI(st, 1, in->i_id[i]);
-        rc = run_row(st);
-        if (rc == SQLITE_DONE) {
-            /* Clause 2.4.2.3: an unused item id rolls the whole order back. */
-            out->rolled_back = true;
-            return SQLITE_ABORT;
-        }
-        if (rc != SQLITE_ROW) return rc;
-        int64_t price = sqlite3_column_int64(st, 0);
-        /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
-         * ORIGINAL; it is only displayed, but the work is part of the transaction. */
-        bool item_original = strstr((const char *)sqlite3_column_text(st, 2), "ORIGINAL");
-
-        st = B(c, S_NO_STOCK_UPD);
-        BI(st, 1, in->supply_w_id[i]);
-        BI(st, 2, in->i_id[i]);
-        BI(st, 3, in->qty[i]);
-        BI(st, 4, in->supply_w_id[i] != in->w_id ? 1 : 0);
-        BI(st, 5, in->d_id);
-        if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-        bool stock_original = strstr((const char *)sqlite3_column_text(st, 1), "ORIGINAL");
-        char dist_info[25];
-        snprintf(dist_info, sizeof dist_info, "%s", (const char *)sqlite3_column_text(st, 2));
-        out->brand_generic[i] = item_original && stock_original ? 'B' : 'G';
-        if ((rc = run_done(st)) != SQLITE_OK) return rc;
-
-        int64_t amount = (int64_t)in->qty[i] * price;
-        total_cents += amount;
-        st = B(c, S_NO_INS_OL);
-        BI(st, 1, o_id);
-        BI(st, 2, in->d_id);
-        BI(st, 3, in->w_id);
-        BI(st, 4, i + 1);
-        BI(st, 5, in->i_id[i]);
-        BI(st, 6, in->supply_w_id[i]);
-        BI(st, 7, in->qty[i]);
-        BI(st, 8, amount);
-        sqlite3_bind_text(st, 9, dist_info, -1, SQLITE_TRANSIENT);
-        if ((rc = run_done(st)) != SQLITE_OK) return rc;
-    }
+    for (uint32_t i = 0; i < in->ol_cnt; i++)
+        if ((rc = no_line(c, in, i, o_id, out, &total_cents)) != SQLITE_OK) return rc;
     out->total = (double)total_cents / 100.0 * (1 - c_discount) * (1 + w_tax + d_tax);
     return SQLITE_OK;
 }

@@ -8,6 +8,7 @@
  */
 #include "sim/sim_internal.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -142,6 +143,14 @@ const sim_opt *sim_opts_find(const sim_opt *opts, const char *name)
     for (const sim_opt *o = opts; o->name; o++)
         if (!strcmp(o->name, name)) return o;
     return NULL;
+}
+
+void sim_opts_append(sim_opt *opts, size_t n, size_t *at, const sim_opt *part, size_t count)
+{
+    assert(*at + count <= n); /* the caller's table is sized for every piece */
+    (void)n;
+    memcpy(opts + *at, part, count * sizeof *part);
+    *at += count;
 }
 
 const char *sim_opt_value_hint(const sim_opt *o)
@@ -360,7 +369,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
     const sim_opt *json = sim_opts_find(opts, "json");
     if (json && json->kind == SIM_OPT_STRING && sim_json_on_stdout(*(const char **)json->dst))
         sim_json_claim_stdout();
-    return 0;
+    return SIM_EXIT_OK;
 }
 
 void sim_opt_default_text(const sim_opt *o, char *buf, size_t len)

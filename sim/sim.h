@@ -187,6 +187,12 @@ void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_
  * in seconds as numbers). */
 json_t *sim_opts_to_json(const sim_opt *opts);
 const sim_opt *sim_opts_find(const sim_opt *opts, const char *name);
+/* Builds a command's option table in pieces (one per group of options, in help order):
+ * copies the `count` options of part to opts[*at..] (opts holds n) and advances *at.
+ * The last piece ends with SIM_OPT_END. SIM_OPTS_APPEND takes the count from an array. */
+void sim_opts_append(sim_opt *opts, size_t n, size_t *at, const sim_opt *part, size_t count);
+#define SIM_OPTS_APPEND(opts, n, at, part)                                                         \
+    sim_opts_append((opts), (n), (at), (part), sizeof(part) / sizeof *(part))
 /* The default as the help shows it ("" when there is none); valid before parsing. */
 void sim_opt_default_text(const sim_opt *o, char *buf, size_t len);
 /* The value's placeholder in the help ("N", "SIZE", "a|b|c"); "" for a flag. */

@@ -249,6 +249,113 @@ static void scheduler_loop(engine *e)
     pthread_mutex_unlock(&e->heap_lock);
 }
 
+/* The engine's users, queues, heap and locks for ninst instances. */
+static void engine_init(engine *e, int ninst, size_t nusers)
+{
+    e->users = calloc(nusers, sizeof *e->users);
+    e->queues = calloc((size_t)ninst, sizeof *e->queues);
+    e->arrival_seq = calloc((size_t)ninst, sizeof *e->arrival_seq);
+    if (!e->users || !e->queues || !e->arrival_seq) abort();
+    e->lateness = sim_hist_new();
+    pthread_mutex_init(&e->heap_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->heap_changed, &ca);
+    for (int i = 0; i < ninst; i++) {
+        pthread_mutex_init(&e->queues[i].lock, NULL);
+        pthread_cond_init(&e->queues[i].ready, &ca);
+    }
+    pthread_condattr_destroy(&ca);
+    sim_rng_seed(&e->arrival_rng, e->cfg->seed, 0xa1a1a1a1ull);
+}
+
+static void engine_free(engine *e, int ninst)
+{
+    for (int i = 0; i < ninst; i++) {
+        free(e->queues[i].items);
+        pthread_mutex_destroy(&e->queues[i].lock);
+        pthread_cond_destroy(&e->queues[i].ready);
+    }
+    free(e->queues);
+    free(e->users);
+    free(e->arrival_seq);
+    free(e->heap);
+    sim_hist_free(e->lateness);
+    pthread_mutex_destroy(&e->heap_lock);
+    pthread_cond_destroy(&e->heap_changed);
+}
+
+/* The first wake-ups: each instance's first arrival (open loop), or each user's first
+ * delay, or its first unit queued at once (closed loop). */
+static void schedule_first(engine *e, int ninst, size_t nusers)
+{
+    const sim_vu_config *cfg = e->cfg;
+    uint64_t now = sim_now_ns();
+    if (cfg->rate > 0) {
+        for (int i = 0; i < ninst; i++)
+            heap_push(e, now + sim_rng_exp_ns(&e->arrival_rng, cfg->rate),
+                      ARRIVAL_BASE + (uint32_t)i);
+        return;
+    }
+    for (size_t g = 0; g < nusers; g++) {
+        vuser *u = &e->users[g];
+        sim_rng_seed(&u->rng, cfg->seed, g + 1);
+        u->last_type = -1;
+        int inst = (int)(g / cfg->vusers);
+        uint32_t vu = (uint32_t)(g % cfg->vusers);
+        uint64_t d =
+            e->ops->next_delay_ns ? e->ops->next_delay_ns(e->wl, inst, vu, -1, &u->rng) : 0;
+        if (d == 0)
+            queue_push(&e->queues[inst], now, vu);
+        else
+            heap_push(e, now + d, (uint32_t)g);
+    }
+}
+
+/* Starts nworkers workers (their instance and index from their number); a worker that
+ * cannot start fails and stops the engine. */
+static worker *start_workers(engine *e, int nworkers)
+{
+    worker *ws = calloc((size_t)nworkers, sizeof *ws);
+    if (!ws) abort();
+    for (int i = 0; i < nworkers; i++) {
+        ws[i] = (worker){.e = e, .instance = i / e->cfg->workers, .index = i % e->cfg->workers};
+        sim_rng_seed(&ws[i].rng, e->cfg->seed, 0x5eed0000ull + (uint64_t)i);
+        ws[i].started = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) == 0;
+        if (!ws[i].started) {
+            sim_error("cannot start worker thread %d", i);
+            atomic_store(&e->failed, true);
+            atomic_store(&e->stop, true);
+        }
+    }
+    return ws;
+}
+
+/* After the scheduler stopped: wakes the idle workers (they see stop) and joins all. */
+static void join_workers(engine *e, int ninst, worker *ws, int nworkers)
+{
+    for (int i = 0; i < ninst; i++) {
+        pthread_mutex_lock(&e->queues[i].lock);
+        pthread_cond_broadcast(&e->queues[i].ready);
+        pthread_mutex_unlock(&e->queues[i].lock);
+    }
+    for (int i = 0; i < nworkers; i++)
+        if (ws[i].started) pthread_join(ws[i].thread, NULL);
+    free(ws);
+}
+
+static void put_stats(const engine *e, int ninst, sim_vu_stats *stats)
+{
+    stats->units = atomic_load(&e->units);
+    stats->max_queue = 0;
+    for (int i = 0; i < ninst; i++)
+        if (e->queues[i].max_len > stats->max_queue) stats->max_queue = e->queues[i].max_len;
+    stats->wake_late_p50_ns = sim_hist_percentile(e->lateness, 50);
+    stats->wake_late_p99_ns = sim_hist_percentile(e->lateness, 99);
+    stats->wake_late_max_ns = sim_hist_max(e->lateness);
+}
+
 int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, void *wl,
                sim_vu_stats *stats)
 {
@@ -256,87 +363,14 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
     int ninst = cfg->instances > 0 ? cfg->instances : 1;
     size_t nusers = (size_t)ninst * cfg->vusers;
     if (!cfg->vusers || cfg->workers < 1) return SIM_EXIT_FAIL;
-    e.users = calloc(nusers, sizeof *e.users);
-    e.queues = calloc((size_t)ninst, sizeof *e.queues);
-    e.arrival_seq = calloc((size_t)ninst, sizeof *e.arrival_seq);
-    if (!e.users || !e.queues || !e.arrival_seq) abort();
-    e.lateness = sim_hist_new();
-    pthread_mutex_init(&e.heap_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&e.heap_changed, &ca);
-    for (int i = 0; i < ninst; i++) {
-        pthread_mutex_init(&e.queues[i].lock, NULL);
-        pthread_cond_init(&e.queues[i].ready, &ca);
-    }
-    pthread_condattr_destroy(&ca);
-    sim_rng_seed(&e.arrival_rng, cfg->seed, 0xa1a1a1a1ull);
-
-    uint64_t now = sim_now_ns();
-    if (cfg->rate > 0) {
-        for (int i = 0; i < ninst; i++)
-            heap_push(&e, now + sim_rng_exp_ns(&e.arrival_rng, cfg->rate),
-                      ARRIVAL_BASE + (uint32_t)i);
-    } else {
-        for (size_t g = 0; g < nusers; g++) {
-            vuser *u = &e.users[g];
-            sim_rng_seed(&u->rng, cfg->seed, g + 1);
-            u->last_type = -1;
-            int inst = (int)(g / cfg->vusers);
-            uint32_t vu = (uint32_t)(g % cfg->vusers);
-            uint64_t d = ops->next_delay_ns ? ops->next_delay_ns(wl, inst, vu, -1, &u->rng) : 0;
-            if (d == 0)
-                queue_push(&e.queues[inst], now, vu);
-            else
-                heap_push(&e, now + d, (uint32_t)g);
-        }
-    }
-
+    engine_init(&e, ninst, nusers);
+    schedule_first(&e, ninst, nusers);
     int nworkers = ninst * cfg->workers;
-    worker *ws = calloc((size_t)nworkers, sizeof *ws);
-    if (!ws) abort();
-    for (int i = 0; i < nworkers; i++) {
-        ws[i] = (worker){.e = &e, .instance = i / cfg->workers, .index = i % cfg->workers};
-        sim_rng_seed(&ws[i].rng, cfg->seed, 0x5eed0000ull + (uint64_t)i);
-        ws[i].started = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) == 0;
-        if (!ws[i].started) {
-            sim_error("cannot start worker thread %d", i);
-            atomic_store(&e.failed, true);
-            atomic_store(&e.stop, true);
-        }
-    }
+    worker *ws = start_workers(&e, nworkers);
     scheduler_loop(&e);
-    for (int i = 0; i < ninst; i++) {
-        pthread_mutex_lock(&e.queues[i].lock);
-        pthread_cond_broadcast(&e.queues[i].ready);
-        pthread_mutex_unlock(&e.queues[i].lock);
-    }
-    for (int i = 0; i < nworkers; i++)
-        if (ws[i].started) pthread_join(ws[i].thread, NULL);
-
-    if (stats) {
-        stats->units = atomic_load(&e.units);
-        stats->max_queue = 0;
-        for (int i = 0; i < ninst; i++)
-            if (e.queues[i].max_len > stats->max_queue) stats->max_queue = e.queues[i].max_len;
-        stats->wake_late_p50_ns = sim_hist_percentile(e.lateness, 50);
-        stats->wake_late_p99_ns = sim_hist_percentile(e.lateness, 99);
-        stats->wake_late_max_ns = sim_hist_max(e.lateness);
-    }
+    join_workers(&e, ninst, ws, nworkers);
+    if (stats) put_stats(&e, ninst, stats);
     int rc = atomic_load(&e.failed) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
-    for (int i = 0; i < ninst; i++) {
-        free(e.queues[i].items);
-        pthread_mutex_destroy(&e.queues[i].lock);
-        pthread_cond_destroy(&e.queues[i].ready);
-    }
-    free(ws);
-    free(e.queues);
-    free(e.users);
-    free(e.arrival_seq);
-    free(e.heap);
-    sim_hist_free(e.lateness);
-    pthread_mutex_destroy(&e.heap_lock);
-    pthread_cond_destroy(&e.heap_changed);
+    engine_free(&e, ninst);
     return rc;
 }

@@ -77,22 +77,10 @@ static const char *transport(const char *disk, const char *devpath, bool *is_vir
     return "unknown";
 }
 
-static json_t *disk_json(const char *disk)
+/* Vendor, model, serial, firmware and WWID (fields that cannot be read are listed in
+ * unknown). */
+static void put_identity(json_t *d, const char *sys, const char *dev, json_t *unknown)
 {
-    json_t *d = json_object();
-    json_t *unknown = json_array();
-    char sys[PATH_MAX], dev[PATH_MAX], real[PATH_MAX] = "";
-    snprintf(sys, sizeof sys, "/sys/block/%s", disk);
-    snprintf(dev, sizeof dev, "/sys/block/%s/device", disk);
-    if (!realpath(sys, real)) snprintf(real, sizeof real, "%s", sys);
-    bool virt;
-    const char *tr = transport(disk, real, &virt);
-    json_object_set_new(d, "name", json_string(disk));
-    char node[300];
-    snprintf(node, sizeof node, "/dev/%s", disk);
-    json_object_set_new(d, "path", json_string(node));
-    json_object_set_new(d, "transport", json_string(tr));
-    json_object_set_new(d, "virtual", json_boolean(virt));
     json_object_set_new(d, "vendor", attr(dev, "vendor", unknown, "vendor"));
     json_object_set_new(d, "model", attr(dev, "model", unknown, "model"));
     /* Serial: NVMe and SCSI expose it under device/, virtio-blk on the disk itself. */
@@ -114,6 +102,11 @@ static json_t *disk_json(const char *disk)
         wwid = attr(dev, "wwid", NULL, NULL);
     }
     json_object_set_new(d, "wwid", wwid);
+}
+
+/* Capacity and the block layer's queue settings. */
+static void put_geometry(json_t *d, const char *disk, const char *sys)
+{
     json_t *sectors = attr_u64(sys, "size");
     json_object_set_new(d, "capacity_bytes",
                         json_is_integer(sectors) ? json_integer(json_integer_value(sectors) * 512)
@@ -134,6 +127,12 @@ static json_t *disk_json(const char *disk)
     json_object_set_new(d, "discard_max_bytes", attr_u64(q, "discard_max_bytes"));
     json_object_set_new(d, "write_cache", attr(q, "write_cache", NULL, NULL));
     json_object_set_new(d, "fua", attr_u64(q, "fua"));
+}
+
+/* What a virtual disk sits on: a loop device's backing file, a dm or md device's
+ * slaves. */
+static void put_backing(json_t *d, const char *disk, const char *sys)
+{
     if (!strncmp(disk, "loop", 4)) {
         char l[PATH_MAX + 64];
         snprintf(l, sizeof l, "%s/loop", sys);
@@ -144,7 +143,7 @@ static json_t *disk_json(const char *disk)
                                                  : json_null());
         json_decref(dio);
     }
-    /* Stacked devices (dm, md): what they sit on. */
+    char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/slaves", sys);
     DIR *dir = opendir(p);
     if (dir) {
@@ -158,6 +157,27 @@ static json_t *disk_json(const char *disk)
         else
             json_decref(sl);
     }
+}
+
+static json_t *disk_json(const char *disk)
+{
+    json_t *d = json_object();
+    json_t *unknown = json_array();
+    char sys[PATH_MAX], dev[PATH_MAX], real[PATH_MAX] = "";
+    snprintf(sys, sizeof sys, "/sys/block/%s", disk);
+    snprintf(dev, sizeof dev, "/sys/block/%s/device", disk);
+    if (!realpath(sys, real)) snprintf(real, sizeof real, "%s", sys);
+    bool virt;
+    const char *tr = transport(disk, real, &virt);
+    json_object_set_new(d, "name", json_string(disk));
+    char node[300];
+    snprintf(node, sizeof node, "/dev/%s", disk);
+    json_object_set_new(d, "path", json_string(node));
+    json_object_set_new(d, "transport", json_string(tr));
+    json_object_set_new(d, "virtual", json_boolean(virt));
+    put_identity(d, sys, dev, unknown);
+    put_geometry(d, disk, sys);
+    put_backing(d, disk, sys);
     json_t *nvme = st_nvme_identify_json(disk);
     if (nvme) json_object_set_new(d, "nvme", nvme);
     json_object_set_new(d, "unknown", unknown);

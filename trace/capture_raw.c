@@ -233,6 +233,93 @@ static uint32_t bucket_of(uint64_t sector, uint8_t op)
     return (uint32_t)(h >> 40) % NBUCKETS;
 }
 
+/* The pairing's state: one record per issue, and the issues still pending in buckets
+ * by (sector, op), each bucket a FIFO. */
+typedef struct pairing {
+    tr_record *recs;
+    bool *dropped; /* requeued: issued again later */
+    pend *pool;    /* pool[i] belongs to recs[i] */
+    uint32_t *head;
+    size_t nrec;
+    uint64_t t0, sector_base;
+    bool have_t0;
+} pairing;
+
+static void pairing_free(pairing *pr)
+{
+    free(pr->recs);
+    free(pr->dropped);
+    free(pr->pool);
+    free(pr->head);
+}
+
+/* Room for nissue issues; false when memory ran out. */
+static bool pairing_init(pairing *pr, size_t nissue, uint64_t sector_base)
+{
+    *pr = (pairing){.sector_base = sector_base};
+    pr->recs = calloc(nissue ? nissue : 1, sizeof *pr->recs);
+    pr->dropped = calloc(nissue ? nissue : 1, sizeof *pr->dropped);
+    pr->pool = calloc(nissue ? nissue : 1, sizeof *pr->pool);
+    pr->head = malloc(NBUCKETS * sizeof *pr->head);
+    if (!pr->recs || !pr->dropped || !pr->pool || !pr->head) return false;
+    for (uint32_t b = 0; b < NBUCKETS; b++)
+        pr->head[b] = UINT32_MAX;
+    return true;
+}
+
+/* An issue: a new record (its time from the first issue), pending at the end of its
+ * bucket. */
+static void add_issue(pairing *pr, const cap_event *e, bool data, uint32_t b)
+{
+    if (!pr->have_t0) {
+        pr->t0 = e->ts;
+        pr->have_t0 = true;
+    }
+    tr_record *r = &pr->recs[pr->nrec];
+    r->time_ns = e->ts - pr->t0;
+    r->op = e->op;
+    r->offset = data ? (e->sector - pr->sector_base) * 512 : 0;
+    r->length = data ? e->nr_sector * 512u : 0;
+    r->latency_ns = TR_LATENCY_UNKNOWN;
+    pend *p = &pr->pool[pr->nrec];
+    p->sector = data ? e->sector : 0;
+    p->op = e->op;
+    p->issue_ts = e->ts;
+    p->rec = pr->nrec;
+    p->next = UINT32_MAX;
+    /* Append: FIFO per (sector, op). */
+    uint32_t *link = &pr->head[b];
+    while (*link != UINT32_MAX)
+        link = &pr->pool[*link].next;
+    *link = (uint32_t)pr->nrec;
+    pr->nrec++;
+}
+
+/* A completion or requeue ends the oldest pending issue of its (sector, op): the
+ * record gets its latency, or is dropped (it will be issued again). */
+static void end_issue(pairing *pr, const cap_event *e, bool data, uint32_t b, cap_pair_stats *st)
+{
+    uint64_t key = data ? e->sector : 0;
+    uint32_t *link = &pr->head[b];
+    while (*link != UINT32_MAX && !(pr->pool[*link].sector == key && pr->pool[*link].op == e->op))
+        link = &pr->pool[*link].next;
+    if (*link == UINT32_MAX) {
+        if (e->kind == CAP_COMPLETE) st->unmatched_completes++;
+        return;
+    }
+    pend *p = &pr->pool[*link];
+    *link = p->next;
+    if (e->kind == CAP_REQUEUE) {
+        pr->dropped[p->rec] = true;
+        st->requeued++;
+        st->issued--;
+        return;
+    }
+    pr->recs[p->rec].latency_ns = e->ts - p->issue_ts;
+    st->completed++;
+    if (e->error) st->errors++;
+}
+
 int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
              size_t *nout, cap_pair_stats *st)
 {
@@ -243,22 +330,11 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
     size_t nissue = 0;
     for (size_t i = 0; i < nev; i++)
         nissue += ev[i].kind == CAP_ISSUE;
-    tr_record *recs = calloc(nissue ? nissue : 1, sizeof *recs);
-    bool *dropped = calloc(nissue ? nissue : 1, sizeof *dropped);
-    pend *pool = calloc(nissue ? nissue : 1, sizeof *pool);
-    uint32_t *head = malloc(NBUCKETS * sizeof *head);
-    if (!recs || !dropped || !pool || !head) {
-        free(recs);
-        free(dropped);
-        free(pool);
-        free(head);
+    pairing pr;
+    if (!pairing_init(&pr, nissue, sector_base)) {
+        pairing_free(&pr);
         return SIM_ERR;
     }
-    for (uint32_t b = 0; b < NBUCKETS; b++)
-        head[b] = UINT32_MAX;
-    size_t nrec = 0;
-    uint64_t t0 = 0;
-    bool have_t0 = false;
     for (size_t i = 0; i < nev; i++) {
         const cap_event *e = &ev[i];
         bool data = e->op != TR_FLUSH;
@@ -274,61 +350,21 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
             continue; /* another partition of the same disk */
         uint32_t b = bucket_of(data ? e->sector : 0, e->op);
         if (e->kind == CAP_ISSUE) {
-            if (!have_t0) {
-                t0 = e->ts;
-                have_t0 = true;
-            }
-            tr_record *r = &recs[nrec];
-            r->time_ns = e->ts - t0;
-            r->op = e->op;
-            r->offset = data ? (e->sector - sector_base) * 512 : 0;
-            r->length = data ? e->nr_sector * 512u : 0;
-            r->latency_ns = TR_LATENCY_UNKNOWN;
-            pend *p = &pool[nrec];
-            p->sector = data ? e->sector : 0;
-            p->op = e->op;
-            p->issue_ts = e->ts;
-            p->rec = nrec;
-            p->next = UINT32_MAX;
-            /* Append: FIFO per (sector, op). */
-            uint32_t *link = &head[b];
-            while (*link != UINT32_MAX)
-                link = &pool[*link].next;
-            *link = (uint32_t)nrec;
-            nrec++;
+            add_issue(&pr, e, data, b);
             st->issued++;
-            continue;
+        } else {
+            end_issue(&pr, e, data, b, st);
         }
-        uint64_t key = data ? e->sector : 0;
-        uint32_t *link = &head[b];
-        while (*link != UINT32_MAX && !(pool[*link].sector == key && pool[*link].op == e->op))
-            link = &pool[*link].next;
-        if (*link == UINT32_MAX) {
-            if (e->kind == CAP_COMPLETE) st->unmatched_completes++;
-            continue;
-        }
-        pend *p = &pool[*link];
-        *link = p->next;
-        if (e->kind == CAP_REQUEUE) {
-            dropped[p->rec] = true; /* it will be issued again */
-            st->requeued++;
-            st->issued--;
-            continue;
-        }
-        recs[p->rec].latency_ns = e->ts - p->issue_ts;
-        st->completed++;
-        if (e->error) st->errors++;
     }
     size_t k = 0;
-    for (size_t i = 0; i < nrec; i++) {
-        if (dropped[i]) continue;
-        if (recs[i].latency_ns == TR_LATENCY_UNKNOWN) st->incomplete++;
-        recs[k++] = recs[i];
+    for (size_t i = 0; i < pr.nrec; i++) {
+        if (pr.dropped[i]) continue;
+        if (pr.recs[i].latency_ns == TR_LATENCY_UNKNOWN) st->incomplete++;
+        pr.recs[k++] = pr.recs[i];
     }
-    free(dropped);
-    free(pool);
-    free(head);
-    *out = recs;
+    *out = pr.recs;
     *nout = k;
+    pr.recs = NULL; /* the caller's now */
+    pairing_free(&pr);
     return SIM_OK;
 }

@@ -129,14 +129,9 @@ static void remove_stale_instances(const char *root)
     closedir(d);
 }
 
-int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t max_events,
-                     char *err, size_t errlen)
+/* The kernel's ring-buffer page layout and the block events' record formats. */
+static int read_layout(cap_session *s, const char *root, char *err, size_t errlen)
 {
-    memset(s, 0, sizeof *s);
-    s->max_events = max_events;
-    char root[256];
-    if (tracefs_root(root, sizeof root, err, errlen) != 0) return SIM_ERR;
-
     char path[1024];
     snprintf(path, sizeof path, "%s/events/header_page", root);
     char *text = read_text(path);
@@ -159,7 +154,14 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         }
         free(text);
     }
+    return SIM_OK;
+}
 
+/* This process's own tracefs instance (stopped), its buffer, clock and the block
+ * events enabled with a filter on the device. */
+static int make_instance(cap_session *s, const char *root, uint32_t kdev, unsigned buffer_kb,
+                         char *err, size_t errlen)
+{
     remove_stale_instances(root);
     snprintf(s->inst, sizeof s->inst, "%s/instances/appsim-capture-%ld", root, (long)getpid());
     if (mkdir(s->inst, 0700) != 0) {
@@ -183,7 +185,12 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         snprintf(ev, sizeof ev, "events/block/%s/enable", event_names[k]);
         if (write_file(s->inst, ev, "1", err, errlen)) return SIM_ERR;
     }
+    return SIM_OK;
+}
 
+/* One raw ring-buffer pipe per possible CPU, and a buffer for one page. */
+static int open_cpu_pipes(cap_session *s, char *err, size_t errlen)
+{
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     if (ncpu < 1) ncpu = 1;
     s->fds = malloc((size_t)ncpu * sizeof *s->fds);
@@ -194,6 +201,7 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         snprintf(err, errlen, "out of memory");
         return SIM_ERR;
     }
+    char path[1024];
     for (long c = 0; c < ncpu; c++) {
         snprintf(path, sizeof path, "%s/per_cpu/cpu%ld/trace_pipe_raw", s->inst, c);
         int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -208,6 +216,19 @@ int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t m
         snprintf(err, errlen, "no per-CPU ring buffers under %s/per_cpu", s->inst);
         return SIM_ERR;
     }
+    return SIM_OK;
+}
+
+int cap_session_open(cap_session *s, uint32_t kdev, unsigned buffer_kb, size_t max_events,
+                     char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->max_events = max_events;
+    char root[256];
+    if (tracefs_root(root, sizeof root, err, errlen) != 0) return SIM_ERR;
+    if (read_layout(s, root, err, errlen) || make_instance(s, root, kdev, buffer_kb, err, errlen) ||
+        open_cpu_pipes(s, err, errlen))
+        return SIM_ERR;
     return write_file(s->inst, "tracing_on", "1", err, errlen);
 }
 

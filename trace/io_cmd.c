@@ -9,7 +9,6 @@
  */
 #include "trace/io_internal.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,11 +361,10 @@ static io_cli io_defaults(void)
                     .seed = 1};
 }
 
-/* This invocation's options at their defaults and its option table in opts[0..n). */
-static void io_options(io_cli *c, sim_opt *opts, size_t n)
+/* Where and which: the target, and the built-in profiles. */
+static void target_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
 {
-    *c = io_defaults();
-    const sim_opt table[] = {
+    const sim_opt part[] = {
         ST_TARGET_OPTIONS_OLD(c->to, c->engine, "io-engine"),
         {.name = "profile",
          .kind = SIM_OPT_STRING,
@@ -380,6 +378,14 @@ static void io_options(io_cli *c, sim_opt *opts, size_t n)
          .kind = SIM_OPT_FLAG,
          .dst = &c->list,
          .help = "list the built-in profiles and exit"},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The I/O pattern: sizes, mix, randomness and depth (fio's and vdbench's names too). */
+static void pattern_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "bs",
          .kind = SIM_OPT_STRING,
          .dst = &c->bs,
@@ -442,6 +448,14 @@ static void io_options(io_cli *c, sim_opt *opts, size_t n)
          .dst = &c->align,
          .help = "random offsets on multiples of this (0 = each I/O's own transfer size)",
          .max = IO_MAX_XFER},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The section of the drive, and its preconditioning. */
+static void section_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "offset",
          .kind = SIM_OPT_SIZE,
          .dst = &c->offset,
@@ -476,6 +490,14 @@ static void io_options(io_cli *c, sim_opt *opts, size_t n)
          .help = "--fill: outstanding writes",
          .min = 1,
          .max = 4096},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The runs (one, or a curve), their phases and the output. */
+static void run_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "curve",
          .kind = SIM_OPT_FLAG,
          .dst = &c->curve,
@@ -499,8 +521,18 @@ static void io_options(io_cli *c, sim_opt *opts, size_t n)
         SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
         SIM_OPT_END,
     };
-    assert(sizeof table / sizeof *table <= n);
-    memcpy(opts, table, sizeof table);
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* This invocation's options at their defaults and its option table in opts[0..n). */
+static void io_options(io_cli *c, sim_opt *opts, size_t n)
+{
+    *c = io_defaults();
+    size_t at = 0;
+    target_opts(c, opts, n, &at);
+    pattern_opts(c, opts, n, &at);
+    section_opts(c, opts, n, &at);
+    run_opts(c, opts, n, &at);
 }
 
 static int io_main(int argc, char **argv)

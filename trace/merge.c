@@ -32,6 +32,58 @@ static uint32_t renumber(const input *in, uint32_t volume)
     return in->base + lo;
 }
 
+/* Opens and scans each input; input i's volumes are numbered after those of the inputs
+ * before it. An exit status (the message printed). */
+static int open_inputs(char **pos, int npos, input *ins, const char *format, const sim_opt *opts,
+                       uint64_t volume, bool skip_bad, uint64_t window)
+{
+    char err[1024];
+    uint32_t next_vol = 0;
+    for (int i = 0; i < npos; i++) {
+        int rc = tr_open_cli(pos[i], format, opts, volume, skip_bad, window, &ins[i].src);
+        if (rc) return rc;
+        if ((rc = tr_scan_source(ins[i].src, &ins[i].scan, err, sizeof err))) {
+            sim_error("%s", err);
+            return rc;
+        }
+        ins[i].base = next_vol;
+        next_vol += ins[i].scan.nvolumes;
+        sim_info("%s: volumes become %u..%u", pos[i], ins[i].base, next_vol ? next_vol - 1 : 0);
+    }
+    return SIM_EXIT_OK;
+}
+
+/* The input's next record into in->rec (in->live: there is one). An exit status. */
+static int advance(input *in)
+{
+    int g = tr_next(in->src, &in->rec);
+    in->live = g == TR_NEXT_RECORD;
+    if (g != TR_NEXT_ERROR) return SIM_EXIT_OK;
+    sim_error("%s", tr_error(in->src));
+    return SIM_EXIT_USAGE;
+}
+
+/* Writes the inputs' records in time order, the earliest head first; the count in *n.
+ * An exit status (a write error is left for the writer's close to report). */
+static int merge_records(input *ins, int npos, tr_writer *w, uint64_t *n)
+{
+    int rc = SIM_EXIT_OK;
+    for (int i = 0; i < npos && rc == SIM_EXIT_OK; i++)
+        rc = advance(&ins[i]);
+    while (rc == SIM_EXIT_OK) {
+        int best = -1;
+        for (int i = 0; i < npos; i++)
+            if (ins[i].live && (best < 0 || ins[i].rec.time_ns < ins[best].rec.time_ns)) best = i;
+        if (best < 0) break;
+        tr_record r = ins[best].rec;
+        r.volume = renumber(&ins[best], r.volume);
+        if (tr_writer_put(w, &r) < 0) break; /* the error is reported by close */
+        (*n)++;
+        rc = advance(&ins[best]);
+    }
+    return rc;
+}
+
 static int merge_main(int argc, char **argv)
 {
     const char *format = NULL, *out = NULL, *to = "appsim", *fio_file = NULL;
@@ -58,45 +110,12 @@ static int merge_main(int argc, char **argv)
     input *ins = calloc((size_t)npos, sizeof *ins);
     if (!ins) return SIM_EXIT_FAIL;
     char err[1024];
-    uint32_t next_vol = 0;
     tr_writer *w = NULL;
-    for (int i = 0; i < npos && rc == 0; i++) {
-        if ((rc = tr_open_cli(pos[i], format, opts, volume, skip_bad, window, &ins[i].src))) break;
-        if ((rc = tr_scan_source(ins[i].src, &ins[i].scan, err, sizeof err))) {
-            sim_error("%s", err);
-            break;
-        }
-        ins[i].base = next_vol;
-        next_vol += ins[i].scan.nvolumes;
-        sim_info("%s: volumes become %u..%u", pos[i], ins[i].base, next_vol ? next_vol - 1 : 0);
-    }
+    rc = open_inputs(pos, npos, ins, format, opts, volume, skip_bad, window);
     tr_writer_opts wo = {.fio_file = fio_file, .overwrite = force};
     if (rc == 0 && (rc = tr_writer_open(out, to, &wo, &w, err, sizeof err))) sim_error("%s", err);
     uint64_t n = 0;
-    for (int i = 0; i < npos && rc == 0; i++) {
-        int g = tr_next(ins[i].src, &ins[i].rec);
-        if (g == TR_NEXT_ERROR) {
-            sim_error("%s", tr_error(ins[i].src));
-            rc = SIM_EXIT_USAGE;
-        }
-        ins[i].live = g == TR_NEXT_RECORD;
-    }
-    while (rc == 0) {
-        int best = -1;
-        for (int i = 0; i < npos; i++)
-            if (ins[i].live && (best < 0 || ins[i].rec.time_ns < ins[best].rec.time_ns)) best = i;
-        if (best < 0) break;
-        tr_record r = ins[best].rec;
-        r.volume = renumber(&ins[best], r.volume);
-        if (tr_writer_put(w, &r) < 0) break; /* the error is reported by close */
-        n++;
-        int g = tr_next(ins[best].src, &ins[best].rec);
-        if (g == TR_NEXT_ERROR) {
-            sim_error("%s", tr_error(ins[best].src));
-            rc = SIM_EXIT_USAGE;
-        }
-        ins[best].live = g == TR_NEXT_RECORD;
-    }
+    if (rc == 0) rc = merge_records(ins, npos, w, &n);
     int crc = 0;
     if (w && rc)
         tr_writer_abort(w); /* an input failed: no partial output */

@@ -5,7 +5,6 @@
  */
 #include "trace/replay_internal.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,25 +90,20 @@ typedef struct rp_cli {
     int nfr;
 } rp_cli;
 
-/* This invocation's options at their defaults and its option table in opts[0..n). */
-static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
+/* The target and the trace to read. */
+static void input_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
 {
-    *c = (rp_cli){.engine = "io_uring",
-                  .timing = "original",
-                  .map = "none",
-                  .window = 65536,
-                  .qd = 32,
-                  .loops = 1,
-                  .interval = SIM_REPORT_INTERVAL_DEFAULT_NS,
-                  .seed = 1,
-                  .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
-                  .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
-                  .point_warmup = 5000000000ull,
-                  .point_measure = 20000000000ull,
-                  .speed = 1.0};
-    const sim_opt table[] = {
+    const sim_opt part[] = {
         ST_TARGET_OPTIONS_OLD(c->to, c->engine, "io-engine"),
         TR_SOURCE_OPTS(opts, c->format, c->volume, c->skip_bad, c->window),
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* How the records are played: timing, depth, and where on the target they land. */
+static void playback_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "timing",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->timing,
@@ -146,6 +140,14 @@ static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
          .help =
              "issue trims on a file target as hole punches (default: counted and skipped, since "
              "reads of a hole would not reach the drive)"},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* One replay: passes, length and phases. */
+static void run_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "loop",
          .kind = SIM_OPT_U64,
          .dst = &c->loops,
@@ -158,6 +160,14 @@ static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
                          "of --steady-round; needs --duration)"),
         SIM_STEADY_OPTS(&c->steady_round, &c->steady_rounds),
         SIM_VOCAB_REPORT_INTERVAL(&c->interval),
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The rate curve, and the output. */
+static void curve_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "curve",
          .kind = SIM_OPT_FLAG,
          .dst = &c->curve,
@@ -181,8 +191,30 @@ static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
         SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
         SIM_OPT_END,
     };
-    assert(sizeof table / sizeof *table <= n);
-    memcpy(opts, table, sizeof table);
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* This invocation's options at their defaults and its option table in opts[0..n). */
+static void replay_options(rp_cli *c, sim_opt *opts, size_t n)
+{
+    *c = (rp_cli){.engine = "io_uring",
+                  .timing = "original",
+                  .map = "none",
+                  .window = 65536,
+                  .qd = 32,
+                  .loops = 1,
+                  .interval = SIM_REPORT_INTERVAL_DEFAULT_NS,
+                  .seed = 1,
+                  .steady_round = SIM_STEADY_DEFAULT_ROUND_NS,
+                  .steady_rounds = SIM_STEADY_DEFAULT_MAX_ROUNDS,
+                  .point_warmup = 5000000000ull,
+                  .point_measure = 20000000000ull,
+                  .speed = 1.0};
+    size_t at = 0;
+    input_opts(c, opts, n, &at);
+    playback_opts(c, opts, n, &at);
+    run_opts(c, opts, n, &at);
+    curve_opts(c, opts, n, &at);
 }
 
 /* No option may be accepted and ignored: each mode refuses the other's. */

@@ -14,18 +14,32 @@ static int cmp_vol(const void *a, const void *b)
     return x->volume < y->volume ? -1 : x->volume > y->volume;
 }
 
-int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
+/* Volume index i of the scan (a new one gets its slot); false when memory ran out. */
+static bool volume_slot(tr_scan *out, tr_volmap *map, uint32_t *cap, uint32_t volume, uint32_t *i)
 {
-    memset(out, 0, sizeof *out);
-    if (tr_rewind(src) < 0) {
-        snprintf(err, errlen, "%s", tr_error(src));
-        return SIM_EXIT_FAIL;
+    *i = tr_volmap_get(map, volume);
+    if (*i == UINT32_MAX) return false;
+    if (*i < out->nvolumes) return true;
+    if (*i == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        tr_volume_span *v = realloc(out->volumes, *cap * sizeof *v);
+        if (!v) return false;
+        out->volumes = v;
     }
+    out->volumes[*i] = (tr_volume_span){volume, 0, 0, 0};
+    out->nvolumes++;
+    return true;
+}
+
+/* Every record once: counts, the largest I/O, each volume's end. An exit status with
+ * err: an I/O past TR_MAX_EXTENT or an unreadable trace is the user's to fix. */
+static int scan_records(tr_source *src, tr_scan *out, char *err, size_t errlen)
+{
     tr_volmap map = {0};
     uint32_t cap = 0;
     tr_record r;
-    int rc;
-    while ((rc = tr_next(src, &r)) == TR_NEXT_RECORD) {
+    int got = TR_NEXT_END, rc = SIM_EXIT_OK;
+    while (rc == SIM_EXIT_OK && (got = tr_next(src, &r)) == TR_NEXT_RECORD) {
         out->records++;
         out->duration_ns = r.time_ns;
         if (r.length > out->max_length) {
@@ -33,20 +47,13 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
             out->max_pos = r.pos;
             out->max_n = out->records;
         }
-        uint32_t i = tr_volmap_get(&map, r.volume);
-        if (i == UINT32_MAX) goto oom;
-        if (i == out->nvolumes) {
-            if (i == cap) {
-                cap = cap ? cap * 2 : 16;
-                tr_volume_span *v = realloc(out->volumes, cap * sizeof *v);
-                if (!v) goto oom;
-                out->volumes = v;
-            }
-            out->volumes[i] = (tr_volume_span){r.volume, 0, 0, 0};
-            out->nvolumes++;
-        }
-        if (r.op == TR_FLUSH) continue;
-        if (r.offset > TR_MAX_EXTENT || r.length > TR_MAX_EXTENT - r.offset) {
+        uint32_t i;
+        if (!volume_slot(out, &map, &cap, r.volume, &i)) {
+            snprintf(err, errlen, "out of memory while scanning the trace");
+            rc = SIM_EXIT_FAIL;
+        } else if (r.op == TR_FLUSH) {
+            continue;
+        } else if (r.offset > TR_MAX_EXTENT || r.length > TR_MAX_EXTENT - r.offset) {
             char at[600];
             tr_source_where(src, r.pos, out->records, at, sizeof at);
             snprintf(err, errlen,
@@ -54,23 +61,22 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
                      "file or device can address: the trace is damaged or not in this format",
                      at, r.length, (unsigned long long)r.offset, (unsigned long long)TR_MAX_EXTENT);
             rc = SIM_EXIT_USAGE;
-            break;
+        } else if (r.offset + r.length > out->volumes[i].end) {
+            out->volumes[i] = (tr_volume_span){r.volume, r.offset + r.length, r.pos, out->records};
         }
-        uint64_t end = r.offset + r.length;
-        if (end > out->volumes[i].end)
-            out->volumes[i] = (tr_volume_span){r.volume, end, r.pos, out->records};
-    }
-    if (rc == SIM_EXIT_USAGE) {
-        tr_volmap_free(&map);
-        tr_scan_free(out);
-        return rc;
     }
     tr_volmap_free(&map);
-    if (rc < 0) {
+    if (rc == SIM_EXIT_OK && got == TR_NEXT_ERROR) {
         snprintf(err, errlen, "%s", tr_error(src));
-        tr_scan_free(out);
-        return SIM_EXIT_USAGE;
+        rc = SIM_EXIT_USAGE;
     }
+    return rc;
+}
+
+/* The volumes side by side in id order (the identity layout): their ends must add up
+ * to an addressable size. SIM_EXIT_OK or SIM_EXIT_USAGE with err. */
+static int lay_out_volumes(tr_source *src, tr_scan *out, char *err, size_t errlen)
+{
     if (out->nvolumes > 1) qsort(out->volumes, out->nvolumes, sizeof *out->volumes, cmp_vol);
     for (uint32_t i = 0; i < out->nvolumes; i++) {
         const tr_volume_span *v = &out->volumes[i];
@@ -82,22 +88,28 @@ int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
                      "side by side the trace needs more than %llu bytes, the most a file or "
                      "device can address: replay one volume (--volume) or fix the trace",
                      at, v->volume, (unsigned long long)v->end, (unsigned long long)TR_MAX_EXTENT);
-            tr_scan_free(out);
             return SIM_EXIT_USAGE;
         }
         out->span += v->end;
     }
+    return SIM_EXIT_OK;
+}
+
+int tr_scan_source(tr_source *src, tr_scan *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
     if (tr_rewind(src) < 0) {
         snprintf(err, errlen, "%s", tr_error(src));
-        tr_scan_free(out);
         return SIM_EXIT_FAIL;
     }
-    return SIM_EXIT_OK;
-oom:
-    tr_volmap_free(&map);
-    tr_scan_free(out);
-    snprintf(err, errlen, "out of memory while scanning the trace");
-    return SIM_EXIT_FAIL;
+    int rc = scan_records(src, out, err, errlen);
+    if (!rc) rc = lay_out_volumes(src, out, err, errlen);
+    if (!rc && tr_rewind(src) < 0) {
+        snprintf(err, errlen, "%s", tr_error(src));
+        rc = SIM_EXIT_FAIL;
+    }
+    if (rc) tr_scan_free(out);
+    return rc;
 }
 
 void tr_scan_free(tr_scan *s)

@@ -14,7 +14,6 @@
  */
 #include "trace/vdi_internal.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -341,11 +340,10 @@ static void print_table(FILE *out, const vdi_cli *c, const json_t *results)
                  "calibrated to published per-desktop figures (docs/vdi.md)\n");
 }
 
-/* Parses the command line into c (opts: room for the table, which the result records);
- * 0, -1 (help shown) or SIM_EXIT_USAGE. */
-static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **argv)
+/* The target and the storm: clones, phase, desktops and their spread. */
+static void storm_opts(vdi_cli *c, sim_opt *opts, size_t n, size_t *at)
 {
-    const sim_opt table[] = {
+    const sim_opt part[] = {
         ST_TARGET_OPTIONS_OLD(c->to, c->engine, "engine"),
         {.name = "clones",
          .kind = SIM_OPT_CHOICE,
@@ -382,6 +380,14 @@ static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **a
          .dst = &c->jitter,
          .help = "each gap between a desktop's I/Os scaled by 1 +- U(0, jitter)",
          .max = 1},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* What one desktop does: the user's own captures, or the model. */
+static void desktop_trace_opts(vdi_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "boot-trace",
          .kind = SIM_OPT_STRING,
          .dst = &c->user_trace[VDI_BOOT],
@@ -405,6 +411,14 @@ static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **a
          .help = "length of a modeled login phase (not published)",
          .min = 1,
          .max = 86400},
+    };
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* The replay of the storm (depth, curve points) and the output. */
+static void run_opts(vdi_cli *c, sim_opt *opts, size_t n, size_t *at)
+{
+    const sim_opt part[] = {
         {.name = "qd",
          .kind = SIM_OPT_U64,
          .dst = &c->qd,
@@ -426,18 +440,13 @@ static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **a
         SIM_VOCAB_QUIET(&c->quiet, "no progress lines"),
         SIM_OPT_END,
     };
-    assert(sizeof table / sizeof *table <= nopts);
-    memcpy(opts, table, sizeof table);
-    /* vdi's old `--json` flag printed the document on stdout: now `--json -`. */
-    ((sim_opt *)sim_opts_find(opts, "json"))->bare_value = "-";
-    int npos = 0;
-    int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
-    if (rc) return rc;
-    if (!c->to.path) {
-        sim_error("vdi: --target is required (a directory on the drive, or a device)");
-        return SIM_EXIT_USAGE;
-    }
-    /* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md). */
+    SIM_OPTS_APPEND(opts, n, at, part);
+}
+
+/* Under mpirun --desktops is the job's: each rank boots its share (docs/mpi.md).
+ * SIM_EXIT_OK, or SIM_EXIT_USAGE when there are fewer desktops than ranks. */
+static int rank_share(vdi_cli *c)
+{
     c->job_desktops = c->desktops;
     if (sim_ranks_size() > 1) {
         uint64_t n = (uint64_t)sim_ranks_size(), r = (uint64_t)sim_ranks_rank();
@@ -449,6 +458,28 @@ static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **a
         }
         c->desktops = c->desktops / n + (r < c->desktops % n);
     }
+    return SIM_EXIT_OK;
+}
+
+/* Parses the command line into c (opts: room for the table, which the result records);
+ * SIM_EXIT_OK, SIM_OPTS_HELP_SHOWN or SIM_EXIT_USAGE. */
+static int parse_cli(vdi_cli *c, sim_opt *opts, size_t nopts, int argc, char **argv)
+{
+    size_t at = 0;
+    storm_opts(c, opts, nopts, &at);
+    desktop_trace_opts(c, opts, nopts, &at);
+    run_opts(c, opts, nopts, &at);
+    /* vdi's old `--json` flag printed the document on stdout: now `--json -`. */
+    ((sim_opt *)sim_opts_find(opts, "json"))->bare_value = "-";
+    int npos = 0;
+    int rc = sim_opts_parse("vdi", opts, argc, argv, NULL, 0, &npos, usage);
+    if (rc) return rc;
+    if (!c->to.path) {
+        sim_error("vdi: --target is required (a directory on the drive, or a device)");
+        return SIM_EXIT_USAGE;
+    }
+    rc = rank_share(c);
+    if (rc) return rc;
     return parse_points(c);
 }
 

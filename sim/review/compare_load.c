@@ -239,7 +239,7 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
     }
     if (check_histograms(json_object_get(doc, "histograms"), "", path, err, errlen)) {
         json_decref(doc);
-        return -1;
+        return SIM_ERR;
     }
     r->path = strdup(path);
     r->doc = doc;
@@ -251,5 +251,5 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
     /* Ended early: Ctrl-C, or a guard such as --keep-free stopped it. */
     r->interrupted = json_is_true(json_object_get(doc, "interrupted")) ||
                      json_is_string(json_object_get(doc, "stopped_by"));
-    return 0;
+    return SIM_OK;
 }

@@ -537,19 +537,21 @@ int st_db_library_path(st_target *t, const char *name, char *path, size_t len, c
     return st_target_library_path(t, name, true, path, len, err, errlen);
 }
 
-int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
-               char *err, size_t errlen)
+/* The options of st_db_open checked against the target: the sync and checkpoint mode
+ * (their indexes into *si, *mi), the name, and the WAL and buffer minimums for the
+ * target's page size (*ps). SIM_EXIT_OK or SIM_EXIT_USAGE with err. */
+static int check_open(st_target *t, const char *name, const st_db_opts *opts, int *si, int *mi,
+                      uint32_t *ps, char *err, size_t errlen)
 {
-    *out = NULL;
     const char *sync = opts->sync ? opts->sync : "full";
     const char *mode = opts->checkpoint_mode ? opts->checkpoint_mode : "passive";
-    int si = find_name(sync_names, 3, sync);
-    int mi = find_name(mode_names, 4, mode);
-    if (si < 0) {
+    *si = find_name(sync_names, 3, sync);
+    *mi = find_name(mode_names, 4, mode);
+    if (*si < 0) {
         snprintf(err, errlen, "--sync %s: expected full, normal or off", sync);
         return SIM_EXIT_USAGE;
     }
-    if (mi < 0) {
+    if (*mi < 0) {
         snprintf(err, errlen, "checkpoint mode %s: expected passive, full, restart or truncate",
                  mode);
         return SIM_EXIT_USAGE;
@@ -565,33 +567,37 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
                  st_target_path(t));
         return SIM_EXIT_USAGE;
     }
-    uint32_t ps = page_size_for(t);
-    uint64_t min_limit = (uint64_t)MIN_WAL_LIMIT_FRAMES * (ps + WAL_FRAME_HEADER);
+    *ps = page_size_for(t);
+    uint64_t min_limit = (uint64_t)MIN_WAL_LIMIT_FRAMES * (*ps + WAL_FRAME_HEADER);
     if (opts->wal_limit_bytes && opts->wal_limit_bytes < min_limit) {
         char a[32], b[32];
         snprintf(err, errlen,
                  "WAL limit %s is too small: the minimum is %s (%d frames of %u-byte pages)",
                  sim_format_size(opts->wal_limit_bytes, a, sizeof a),
-                 sim_format_size(min_limit, b, sizeof b), MIN_WAL_LIMIT_FRAMES, ps);
+                 sim_format_size(min_limit, b, sizeof b), MIN_WAL_LIMIT_FRAMES, *ps);
         return SIM_EXIT_USAGE;
     }
-    uint64_t min = st_db_min_buffer(opts, ps);
+    uint64_t min = st_db_min_buffer(opts, *ps);
     if (opts->buffer_bytes < min) {
         char a[32], b[32];
         snprintf(err, errlen,
                  "--buffer %s is too small: the minimum is %s (%d pages of %u bytes for each "
                  "of %d connections and the checkpointer)",
                  sim_format_size(opts->buffer_bytes, a, sizeof a),
-                 sim_format_size(min, b, sizeof b), MIN_PAGES_PER_CONNECTION, ps,
+                 sim_format_size(min, b, sizeof b), MIN_PAGES_PER_CONNECTION, *ps,
                  opts->max_connections > 0 ? opts->max_connections : 1);
         return SIM_EXIT_USAGE;
     }
+    return SIM_EXIT_OK;
+}
 
+/* A database's settings from checked options; its name and path are NULL when they did
+ * not fit (the caller says so). NULL when out of memory. */
+static st_db *new_db(st_target *t, const char *name, const st_db_opts *opts, int si, int mi,
+                     uint32_t ps)
+{
     st_db *db = calloc(1, sizeof *db);
-    if (!db) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    if (!db) return NULL;
     char pbuf[PATH_MAX];
     db->target = t;
     db->name = strdup(name);
@@ -615,53 +621,83 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     pthread_mutex_init(&db->mu, NULL);
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
+    return db;
+}
 
-    int rc = 0;
-    if (!db->name || !db->path) {
-        snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
-        rc = SIM_EXIT_USAGE;
-    } else if (db->buffered) {
+/* The database's files: SQLite's own on a buffered target (listed in the manifest
+ * first), else an instance of appsim's VFS with its buffer pool. An exit status. */
+static int attach_files(st_db *db, const st_db_opts *opts, bool create, int si, char *err,
+                        size_t errlen)
+{
+    st_target *t = db->target;
+    if (db->buffered) {
         /* The database's memory is SQLite's own cache, split over its connections;
          * the page cache comes on top of it (the result says so). */
-        uint64_t pages = opts->buffer_bytes / ps / (uint64_t)(db->max_connections + 1);
+        uint64_t pages = opts->buffer_bytes / db->page_size / (uint64_t)(db->max_connections + 1);
         db->conn_cache_pages = pages > INT_MAX ? INT_MAX : (int)pages;
-        rc = create_buffered_files(db, create, err, errlen);
+        int rc = create_buffered_files(db, create, err, errlen);
         char lp[PATH_MAX];
-        if (!rc) rc = st_db_library_path(t, name, lp, sizeof lp, err, errlen);
+        if (!rc) rc = st_db_library_path(t, db->name, lp, sizeof lp, err, errlen);
         if (!rc) {
             free(db->path);
             db->path = strdup(lp); /* through the resolved directory: no symlink in it */
             if (!db->path) rc = SIM_EXIT_FAIL;
         }
-    } else {
-        db->conn_cache_pages = CONN_CACHE_PAGES;
-        if (!create && !st_target_owns(t, name)) {
-            snprintf(err, errlen, "database %s is not in the target's manifest (create it first)",
-                     db->path);
-            rc = SIM_EXIT_USAGE;
-        } else {
-            rc = vf_instance_new(t, name, opts->buffer_bytes, ps, opts->engine, &db->vi, err,
-                                 errlen);
-            if (rc == 0) {
-                db->vi->flush_at_commit = si != 0;
-                db->vi->wal_keep_bytes = db->wal_limit;
-            }
-        }
+        return rc;
     }
-    if (rc == 0) rc = open_conn(db, &db->ck_conn, err, errlen);
+    db->conn_cache_pages = CONN_CACHE_PAGES;
+    if (!create && !st_target_owns(t, db->name)) {
+        snprintf(err, errlen, "database %s is not in the target's manifest (create it first)",
+                 db->path);
+        return SIM_EXIT_USAGE;
+    }
+    int rc = vf_instance_new(t, db->name, opts->buffer_bytes, db->page_size, opts->engine, &db->vi,
+                             err, errlen);
+    if (rc == SIM_EXIT_OK) {
+        db->vi->flush_at_commit = si != 0;
+        db->vi->wal_keep_bytes = db->wal_limit;
+    }
+    return rc;
+}
+
+/* The checkpointer's connection and thread. An exit status. */
+static int start_checkpointer(st_db *db, char *err, size_t errlen)
+{
+    int rc = open_conn(db, &db->ck_conn, err, errlen);
+    if (rc) return rc;
     /* full/restart/truncate checkpoints hold the WAL write lock while they wait for
      * readers: give up (recorded as busy) well before a waiting writer would. */
-    if (rc == 0) sqlite3_busy_handler(db->ck_conn, ck_busy, db);
-    if (rc == 0 && db->vi) sqlite3_file_control(db->ck_conn, "main", VF_FCNTL_CHECKPOINTER, NULL);
-    if (rc == 0) measure_sizes(db, &db->sizes_at_open);
-    if (rc == 0) {
-        if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
-            snprintf(err, errlen, "cannot start the checkpoint thread");
-            rc = SIM_EXIT_FAIL;
-        } else {
-            db->ck_started = true;
-        }
+    sqlite3_busy_handler(db->ck_conn, ck_busy, db);
+    if (db->vi) sqlite3_file_control(db->ck_conn, "main", VF_FCNTL_CHECKPOINTER, NULL);
+    measure_sizes(db, &db->sizes_at_open);
+    if (pthread_create(&db->ck_thread, NULL, checkpointer, db)) {
+        snprintf(err, errlen, "cannot start the checkpoint thread");
+        return SIM_EXIT_FAIL;
     }
+    db->ck_started = true;
+    return SIM_EXIT_OK;
+}
+
+int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
+               char *err, size_t errlen)
+{
+    *out = NULL;
+    int si, mi;
+    uint32_t ps;
+    int rc = check_open(t, name, opts, &si, &mi, &ps, err, errlen);
+    if (rc) return rc;
+    st_db *db = new_db(t, name, opts, si, mi, ps);
+    if (!db) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    if (!db->name || !db->path) {
+        snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
+        rc = SIM_EXIT_USAGE;
+    } else {
+        rc = attach_files(db, opts, create, si, err, errlen);
+    }
+    if (rc == SIM_EXIT_OK) rc = start_checkpointer(db, err, errlen);
     if (rc) {
         st_db_close(db);
         return rc;

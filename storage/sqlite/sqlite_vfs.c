@@ -1163,18 +1163,13 @@ static void shared_free(vf_shared *sf)
     free(sf);
 }
 
-int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
-                    const char *engine, vf_instance **out, char *err, size_t errlen)
+/* An instance's memory: its names, batch bounds, shared-memory state, buffer pool and
+ * shared files. False when something could not be allocated (vi is then half made:
+ * vf_instance_free releases it). */
+static bool instance_alloc(vf_instance *vi, st_target *t, const char *name, uint64_t buffer_bytes,
+                           uint32_t unit)
 {
-    vf_instance *vi = calloc(1, sizeof *vi);
-    if (!vi) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
     char pbuf[PATH_MAX];
-    vi->target = t;
-    vi->unit = unit;
-    vi->engine = engine;
     vi->main_name = strdup(name);
     char abs[PATH_MAX];
     if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
@@ -1203,17 +1198,12 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     bool ok = vi->main_name && vi->main_path && vi->shm && vi->pool;
     for (int k = 0; ok && k < VF_NFILES; k++)
         ok = (vi->files[k] = shared_new(vi, k, suffix[k])) != NULL;
-    if (!ok) {
-        vf_instance_free(vi);
-        uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-        uint64_t avail = (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-        snprintf(err, errlen,
-                 "cannot allocate a buffer pool of %llu bytes (this machine has %llu bytes of "
-                 "memory, %llu free): lower --buffer",
-                 (unsigned long long)buffer_bytes, (unsigned long long)phys,
-                 (unsigned long long)avail);
-        return SIM_EXIT_FAIL;
-    }
+    return ok;
+}
+
+/* Registers the instance's own SQLite VFS, named appsim-direct-<id>. */
+static int register_vfs(vf_instance *vi)
+{
     vi->id = atomic_fetch_add(&instance_seq, 1);
     snprintf(vi->vfs_name, sizeof vi->vfs_name, "appsim-direct-%llu", (unsigned long long)vi->id);
     sqlite3_vfs *d = default_vfs();
@@ -1231,13 +1221,14 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
     vi->vfs.xCurrentTime = vf_current_time;
     vi->vfs.xGetLastError = vf_last_error;
     vi->vfs.xCurrentTimeInt64 = vf_current_time64;
-    if (sqlite3_vfs_register(&vi->vfs, 0) != SQLITE_OK) {
-        vf_instance_free(vi);
-        snprintf(err, errlen, "cannot register the SQLite VFS");
-        return SIM_EXIT_FAIL;
-    }
-    /* Open the database file now, so that a filesystem refusing O_DIRECT is reported
-     * before any connection exists. */
+    return sqlite3_vfs_register(&vi->vfs, 0);
+}
+
+/* Opens the database file now, so that a filesystem refusing O_DIRECT is reported
+ * before any connection exists. SIM_EXIT_OK, or SIM_EXIT_USAGE with err saying what
+ * to do. */
+static int open_main_file(vf_instance *vi, char *err, size_t errlen)
+{
     vf_shared *m = vi->files[VF_MAIN];
     char e2[512] = "";
     pthread_mutex_lock(&m->mu);
@@ -1247,19 +1238,16 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
         /* The target's own message says what was found (a symlink, a replaced file,
          * O_DIRECT refused) and what to do. */
         snprintf(err, errlen, "%s", e2);
-        vf_instance_free(vi);
         return SIM_EXIT_USAGE;
     }
-    {
-        /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
-        void *probe = NULL;
-        if (posix_memalign(&probe, 4096, unit) == 0) {
-            if (pread(m->fd, probe, unit, 0) < 0) {
-                snprintf(e2, sizeof e2, "read: %s", strerror(errno));
-                rc = SQLITE_CANTOPEN;
-            }
-            free(probe);
+    /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
+    void *probe = NULL;
+    if (posix_memalign(&probe, 4096, vi->unit) == 0) {
+        if (pread(m->fd, probe, vi->unit, 0) < 0) {
+            snprintf(e2, sizeof e2, "read: %s", strerror(errno));
+            rc = SQLITE_CANTOPEN;
         }
+        free(probe);
     }
     if (rc != SQLITE_OK) {
         snprintf(err, errlen,
@@ -1267,8 +1255,42 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
                  "direct I/O (tmpfs on old kernels, ramfs, some network filesystems), rerun "
                  "with --buffered (the page cache is then in play, and the result says so)",
                  vi->main_path, e2);
-        vf_instance_free(vi);
         return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
+int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
+                    const char *engine, vf_instance **out, char *err, size_t errlen)
+{
+    vf_instance *vi = calloc(1, sizeof *vi);
+    if (!vi) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_EXIT_FAIL;
+    }
+    vi->target = t;
+    vi->unit = unit;
+    vi->engine = engine;
+    if (!instance_alloc(vi, t, name, buffer_bytes, unit)) {
+        vf_instance_free(vi);
+        uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t avail = (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        snprintf(err, errlen,
+                 "cannot allocate a buffer pool of %llu bytes (this machine has %llu bytes of "
+                 "memory, %llu free): lower --buffer",
+                 (unsigned long long)buffer_bytes, (unsigned long long)phys,
+                 (unsigned long long)avail);
+        return SIM_EXIT_FAIL;
+    }
+    if (register_vfs(vi) != SQLITE_OK) {
+        vf_instance_free(vi);
+        snprintf(err, errlen, "cannot register the SQLite VFS");
+        return SIM_EXIT_FAIL;
+    }
+    int rc = open_main_file(vi, err, errlen);
+    if (rc) {
+        vf_instance_free(vi);
+        return rc;
     }
     *out = vi;
     return SIM_EXIT_OK;
