@@ -99,10 +99,11 @@ static const char *metric_label(const cmp_metric *m, char *buf, size_t len)
     return buf;
 }
 
-static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
+/* The group's table as text cells: a heading row (the drives), one row per metric, and
+ * the ranks; rows x cols, each cell malloc'ed (free_cells). */
+static char ***table_cells(const cmp_group *g, bool markdown, int rows, int cols)
 {
-    int ne = g->nentries, rows = g->nmetrics + 2;
-    int cols = ne + 1;
+    int ne = g->nentries;
     char ***cells = calloc((size_t)rows, sizeof *cells);
     for (int r = 0; r < rows; r++)
         cells[r] = calloc((size_t)cols, sizeof **cells);
@@ -126,53 +127,68 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
             snprintf(tmp, sizeof tmp, "- (%d)", g->entries[e].nruns);
         cells[rows - 1][e + 1] = strdup(tmp);
     }
-    char *cfg = config_line(g);
-    if (markdown) {
-        char title[256];
-        cmp_group_title(g, title, sizeof title);
-        fprintf(out, "## %d. %s\n\nconfiguration: `%s`\n\n", gi + 1, title, cfg);
-        for (int r = 0; r < rows; r++) {
-            fputc('|', out);
-            for (int c = 0; c < cols; c++) {
-                fputc(' ', out);
-                for (const char *p = cells[r][c]; *p; p++) {
-                    if (*p == '|') fputc('\\', out);
-                    fputc(*p, out);
-                }
-                fputs(" |", out);
+    return cells;
+}
+
+static void free_cells(char ***cells, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++)
+            free(cells[r][c]);
+        free(cells[r]);
+    }
+    free(cells);
+}
+
+/* A Markdown table (| escaped), numbers right-aligned. */
+static void print_markdown_cells(FILE *out, char ***cells, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        fputc('|', out);
+        for (int c = 0; c < cols; c++) {
+            fputc(' ', out);
+            for (const char *p = cells[r][c]; *p; p++) {
+                if (*p == '|') fputc('\\', out);
+                fputc(*p, out);
             }
-            fputc('\n', out);
-            if (r == 0) {
-                fputc('|', out);
-                for (int c = 0; c < cols; c++)
-                    fputs(c ? "---:|" : "---|", out);
-                fputc('\n', out);
-            }
+            fputs(" |", out);
         }
         fputc('\n', out);
-    } else {
-        int width[cols];
-        for (int c = 0; c < cols; c++) {
-            width[c] = 0;
-            for (int r = 0; r < rows; r++) {
-                int w = (int)strlen(cells[r][c]);
-                if (w > width[c]) width[c] = w;
-            }
-        }
-        char title[256];
-        cmp_group_title(g, title, sizeof title);
-        fprintf(out, "== %d. %s\nconfiguration: %s\n", gi + 1, title, cfg);
-        for (int r = 0; r < rows; r++) {
-            for (int c = 0; c < cols; c++) {
-                if (c == 0)
-                    fprintf(out, "%-*s", width[c], cells[r][c]);
-                else
-                    fprintf(out, "  %*s", width[c], cells[r][c]);
-            }
+        if (r == 0) {
+            fputc('|', out);
+            for (int c = 0; c < cols; c++)
+                fputs(c ? "---:|" : "---|", out);
             fputc('\n', out);
         }
     }
-    free(cfg);
+    fputc('\n', out);
+}
+
+/* Columns as wide as their widest cell: the metric left-aligned, figures right. */
+static void print_text_cells(FILE *out, char ***cells, int rows, int cols)
+{
+    int width[cols];
+    for (int c = 0; c < cols; c++) {
+        width[c] = 0;
+        for (int r = 0; r < rows; r++) {
+            int w = (int)strlen(cells[r][c]);
+            if (w > width[c]) width[c] = w;
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) {
+            if (c == 0)
+                fprintf(out, "%-*s", width[c], cells[r][c]);
+            else
+                fprintf(out, "  %*s", width[c], cells[r][c]);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* Under the table: the rank rule, and the group's notes and warnings. */
+static void print_notes(FILE *out, const cmp_group *g, bool markdown)
+{
     const char *pre = markdown ? "> " : "";
     if (g->rank_rule)
         fprintf(out, "%s%s; * = best, (%%) = percentage of the best", pre, g->rank_rule);
@@ -181,12 +197,25 @@ static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
     if (g->soft_note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->soft_note);
     if (g->warnings) fprintf(out, "%s%swarning: %s\n", markdown ? "\n" : "", pre, g->warnings);
     fputc('\n', out);
-    for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < cols; c++)
-            free(cells[r][c]);
-        free(cells[r]);
+}
+
+static void print_table(FILE *out, const cmp_group *g, int gi, bool markdown)
+{
+    int rows = g->nmetrics + 2, cols = g->nentries + 1;
+    char ***cells = table_cells(g, markdown, rows, cols);
+    char *cfg = config_line(g);
+    char title[256];
+    cmp_group_title(g, title, sizeof title);
+    if (markdown) {
+        fprintf(out, "## %d. %s\n\nconfiguration: `%s`\n\n", gi + 1, title, cfg);
+        print_markdown_cells(out, cells, rows, cols);
+    } else {
+        fprintf(out, "== %d. %s\nconfiguration: %s\n", gi + 1, title, cfg);
+        print_text_cells(out, cells, rows, cols);
     }
-    free(cells);
+    free(cfg);
+    print_notes(out, g, markdown);
+    free_cells(cells, rows, cols);
 }
 
 static void csv_field(FILE *out, const char *s)

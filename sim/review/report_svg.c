@@ -352,6 +352,75 @@ void svg_bar_chart(cmp_buf *b, const svg_bars *c)
     cmp_buf_puts(b, "</svg>\n");
 }
 
+/* The series' line through its valid points, in their order. */
+static void series_line(cmp_buf *b, const svg_series *sr, const char *color, svg_scale xs,
+                        svg_scale ys, const axis *xa, const axis *ya)
+{
+    cmp_buf_printf(b,
+                   "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"2\"%s data-series=\"",
+                   color, sr->dashed ? " stroke-dasharray=\"6 4\"" : "");
+    cmp_buf_html(b, sr->name);
+    cmp_buf_puts(b, "\" points=\"");
+    for (int i = 0; i < sr->n; i++) {
+        double x = sr->x[i], y = sr->y[i];
+        if (!valid(xs, x) || !valid(ys, y)) continue;
+        cmp_buf_printf(b, "%.2f,%.2f ", px(xa, x, PX0, PX1), px(ya, y, PY1, PY0));
+    }
+    cmp_buf_puts(b, "\"/>\n");
+}
+
+/* The series' points (each with its values as a tooltip) and their labels. */
+static void series_points(cmp_buf *b, const svg_series *sr, const char *color, svg_scale xs,
+                          svg_scale ys, const axis *xa, const axis *ya)
+{
+    double r = sr->unjoined ? 5 : sr->n > 100 ? 1.5 : 3;
+    /* hollow rings for unjoined markers, lighter dots on dashed lines */
+    char style[80] = "";
+    if (sr->unjoined)
+        snprintf(style, sizeof style, " stroke=\"%s\" stroke-width=\"2\"", color);
+    else if (sr->dashed)
+        snprintf(style, sizeof style, " fill-opacity=\"0.5\"");
+    for (int i = 0; i < sr->n; i++) {
+        double x = sr->x[i], y = sr->y[i];
+        if (!valid(xs, x) || !valid(ys, y)) continue;
+        cmp_buf_printf(b,
+                       "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
+                       "fill=\"%s\"%s data-series=\"",
+                       px(xa, x, PX0, PX1), px(ya, y, PY1, PY0), r, sr->unjoined ? "none" : color,
+                       style);
+        cmp_buf_html(b, sr->name);
+        cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
+        cmp_buf_html(b, sr->name);
+        cmp_buf_printf(b, ": %g, %g</title></circle>\n", x, y);
+        if (sr->labels && sr->labels[i]) {
+            cmp_buf_printf(b,
+                           "<text class=\"ptlabel\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                           "font-size=\"10\" data-series=\"",
+                           px(xa, x, PX0, PX1) + 4, px(ya, y, PY1, PY0) - 4, color);
+            cmp_buf_html(b, sr->name);
+            cmp_buf_puts(b, "\">");
+            cmp_buf_html(b, sr->labels[i]);
+            cmp_buf_puts(b, "</text>\n");
+        }
+    }
+}
+
+/* A dashed vertical line at mark_x, when it falls inside the x axis. */
+static void vertical_mark(cmp_buf *b, svg_scale xs, const axis *xa, double mark_x,
+                          const char *mark_label)
+{
+    if (!valid(xs, mark_x) || tf(xs, mark_x) < xa->lo || tf(xs, mark_x) > xa->hi) return;
+    double x = px(xa, mark_x, PX0, PX1);
+    cmp_buf_printf(b,
+                   "<line class=\"mark\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.0f\" y2=\"%.0f\" "
+                   "stroke=\"#555\" stroke-dasharray=\"4 3\" data-x=\"%.10g\"/>"
+                   "<text class=\"tick\" x=\"%.2f\" y=\"%.0f\">",
+                   x, x, PY0, PY1, mark_x, x + 3, PY0 + 12);
+    cmp_buf_html(b, mark_label ? mark_label : "");
+    cmp_buf_puts(b, "</text>\n");
+}
+
 void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
                            svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
                            int nseries, double mark_x, const char *mark_label)
@@ -376,61 +445,10 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
     for (int s = 0; s < nseries; s++) {
         const char *color = series[s].color ? series[s].color : svg_color(s);
         items[s] = (legend_item){series[s].name, color, series[s].dashed, 1.0};
-        if (!series[s].unjoined) {
-            cmp_buf_printf(b,
-                           "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
-                           "stroke-width=\"2\"%s data-series=\"",
-                           color, series[s].dashed ? " stroke-dasharray=\"6 4\"" : "");
-            cmp_buf_html(b, series[s].name);
-            cmp_buf_puts(b, "\" points=\"");
-            for (int i = 0; i < series[s].n; i++) {
-                double x = series[s].x[i], y = series[s].y[i];
-                if (!valid(xs, x) || !valid(ys, y)) continue;
-                cmp_buf_printf(b, "%.2f,%.2f ", px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0));
-            }
-            cmp_buf_puts(b, "\"/>\n");
-        }
-        double r = series[s].unjoined ? 5 : series[s].n > 100 ? 1.5 : 3;
-        /* hollow rings for unjoined markers, lighter dots on dashed lines */
-        char style[80] = "";
-        if (series[s].unjoined)
-            snprintf(style, sizeof style, " stroke=\"%s\" stroke-width=\"2\"", color);
-        else if (series[s].dashed)
-            snprintf(style, sizeof style, " fill-opacity=\"0.5\"");
-        for (int i = 0; i < series[s].n; i++) {
-            double x = series[s].x[i], y = series[s].y[i];
-            if (!valid(xs, x) || !valid(ys, y)) continue;
-            cmp_buf_printf(b,
-                           "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
-                           "fill=\"%s\"%s data-series=\"",
-                           px(&xa, x, PX0, PX1), px(&ya, y, PY1, PY0), r,
-                           series[s].unjoined ? "none" : color, style);
-            cmp_buf_html(b, series[s].name);
-            cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
-            cmp_buf_html(b, series[s].name);
-            cmp_buf_printf(b, ": %g, %g</title></circle>\n", x, y);
-            if (series[s].labels && series[s].labels[i]) {
-                cmp_buf_printf(b,
-                               "<text class=\"ptlabel\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
-                               "font-size=\"10\" data-series=\"",
-                               px(&xa, x, PX0, PX1) + 4, px(&ya, y, PY1, PY0) - 4, color);
-                cmp_buf_html(b, series[s].name);
-                cmp_buf_puts(b, "\">");
-                cmp_buf_html(b, series[s].labels[i]);
-                cmp_buf_puts(b, "</text>\n");
-            }
-        }
+        if (!series[s].unjoined) series_line(b, &series[s], color, xs, ys, &xa, &ya);
+        series_points(b, &series[s], color, xs, ys, &xa, &ya);
     }
-    if (valid(xs, mark_x) && tf(xs, mark_x) >= xa.lo && tf(xs, mark_x) <= xa.hi) {
-        double x = px(&xa, mark_x, PX0, PX1);
-        cmp_buf_printf(b,
-                       "<line class=\"mark\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.0f\" y2=\"%.0f\" "
-                       "stroke=\"#555\" stroke-dasharray=\"4 3\" data-x=\"%.10g\"/>"
-                       "<text class=\"tick\" x=\"%.2f\" y=\"%.0f\">",
-                       x, x, PY0, PY1, mark_x, x + 3, PY0 + 12);
-        cmp_buf_html(b, mark_label ? mark_label : "");
-        cmp_buf_puts(b, "</text>\n");
-    }
+    vertical_mark(b, xs, &xa, mark_x, mark_label);
     legend(b, items, nseries);
     cmp_buf_puts(b, "</svg>\n");
 }

@@ -604,6 +604,54 @@ static void print_plan(const suite_ctx *cp, const char *origin, const double *pl
     printf("planned in all: at least %s (warm-up + measured; loading not counted)\n", tt);
 }
 
+/* The positional arguments and the required options: one suite, a target and -o DIR.
+ * SIM_EXIT_OK or SIM_EXIT_USAGE (message printed). */
+static int check_args(char **pos, int npos, const char *target, const char *output)
+{
+    if (npos < 1 || !strcmp(pos[0], "list") || !strcmp(pos[0], "show")) {
+        sim_error("suite: give one suite (a built-in name or a suite file); see "
+                  "`appsim suite --help`");
+        return SIM_EXIT_USAGE;
+    }
+    if (!target || !*target || !output || !*output) {
+        sim_error("suite: --target PATH and -o DIR are required");
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
+/* Before the first step: the target exists, and the output directory is made.
+ * SIM_EXIT_OK or SIM_EXIT_USAGE (message printed). */
+static int check_dirs(const char *target, const char *output)
+{
+    /* Every step would fail on a missing target: say so once, before running any. */
+    if (access(target, F_OK) != 0) {
+        sim_error("suite: target %s does not exist (%s); create the directory on the drive "
+                  "under test, or give the block device",
+                  target, strerror(errno));
+        return SIM_EXIT_USAGE;
+    }
+    if (mkdirs(output)) {
+        sim_error("suite: cannot create %s: %s", output, strerror(errno));
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
+/* Runs the steps in order, saving the suite's state after each, until the last or an
+ * interruption; then the report. An exit status. */
+static int run_steps(suite_ctx *c, double *planned, bool resume)
+{
+    sim_info("suite: %s (%s), size %s, %d steps, results in %s", c->def->name, c->origin, c->size,
+             c->def->nsteps, c->dir);
+    for (int i = 0; i < c->def->nsteps; i++) {
+        run_step(c, i, planned, resume);
+        save_state(c);
+        if (c->states[i].status == ST_INTERRUPTED) break;
+    }
+    return finish(c);
+}
+
 static int suite_main(int argc, char **argv)
 {
     const char *target = NULL, *output = NULL, *size = "small", *trace = NULL;
@@ -645,15 +693,7 @@ static int suite_main(int argc, char **argv)
     if (rc == SIM_OPTS_HELP_SHOWN) return SIM_EXIT_OK;
     if (rc) return SIM_EXIT_USAGE;
     if ((rc = list_or_show(pos, npos)) != NOT_LIST_OR_SHOW) return rc;
-    if (npos < 1 || !strcmp(pos[0], "list") || !strcmp(pos[0], "show")) {
-        sim_error("suite: give one suite (a built-in name or a suite file); see "
-                  "`appsim suite --help`");
-        return SIM_EXIT_USAGE;
-    }
-    if (!target || !*target || !output || !*output) {
-        sim_error("suite: --target PATH and -o DIR are required");
-        return SIM_EXIT_USAGE;
-    }
+    if ((rc = check_args(pos, npos, target, output))) return rc;
     suite_def def;
     char *origin, *text;
     rc = load_suite(pos[0], &def, &origin, &text);
@@ -664,30 +704,12 @@ static int suite_main(int argc, char **argv)
     c.states = calloc((size_t)def.nsteps, sizeof *c.states);
     double *planned = calloc((size_t)def.nsteps, sizeof *planned);
     if (!rc) rc = check_steps(&c, origin, planned);
-    /* Every step would fail on a missing target: say so once, before running any. */
-    if (!rc && !dry_run && access(target, F_OK) != 0) {
-        sim_error("suite: target %s does not exist (%s); create the directory on the drive "
-                  "under test, or give the block device",
-                  target, strerror(errno));
-        rc = SIM_EXIT_USAGE;
-    }
-    if (!rc && dry_run) {
+    if (!rc && dry_run)
         print_plan(&c, origin, planned);
-    } else if (!rc && mkdirs(output)) {
-        sim_error("suite: cannot create %s: %s", output, strerror(errno));
-        rc = SIM_EXIT_USAGE;
-    }
+    else if (!rc)
+        rc = check_dirs(target, output);
     if (!rc && !dry_run) rc = check_resume(&c, resume);
-    if (!rc && !dry_run) {
-        sim_info("suite: %s (%s), size %s, %d steps, results in %s", def.name, origin, size,
-                 def.nsteps, output);
-        for (int i = 0; i < def.nsteps; i++) {
-            run_step(&c, i, planned, resume);
-            save_state(&c);
-            if (c.states[i].status == ST_INTERRUPTED) break;
-        }
-        rc = finish(&c);
-    }
+    if (!rc && !dry_run) rc = run_steps(&c, planned, resume);
     for (int i = 0; i < def.nsteps; i++)
         free(c.states[i].message);
     free(c.states);
