@@ -239,7 +239,7 @@ json_t *sim_ranks_gather(const json_t *mine)
         json_array_append(all, (json_t *)mine);
         return all;
     }
-    char *text = json_dumps(mine, JSON_COMPACT);
+    char *text = json_dumps(mine, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) abort();
     int len = (int)strlen(text);
     int *lens = my_rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
@@ -264,7 +264,7 @@ json_t *sim_ranks_gather(const json_t *mine)
     if (my_rank == 0) {
         all = json_array();
         for (int i = 0; i < nranks; i++) {
-            json_t *one = json_loadb(buf + offs[i], (size_t)lens[i], 0, NULL);
+            json_t *one = json_loadb(buf + offs[i], (size_t)lens[i], JSON_DECODE_ANY, NULL);
             json_array_append_new(all, one ? one : json_null());
         }
     }
