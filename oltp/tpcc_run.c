@@ -382,7 +382,8 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
             const json_t *rank = json_object_get(v, "rank"); /* a job's: every rank's */
             if (rank) fprintf(out, "  rank %lld", (long long)json_integer_value(rank));
             fprintf(out, "%sinstance %lld: %.2f tps, tpmC %.1f, mean %.3f ms, p99 %.3f ms\n",
-                    rank ? " " : "  ", (long long)json_integer_value(json_object_get(v, "instance")),
+                    rank ? " " : "  ",
+                    (long long)json_integer_value(json_object_get(v, "instance")),
                     json_number_value(json_object_get(v, "tps")),
                     json_number_value(json_object_get(rr, "tpmC")),
                     json_number_value(json_object_get(v, "mean_us")) / 1000,
@@ -506,9 +507,9 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
         json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
-                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9,
-                  "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
-                  o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
+                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
+                  o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
+                  "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
                   "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
                   n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
     json_object_set_new(tj, "rates", rates_json(run, o, -1, ranks));
@@ -617,8 +618,8 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     stop_delivery_workers(inst, n, pending);
 
     /* Several ranks: this rank's own detail before the run's figures become the job's. */
-    json_t *own = sim_ranks_size() > 1 ? tpcc_section(run, o, w.cycle_ns, inst, pending, &vs, 1)
-                                       : NULL;
+    json_t *own =
+        sim_ranks_size() > 1 ? tpcc_section(run, o, w.cycle_ns, inst, pending, &vs, 1) : NULL;
     sim_result_put_run(doc, NULL, run);
     json_t *tj = tpcc_section(run, o, w.cycle_ns, inst, pending, &vs, sim_ranks_size());
     json_object_set_new(doc, "tpcc", tj);

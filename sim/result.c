@@ -375,7 +375,8 @@ void sim_result_print(FILE *out, const json_t *doc)
     const json_t *rk;
     json_array_foreach(json_object_get(doc, "ranks"), i, rk)
     {
-        const char *w = json_string_value(json_object_get(json_object_get(rk, "device_io"), "warning"));
+        const char *w =
+            json_string_value(json_object_get(json_object_get(rk, "device_io"), "warning"));
         if (w)
             fprintf(out, "  WARNING: rank %lld on %s: %s\n",
                     (long long)json_integer_value(json_object_get(rk, "rank")),

@@ -59,8 +59,8 @@ st_foreign_io st_foreign_io_judge(uint64_t disk_read_bytes, uint64_t disk_write_
     return st_foreign_io_of(disk_read_bytes, disk_write_bytes, own_r, own_w);
 }
 
-st_foreign_io st_foreign_io_of(uint64_t disk_read_bytes, uint64_t disk_write_bytes,
-                               uint64_t own_r, uint64_t own_w)
+st_foreign_io st_foreign_io_of(uint64_t disk_read_bytes, uint64_t disk_write_bytes, uint64_t own_r,
+                               uint64_t own_w)
 {
     st_foreign_io f = {0};
     f.own_read_bytes = own_r;

@@ -119,11 +119,11 @@ static void test_thresholds(void **state)
 static json_t *rank_section(const char *disk, uint64_t disk_w, uint64_t own_w)
 {
     st_foreign_io f = st_foreign_io_of(0, disk_w, 0, own_w);
-    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "disk", disk, "read_bytes",
-                          (json_int_t)0, "write_bytes", (json_int_t)disk_w, "own_read_bytes",
-                          (json_int_t)0, "own_write_bytes", (json_int_t)own_w, "foreign_read_bytes",
-                          (json_int_t)0, "foreign_write_bytes", (json_int_t)f.write_bytes,
-                          "foreign_io_share", f.share);
+    json_t *j =
+        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "disk", disk, "read_bytes",
+                  (json_int_t)0, "write_bytes", (json_int_t)disk_w, "own_read_bytes", (json_int_t)0,
+                  "own_write_bytes", (json_int_t)own_w, "foreign_read_bytes", (json_int_t)0,
+                  "foreign_write_bytes", (json_int_t)f.write_bytes, "foreign_io_share", f.share);
     if (f.warn) json_object_set_new(j, "warning", json_string("not appsim's"));
     return j;
 }
