@@ -207,6 +207,7 @@ EOF
   >"$T/vdi.out" 2>&1 || fail "vdi: $(tail -20 "$T/vdi.out")"
 check "$T/vdi.json" 4
 grep -q '"this_rank": 2' "$T/vdi.json" || fail "vdi: 2 desktops per rank"
+rm -rf "$T"/vdi-{0,1,2,3} # each rank's image is 0.8 GiB: not kept longer than needed
 
 # 6. compare accepts the job's results like any others.
 "$APPSIM" compare "$T/tpcc.json" >"$T/cmp.out" 2>&1 || fail "compare: $(cat "$T/cmp.out")"
@@ -265,4 +266,5 @@ rc=$?
 set -e
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a failing rank: exit $rc (124 = hung)"
 grep -q "rank 2 on $(uname -n)" "$T/bad.out" || fail "the message names rank 2: $(cat "$T/bad.out")"
+rm -rf "$T"
 echo "mpi_ranks: ok"
