@@ -8,7 +8,10 @@
 #include "sim/review/review_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define MAX_PHASES 512
 
 /* One result's foreign and total bytes over every measured phase it holds (the run, or
  * each curve point's run), and its first warning. */
@@ -16,6 +19,7 @@ typedef struct foreign_sum {
     double foreign, total;
     int phases, warned; /* measured phases with foreign figures; of them with a warning */
     const char *warning;
+    const json_t *seen[MAX_PHASES]; /* the device figures counted */
 } foreign_sum;
 
 /* Series (intervals), ranks and warm-up rounds repeat or split a phase already counted. */
@@ -27,12 +31,23 @@ static bool repeats_a_phase(const char *key)
     return false;
 }
 
+/* A result may repeat a phase's figures: a curve's top-level device_io is its
+ * maximum-rate point's. */
+static bool counted(const foreign_sum *s, const json_t *dev)
+{
+    for (int i = 0; i < s->phases && i < MAX_PHASES; i++)
+        if (json_equal((json_t *)s->seen[i], (json_t *)dev)) return true;
+    return false;
+}
+
 static void add_device_io(foreign_sum *s, const json_t *dev)
 {
     double fr, fw, rb, wb;
     if (!cmp_num(dev, "foreign_read_bytes", &fr) || !cmp_num(dev, "foreign_write_bytes", &fw) ||
         !cmp_num(dev, "read_bytes", &rb) || !cmp_num(dev, "write_bytes", &wb))
         return; /* the kernel kept no per-process figures */
+    if (counted(s, dev)) return;
+    if (s->phases < MAX_PHASES) s->seen[s->phases] = dev;
     s->foreign += fr + fw;
     s->total += rb + wb;
     s->phases++;
@@ -64,11 +79,10 @@ static void walk(foreign_sum *s, const json_t *j, int depth)
     }
 }
 
-static foreign_sum foreign_of(const json_t *doc)
+static void foreign_of(const json_t *doc, foreign_sum *s)
 {
-    foreign_sum s = {0};
-    walk(&s, doc, 0);
-    return s;
+    memset(s, 0, sizeof *s);
+    walk(s, doc, 0);
 }
 
 void cmp_foreign_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
@@ -76,19 +90,21 @@ void cmp_foreign_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     double foreign = 0, total = 0;
     bool have = n > 0;
     for (int i = 0; i < n; i++) {
-        foreign_sum s = foreign_of(runs[i]->doc);
-        have = have && s.phases > 0;
-        foreign += s.foreign;
-        total += s.total;
-        if (!s.warning || !warn) continue;
-        char msg[1024];
-        if (s.phases > 1)
+        foreign_sum *s = malloc(sizeof *s);
+        if (!s) abort();
+        foreign_of(runs[i]->doc, s);
+        have = have && s->phases > 0;
+        foreign += s->foreign;
+        total += s->total;
+        char msg[1024] = "";
+        if (s->warning && s->phases > 1)
             snprintf(msg, sizeof msg, "%s (%s): foreign I/O in %d of its %d measured phases: %s",
-                     runs[i]->label, runs[i]->path, s.warned, s.phases, s.warning);
-        else
-            snprintf(msg, sizeof msg, "%s (%s): %s", runs[i]->label, runs[i]->path, s.warning);
-        cmp_warn_append(warn, msg);
+                     runs[i]->label, runs[i]->path, s->warned, s->phases, s->warning);
+        else if (s->warning)
+            snprintf(msg, sizeof msg, "%s (%s): %s", runs[i]->label, runs[i]->path, s->warning);
+        free(s);
+        if (msg[0]) cmp_warn_append(warn, msg);
     }
-    cmp_mlist_add(out, "dev.foreign_io_share", "foreign I/O share of the disk", "%", CMP_NONE,
-                  have, total > 0 ? 100 * foreign / total : 0);
+    cmp_mlist_add(out, "dev.foreign_io_share", "foreign I/O share of the disk", "%", CMP_NONE, have,
+                  total > 0 ? 100 * foreign / total : 0);
 }
