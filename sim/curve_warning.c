@@ -36,8 +36,8 @@ void sim_result_print_curve_warning(FILE *out, const char *indent, const json_t 
             snprintf(name, sizeof name, "%.0f%%",
                      json_number_value(json_object_get(p, "fraction")) * 100);
         if (len < sizeof names)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", warned ? ", " : "",
-                                    name);
+            len +=
+                (size_t)snprintf(names + len, sizeof names - len, "%s%s", warned ? ", " : "", name);
         warned++;
     }
     if (!warned) return;
