@@ -142,7 +142,7 @@ rk = [x["sysbench"] for x in d["ranks"]]
 for q in ("reads", "writes", "other", "total"):
     assert d["sysbench"]["queries"][q] == sum(x["queries"][q] for x in rk), q
 assert all(x["engine"]["name"] == d["engine"]["name"] for x in d["ranks"]), "engine per rank"
-assert all(x["warmup"]["count"] > 0 for x in d["ranks"]), "each rank's warm-up"
+assert all(x["warmup"]["seconds"] > 0 and x["warmup"]["count"] >= 0 for x in d["ranks"]), "warm-up"
 EOF
 done
 
