@@ -44,6 +44,19 @@ bool sb_cmd_instance_exists(const sb_cmd *c, int instance)
     return n > 0 && st_target_owns(c->t, names[0]);
 }
 
+int sb_action_old_layout(const sb_cmd *c)
+{
+    char names[MAX_FILES][64];
+    if (c->engine->files(-1, 0, names, MAX_FILES) <= 0 || !st_target_owns(c->t, names[0]))
+        return SIM_EXIT_OK;
+    sim_error("%s holds sysbench %s databases of an older appsim, which numbered the instance "
+              "files from 0 (%s); appsim now numbers them from 1, as its text and results do. "
+              "Remove them with `appsim sysbench cleanup --engine %s --target %s` (it removes "
+              "both numberings) and prepare again",
+              c->target, c->engine->name, names[0], c->engine->name, c->target);
+    return SIM_EXIT_USAGE;
+}
+
 static uint64_t table_files_bytes(const sb_cmd *c, int instance, uint32_t table)
 {
     char names[MAX_FILES][64], path[4096];
@@ -369,6 +382,48 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
                     : "reads in one snapshot, then writes in one write transaction");
 }
 
+/* The "sysbench" section of run with the first error and the user scheduler's figures. */
+static json_t *run_section(const sb_cmd *c, const sim_run *run, const sb_wl *wl,
+                           const sim_vu_stats *stats)
+{
+    json_t *sb = sysbench_section(c, run);
+    if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
+                                  "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,
+                                  "wake_late_max_ns", (json_int_t)stats->wake_late_max_ns));
+    return sb;
+}
+
+/* A job of several ranks (docs/mpi.md): the queries, rates and retries of the job's
+ * section are already the sums of the ranks' (its run's counters are); the first error
+ * is the first rank's that had one, and the scheduler's worst queue and lateness are
+ * over the ranks (a percentile of lateness is each rank's own: ranks[].sysbench). */
+static void merge_ranks(json_t *sb, const json_t *ranks)
+{
+    json_int_t queue = 0, late = 0;
+    json_object_del(sb, "first_error");
+    size_t i;
+    const json_t *rk;
+    json_array_foreach(ranks, i, rk)
+    {
+        const json_t *own = json_object_get(rk, "sysbench");
+        const json_t *sch = json_object_get(own, "scheduler");
+        json_int_t q = json_integer_value(json_object_get(sch, "max_queue"));
+        json_int_t l = json_integer_value(json_object_get(sch, "wake_late_max_ns"));
+        queue = q > queue ? q : queue;
+        late = l > late ? l : late;
+        const char *e = json_string_value(json_object_get(own, "first_error"));
+        if (e && !json_object_get(sb, "first_error"))
+            json_object_set_new(sb, "first_error", json_sprintf("rank %zu: %s", i, e));
+    }
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:n, s:I, s:s}", "max_queue", queue, "wake_late_p99_ns",
+                                  "wake_late_max_ns", late, "note",
+                                  "over the ranks; each rank's lateness p99 is in "
+                                  "ranks[].sysbench.scheduler"));
+}
+
 /* Opens every prepared instance into dbs[0..n) and checks that its tables are the ones
  * the options describe; an exit status (the message printed). */
 static int open_prepared(sb_cmd *c, void **dbs, int n)
@@ -441,19 +496,21 @@ static int run_users(const sb_cmd *c, int n, sim_run *run, sb_wl *wl, sim_vu_sta
     return vrc;
 }
 
-/* The result's run sections, its "sysbench" section and the engine's. */
+/* The result's run sections, its "sysbench" section and the engine's; with several
+ * ranks, each rank's own beside the job's. */
 static void put_results(const sb_cmd *c, json_t *doc, const sim_run *run, json_t *engine,
                         const sb_wl *wl, const sim_vu_stats *stats)
 {
+    /* Several ranks: this rank's own figures before the run's become the job's. */
+    json_t *own = sim_ranks_size() > 1 ? run_section(c, run, wl, stats) : NULL;
     sim_result_put_run(doc, NULL, run);
-    json_t *sb = sysbench_section(c, run);
-    if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
-    json_object_set_new(sb, "scheduler",
-                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
-                                  "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,
-                                  "wake_late_max_ns", (json_int_t)stats->wake_late_max_ns));
+    json_t *sb = run_section(c, run, wl, stats);
     json_object_set_new(doc, "sysbench", sb);
     json_object_set_new(doc, "engine", engine);
+    const json_t *ranks = sim_result_put_rank_detail(doc, "sysbench", own);
+    sim_result_put_rank_detail(doc, "engine", engine);
+    if (ranks) merge_ranks(sb, ranks);
+    json_decref(own);
 }
 
 /* The engine's memory: the cgroup limit applied (or why not), and what stayed cached. */
@@ -625,8 +682,9 @@ int sb_action_cleanup(sb_cmd *c, json_t *doc)
     json_t *arr = json_array();
     /* Every instance and table this engine may have left, whatever --instances and
      * --tables say now: tables are numbered from 1 without gaps, as prepare creates
-     * them, so a table with no file ends an instance's tables (past --tables). */
-    for (int i = 0; i < 4096; i++) {
+     * them, so a table with no file ends an instance's tables (past --tables). Instance
+     * -1 is the "-i0" files of an older appsim, which numbered instances from 0. */
+    for (int i = -1; i < 4096; i++) {
         int here = remove_files(c, i, 0, arr, &removed, &rc);
         for (uint32_t t = 1; t < UINT32_MAX; t++) {
             int n = remove_files(c, i, t, arr, &removed, &rc);

@@ -384,6 +384,10 @@ typedef struct sim_probe_ops {
      * `units` transactions (or I/Os) completed; units may be 0. */
     json_t *(*delta)(void *ctx, const void *from, const void *to, double seconds, uint64_t units);
     void (*free_snapshot)(void *ctx, void *snapshot);
+    /* Optional, for a job of several ranks (docs/mpi.md): called on rank 0 with every
+     * rank's delta of one window (sections[i]: rank i's, or NULL) and the ranks' host
+     * names, to correct them for what ranks share (a disk, say). NULL: none. */
+    void (*ranks_adjust)(json_t *const *sections, const char *const *hosts, size_t n);
 } sim_probe_ops;
 
 sim_run *sim_run_new(const sim_run_config *cfg);
@@ -424,10 +428,18 @@ const sim_run_config *sim_run_cfg(const sim_run *run);
  * ending after the measured phase are dropped.
  */
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns);
-/* A failed operation (counted as an error of `type`, not in latency). */
+/* A failed operation (counted as an error of `type`, not in latency), ending now. */
 void sim_meter_error(sim_meter *m, int type);
-/* Add n to counter `counter` (index into cfg->counter_names), measured phase only. */
+/* Add n to counter `counter` (index into cfg->counter_names) for the operation in
+ * progress: the counts wait on the meter and join the phase of the operation this
+ * meter records next (sim_meter_record or sim_meter_error), so they count only when it
+ * is measured. An operation and its counts therefore always fall on the same side of
+ * a phase boundary. Count before recording the operation they belong to. */
 void sim_meter_count(sim_meter *m, int counter, uint64_t n);
+/* For work that is not recorded as an operation of the meter (tpcc's deferred
+ * deliveries): its waiting counts go to the phase of at_ns. True when at_ns is in the
+ * measured phase, so the caller can keep its own figures of that work in step. */
+bool sim_meter_settle(sim_meter *m, uint64_t at_ns);
 
 /* Merged measured histogram of one type (or of all types when type < 0), over all
  * instances (instance < 0) or one. Caller frees. Valid after sim_run_finish. */
@@ -545,6 +557,12 @@ json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt
  * set at the top level of doc). Under `key` when non-NULL (e.g. one curve point),
  * else top level. */
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
+/* A workload's own detail of this rank (docs/mpi.md), after sim_result_put_run(doc,
+ * NULL, ...): collective, every rank calls it with its `mine` (borrowed), which rank 0
+ * puts in the result's ranks[i][key] for rank i. Returns, on rank 0 of a job of several
+ * ranks, the result's "ranks" (borrowed; each holding `key`) for the workload to merge
+ * the job's figures from; NULL on other ranks and with one rank. */
+const json_t *sim_result_put_rank_detail(json_t *doc, const char *key, const json_t *mine);
 /* Atomically write (temp file in the same directory, fsync, rename). SIM_OK or SIM_ERR with a
  * message printed. */
 int sim_result_write(const json_t *doc, const char *path);
@@ -561,8 +579,12 @@ bool sim_json_on_stdout(const char *path);
 int sim_atomic_tmp_name(const char *path, char *tmp, size_t len);
 int sim_atomic_commit(int fd, const char *tmp, const char *path);
 int sim_atomic_write(const char *path, const void *data, size_t len);
-/* The text summary printed on stdout at the end of a run. */
+/* The text summary printed on stdout at the end of a run (with the device line's
+ * foreign-I/O WARNING line, when the result has one). */
 void sim_result_print(FILE *out, const json_t *doc);
+/* The same warning under a rate curve's text table: one WARNING line naming the points
+ * (the first "max", the others by fraction) whose device figures carry it. */
+void sim_result_print_curve_warning(FILE *out, const char *indent, const json_t *points);
 /* Host section: cpu model, cores, memory, kernel, hostname. */
 json_t *sim_host_json(void);
 
