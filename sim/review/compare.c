@@ -13,14 +13,14 @@
 
 static const char usage_text[] =
     "appsim compare RESULT.json|DIR... [--format text|markdown|csv|json] [--label A,B,...]\n"
-    "               [-o FILE]\n"
+    "               [-o FILE] [--ranks]\n"
     "Compares result files (a directory stands for its *.json files, e.g. a suite's\n"
     "output; suite.json is skipped): one table per workload and configuration, metrics as rows,\n"
     "drives as columns (best marked with *, others as % of the best), and a rank.\n"
     "Runs of the same drive and configuration are combined (histograms merged; the\n"
     "run-to-run range is shown as [min-max]). Results whose configurations differ in\n"
     "what matters (scale, users, buffer, trace...) are not ranked together; the table\n"
-    "says why.";
+    "says why. With --ranks, the ranks of an MPI job's result are the columns.";
 
 /* Splits "a,b,c" into labels (the strings point into a copy owned by *store). */
 int cmp_split_labels(const char *list, char ***labels, char **store)
@@ -43,7 +43,7 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
 }
 
 int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
-                      const char *label)
+                      const char *label, bool ranks)
 {
     char **labels, *store;
     int nlabels = cmp_split_labels(label, &labels, &store);
@@ -60,7 +60,8 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
     cmp_inputs in;
     int rc = cmp_inputs_expand(&in, files, nfiles, labels, nlabels, err, sizeof err);
     if (!rc)
-        rc = cmp_build(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, err, sizeof err);
+        rc = cmp_build_ranks(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, ranks, err,
+                             sizeof err);
     cmp_inputs_free(&in);
     free(labels);
     free(store);
@@ -74,6 +75,7 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
 static int compare_main(int argc, char **argv)
 {
     const char *format = "text", *label = NULL, *output = NULL;
+    bool ranks = false;
     sim_opt opts[] = {
         {.name = "format",
          .kind = SIM_OPT_CHOICE,
@@ -90,6 +92,11 @@ static int compare_main(int argc, char **argv)
          .kind = SIM_OPT_STRING,
          .dst = &output,
          .help = "write to FILE instead of standard output (-o)"},
+        {.name = "ranks",
+         .kind = SIM_OPT_FLAG,
+         .dst = &ranks,
+         .help = "show the ranks of each MPI job's result as drives: one column per rank, "
+                 "labelled by rank, host and target (docs/mpi.md)"},
         SIM_OPT_END,
     };
     char *files[MAX_FILES];
@@ -110,7 +117,7 @@ static int compare_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     cmp_set set;
-    rc = cmp_build_labeled(&set, "compare", files, nfiles, label);
+    rc = cmp_build_labeled(&set, "compare", files, nfiles, label, ranks);
     if (rc) return rc;
     FILE *out = stdout;
     if (output) {

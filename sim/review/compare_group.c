@@ -482,8 +482,47 @@ static void order_groups(cmp_set *set)
     }
 }
 
+/* Appends the results file i stands for to set: itself, or with `ranks` its ranks as
+ * drives (compare_ranks.c). 0, 1 (a suite's state: skipped) or -1 with err. */
+static int load_one(cmp_set *set, int *cap, const char *path, const char *label, bool ranks,
+                    char *err, size_t errlen)
+{
+    cmp_result r;
+    int rc = cmp_load(&r, path, err, errlen);
+    if (rc) return rc;
+    if (label && *label) {
+        free(r.label);
+        free(r.drive_key);
+        r.label = strdup(label);
+        r.drive_key = xstrdup_printf("label:%s", label);
+    }
+    cmp_result *add = &r;
+    int nadd = 1;
+    if (ranks && cmp_rank_views(&r, label && *label ? label : NULL, &add, &nadd, err, errlen)) {
+        cmp_result_free(&r);
+        return -1;
+    }
+    if (set->nresults + nadd > *cap) {
+        *cap = (set->nresults + nadd) * 2;
+        set->results = cmp_xrealloc(set->results, (size_t)*cap * sizeof *set->results);
+    }
+    memcpy(&set->results[set->nresults], add, (size_t)nadd * sizeof *add);
+    set->nresults += nadd;
+    if (add != &r) {
+        cmp_result_free(&r);
+        free(add);
+    }
+    return 0;
+}
+
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen)
+{
+    return cmp_build_ranks(set, paths, npaths, labels, nlabels, false, err, errlen);
+}
+
+int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, bool ranks,
+                    char *err, size_t errlen)
 {
     memset(set, 0, sizeof *set);
     if (npaths <= 0) {
@@ -506,10 +545,10 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
         }
         free(ri);
     }
+    int cap = npaths;
     set->results = calloc((size_t)npaths, sizeof *set->results);
     for (int i = 0; i < npaths; i++) {
-        cmp_result *r = &set->results[set->nresults];
-        int rc = cmp_load(r, paths[i], err, errlen);
+        int rc = load_one(set, &cap, paths[i], i < nlabels ? labels[i] : NULL, ranks, err, errlen);
         if (rc > 0) {
             sim_info("%s", err);
             continue;
@@ -517,13 +556,6 @@ int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels
         if (rc) {
             cmp_set_free(set);
             return -1;
-        }
-        set->nresults++;
-        if (i < nlabels && labels[i] && *labels[i]) {
-            free(r->label);
-            free(r->drive_key);
-            r->label = strdup(labels[i]);
-            r->drive_key = xstrdup_printf("label:%s", labels[i]);
         }
     }
     if (!set->nresults) {

@@ -610,17 +610,19 @@ int report_write(const cmp_set *set, const char *path, const char *title)
 }
 
 static const char usage_text[] =
-    "appsim report RESULT.json|DIR... -o report.html [--label A,B,...] [--title TEXT]\n"
+    "appsim report RESULT.json|DIR... -o report.html [--label A,B,...] [--title TEXT] [--ranks]\n"
     "Writes one self-contained HTML file (no network, printable): a summary of the\n"
     "drives side by side, then per table the comparison and SVG charts (throughput and\n"
     "latency per drive, latency percentile curves from the merged histograms, throughput\n"
     "and p99 over time, mean and p99 latency against IOPS for every rate curve), the\n"
     "drives' identities side by side and the full configurations. A directory stands for\n"
-    "its *.json files (a suite's output; suite.json is skipped).";
+    "its *.json files (a suite's output; suite.json is skipped). With --ranks, the ranks\n"
+    "of an MPI job's result are the drives.";
 
 static int report_main(int argc, char **argv)
 {
     const char *output = NULL, *label = NULL, *title = NULL;
+    bool ranks = false;
     sim_opt opts[] = {
         {.name = "output",
          .kind = SIM_OPT_STRING,
@@ -632,6 +634,11 @@ static int report_main(int argc, char **argv)
          .help = "comma-separated drive labels, one per file or directory in order "
                  "(default: from the result)"},
         {.name = "title", .kind = SIM_OPT_STRING, .dst = &title, .help = "heading of the report"},
+        {.name = "ranks",
+         .kind = SIM_OPT_FLAG,
+         .dst = &ranks,
+         .help = "show the ranks of each MPI job's result as drives, labelled by rank, host and "
+                 "target (docs/mpi.md)"},
         SIM_OPT_END,
     };
     char *files[MAX_FILES];
@@ -650,7 +657,7 @@ static int report_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     cmp_set set;
-    rc = cmp_build_labeled(&set, "report", files, nfiles, label);
+    rc = cmp_build_labeled(&set, "report", files, nfiles, label, ranks);
     if (rc) return rc;
     rc = report_write(&set, output, title);
     cmp_set_free(&set);

@@ -94,6 +94,11 @@ void cmp_result_free(cmp_result *r);
  * ranks. 0, or -1 with err. */
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen);
+/* The same; with `ranks`, each file must be the result of an MPI job (docs/mpi.md), and
+ * each of its ranks becomes a drive of its own, labelled by rank, host and target (a
+ * label given for the file prefixes its ranks' labels). */
+int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, bool ranks,
+                    char *err, size_t errlen);
 void cmp_set_free(cmp_set *set);
 
 /* The heading of a group's table: the workload and the engine it ran on, e.g.

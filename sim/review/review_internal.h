@@ -10,6 +10,12 @@
 
 /* The label a result gets from its drive identity (model, serial, path), malloc'ed. */
 char *cmp_identity_label(const json_t *doc, const char *path);
+/* The ranks of the MPI job's result `job` as results of their own (compare_ranks.c):
+ * *views (malloc'ed, *nviews entries, each to free with cmp_result_free) labelled
+ * "PREFIX: rank K on HOST (TARGET)"; job itself is left as it was. 0, or -1 with err when
+ * job is no MPI job's result. */
+int cmp_rank_views(const cmp_result *job, const char *prefix, cmp_result **views, int *nviews,
+                   char *err, size_t errlen);
 /* Key configuration entries that do not change what is measured (paths, output files,
  * seeds, reporting); they never prevent ranking. Duration-like entries ("soft") are
  * reported when they differ but do not prevent ranking either. */
@@ -151,7 +157,7 @@ int cmp_split_labels(const char *list, char ***labels, char **store);
  * groups the files into *set. Prints what was wrong and returns SIM_EXIT_USAGE on bad
  * input; 0 with *set to free by the caller. */
 int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
-                      const char *label);
+                      const char *label, bool ranks);
 
 /* argv helper for commands that accept "-o FILE": rewrites "-o" to "--output" in a copy
  * of argv (the strings are shared). Caller frees the array. */

@@ -160,7 +160,49 @@ grep -q '"this_rank": 2' "$T/vdi.json" || fail "vdi: 2 desktops per rank"
 "$APPSIM" compare "$T/sb-sqlite.json" "$T/sb-lmdb.json" "$T/replay.json" "$T/vdi.json" \
   >"$T/cmp2.out" 2>&1 || fail "compare: $(cat "$T/cmp2.out")"
 
-# 7. A rank that fails stops the job with its rank and host, and nothing hangs: rank 2's
+# 7. compare and report --ranks: each rank of one job is a drive (a column), labelled by
+# rank, host and target, with that rank's own figures.
+"$APPSIM" compare --ranks "$T/tpcc.json" "$T/vdi.json" --format json >"$T/ranks.json" \
+  2>"$T/ranks.err" || fail "compare --ranks: $(cat "$T/ranks.err")"
+python3 - "$T/ranks.json" "$T/tpcc.json" "$T/vdi.json" "$T" "$(uname -n)" <<'EOF2' ||
+import json, sys
+cmp, job, vdi = (json.load(open(f)) for f in sys.argv[1:4])
+T, host = sys.argv[4], sys.argv[5]
+tables = {t["workload"]: t for t in cmp["tables"]}
+t = tables["tpcc"]
+labels = [d["label"] for d in t["drives"]]
+want = [f"rank {k} on {host} ({T}/tpcc-{k})" for k in range(4)]
+assert sorted(labels) == want, labels
+rate = next(m for m in t["metrics"] if m["id"] == "rate")
+for d, v in zip(t["drives"], rate["values"]):
+    k = int(d["label"].split()[1])
+    assert abs(v["value"] - job["ranks"][k]["summary"]["tps"]) < 1e-9, (k, v["value"])
+# vdi: each point's run holds the ranks; a rank's peak is its own share of the job's.
+v = tables["vdi"]
+assert len(v["drives"]) == 4, [d["label"] for d in v["drives"]]
+peak = next(m for m in v["metrics"] if m["id"].endswith(".peak"))
+pts = vdi["storms"][0]["curve"]["points"]
+for d, x in zip(v["drives"], peak["values"]):
+    k = int(d["label"].split()[1])
+    own = max(p["run"]["ranks"][k]["summary"]["iops"] for p in pts)
+    assert x["value"] == own > 0, (k, x["value"], own)
+EOF2
+  fail "compare --ranks: the columns are not the ranks"
+"$APPSIM" report --ranks "$T/tpcc.json" -o "$T/ranks.html" >"$T/rr.out" 2>&1 ||
+  fail "report --ranks: $(cat "$T/rr.out")"
+for k in 0 1 2 3; do
+  grep -q "rank $k on $(uname -n) ($T/tpcc-$k)" "$T/ranks.html" || fail "report --ranks: rank $k"
+done
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); [d.pop(k) for k in ("mpi", "ranks")]
+json.dump(d, open(sys.argv[2], "w"))' "$T/tpcc.json" "$T/cmp-solo.json" # as one process writes
+set +e
+"$APPSIM" compare --ranks "$T/cmp-solo.json" >"$T/nompi.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'not the result of an MPI job' "$T/nompi.out" ||
+  fail "compare --ranks of a one-process result: exit $rc, $(cat "$T/nompi.out")"
+
+# 8. A rank that fails stops the job with its rank and host, and nothing hangs: rank 2's
 # target is a file, so it cannot start while the others wait for it.
 touch "$T/bad-2"
 set +e
