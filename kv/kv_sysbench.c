@@ -69,10 +69,11 @@ typedef struct kv_conn {
     char err[512];
 } kv_conn;
 
+/* The files carry the instance's number from 1, as the text and the result count. */
 static void file_names(int instance, char *data, char *lock)
 {
-    snprintf(data, 64, "sbtest-lmdb-i%d.mdb", instance);
-    snprintf(lock, 64, "sbtest-lmdb-i%d.mdb-lock", instance);
+    snprintf(data, 64, "sbtest-lmdb-i%d.mdb", instance + 1);
+    snprintf(lock, 64, "sbtest-lmdb-i%d.mdb-lock", instance + 1);
 }
 
 static int kv_files(int instance, uint32_t table, char names[][64], int max)

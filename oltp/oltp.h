@@ -108,7 +108,7 @@ typedef struct sb_meta {
 
 /* One instance's database set as an engine opens it. */
 typedef struct sb_db_opts {
-    int instance;    /* 0-based; the file names carry it */
+    int instance;    /* 0-based; the file names carry instance + 1 ("-i1") */
     uint32_t tables; /* for sizing (LMDB map size, named databases) */
     uint64_t table_size;
     uint64_t buffer_bytes; /* --buffer; 0 = the engine's default */
@@ -130,9 +130,11 @@ typedef struct sb_db_opts {
 typedef struct sb_engine_ops {
     const char *name;
     const char *description;
-    /* Files instance `instance` keeps in the target, in names[0..n) (n returned): for
-     * table 0 the instance's own files (names[0] marks the instance as present), for
-     * table t >= 1 the files that hold table t alone (none when tables share a file). */
+    /* Files instance `instance` (0-based) keeps in the target, in names[0..n) (n
+     * returned), named with instance + 1: for table 0 the instance's own files (names[0]
+     * marks the instance as present), for table t >= 1 the files that hold table t
+     * alone (none when tables share a file). Instance -1 names the "-i0" files of an
+     * older appsim, which numbered them from 0 (sb_action_old_layout). */
     int (*files)(int instance, uint32_t table, char names[][64], int max);
     /* load_table may run for different tables of one db on different threads at once
      * (each table in its own file with its own writer). */

@@ -44,6 +44,18 @@ bool sb_cmd_instance_exists(const sb_cmd *c, int instance)
     return n > 0 && st_target_owns(c->t, names[0]);
 }
 
+int sb_action_old_layout(const sb_cmd *c)
+{
+    char names[MAX_FILES][64];
+    if (c->engine->files(-1, 0, names, MAX_FILES) <= 0 || !st_target_owns(c->t, names[0])) return 0;
+    sim_error("%s holds sysbench %s databases of an older appsim, which numbered the instance "
+              "files from 0 (%s); appsim now numbers them from 1, as its text and results do. "
+              "Remove them with `appsim sysbench cleanup --engine %s --target %s` (it removes "
+              "both numberings) and prepare again",
+              c->target, c->engine->name, names[0], c->engine->name, c->target);
+    return SIM_EXIT_USAGE;
+}
+
 static uint64_t table_files_bytes(const sb_cmd *c, int instance, uint32_t table)
 {
     char names[MAX_FILES][64], path[4096];
@@ -584,8 +596,9 @@ int sb_action_cleanup(sb_cmd *c, json_t *doc)
     json_t *arr = json_array();
     /* Every instance and table this engine may have left, whatever --instances and
      * --tables say now: tables are numbered from 1 without gaps, as prepare creates
-     * them, so a table with no file ends an instance's tables (past --tables). */
-    for (int i = 0; i < 4096; i++) {
+     * them, so a table with no file ends an instance's tables (past --tables). Instance
+     * -1 is the "-i0" files of an older appsim, which numbered instances from 0. */
+    for (int i = -1; i < 4096; i++) {
         int here = remove_files(c, i, 0, arr, &removed, &rc);
         for (uint32_t t = 1; t < UINT32_MAX; t++) {
             int n = remove_files(c, i, t, arr, &removed, &rc);

@@ -242,6 +242,9 @@ static int build_events(sb_cmd *c, const char *action)
 /* The action (none: prepare if needed, then run) on the open target. */
 static int dispatch(sb_cmd *c, const char *action, json_t *doc)
 {
+    bool cleanup = action && !strcmp(action, "cleanup");
+    int old = cleanup ? 0 : sb_action_old_layout(c);
+    if (old) return old;
     if (!action) {
         int needs = 0;
         int rc = sb_action_needs_prepare(c, &needs);

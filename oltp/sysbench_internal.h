@@ -42,6 +42,9 @@ int sb_action_prepare(sb_cmd *c, json_t *doc);
 int sb_action_run(sb_cmd *c, json_t *doc);
 int sb_action_check(sb_cmd *c, json_t *doc);
 int sb_action_cleanup(sb_cmd *c, json_t *doc);
+/* 0, or SIM_EXIT_USAGE with a message saying what to do when the target holds the
+ * instance files of an older appsim, numbered from 0 ("-i0"); cleanup removes them. */
+int sb_action_old_layout(const sb_cmd *c);
 /* For no action: 0 when every instance is prepared with these options (run only),
  * 1 when none is (prepare first), or a usage error with a message. */
 int sb_action_needs_prepare(sb_cmd *c, int *needs);

@@ -93,14 +93,15 @@ typedef struct sq_conn {
     char err[512];
 } sq_conn;
 
+/* The files carry the instance's number from 1, as the text and the result count. */
 static void meta_name(int instance, char *buf, size_t len)
 {
-    snprintf(buf, len, "sbtest-sqlite-i%d.db", instance);
+    snprintf(buf, len, "sbtest-sqlite-i%d.db", instance + 1);
 }
 
 static void table_name(int instance, uint32_t table, char *buf, size_t len)
 {
-    snprintf(buf, len, "sbtest-sqlite-i%d-t%u.db", instance, table);
+    snprintf(buf, len, "sbtest-sqlite-i%d-t%u.db", instance + 1, table);
 }
 
 static int sq_files(int instance, uint32_t table, char names[][64], int max)

@@ -19,11 +19,43 @@ static char *dup_or_empty(const char *s)
     return d;
 }
 
+/* "--name" for a long name, "-o" for a one-letter one. */
+static char *flag_of(const char *name, size_t len)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s%.*s", len > 1 ? "--" : "-", (int)len, name);
+    return dup_or_empty(buf);
+}
+
+/* "time|t" as {"--time", "-t", NULL}; an empty array for NULL. */
+static char **flags_of(const char *names)
+{
+    size_t n = 0, cap = 1;
+    for (const char *p = names; p && *p; p++)
+        cap += *p == '|';
+    char **flags = calloc(cap + 1, sizeof *flags);
+    if (!flags) abort();
+    for (const char *p = names; p && *p;) {
+        size_t len = strcspn(p, "|");
+        flags[n++] = flag_of(p, len);
+        p += len + (p[len] == '|');
+    }
+    return flags;
+}
+
+static void free_flags(char **flags)
+{
+    for (char **f = flags; f && *f; f++)
+        free(*f);
+    free(flags);
+}
+
 static void opt_from(d_opt *d, const sim_opt *o)
 {
     char buf[256];
-    snprintf(buf, sizeof buf, "%s%s", o->name[1] ? "--" : "-", o->name);
-    d->flag = dup_or_empty(buf);
+    d->flag = flag_of(o->name, strlen(o->name));
+    d->aliases = flags_of(o->aliases);
+    d->old = flags_of(o->deprecated);
     d->hint = dup_or_empty(sim_opt_value_hint(o));
     d->help = dup_or_empty(o->help);
     sim_opt_default_text(o, buf, sizeof buf);
@@ -155,6 +187,8 @@ void d_program_free(d_program *p)
             free(o->help);
             free(o->deflt);
             free(o->choices);
+            free_flags(o->aliases);
+            free_flags(o->old);
         }
         free(t->opts);
         free(t->command);

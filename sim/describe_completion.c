@@ -3,6 +3,10 @@
  * option tables (describe.c). Both complete the command, its action or subcommand,
  * its options, a choice option's values, and file names where a path goes (string
  * options and positional arguments). Numbers, sizes and durations get no candidates.
+ * Aliases (`--time` for `--duration`) are offered beside the option; old spellings
+ * (sim_opt.deprecated) are not: the help does not show them and each use prints a note
+ * asking for the new one, so completion should not teach them. They are still
+ * recognised after the fact (bash completes their values, zsh skips their values).
  */
 #include "sim/describe_internal.h"
 
@@ -28,27 +32,42 @@ static void words_of_choices(FILE *out, const char *choices)
         fputc(*c == '|' ? ' ' : *c, out);
 }
 
+/* _appsim_value['COMMAND FLAG']: what follows the option (a choice, a path, nothing). */
+static void bash_value(FILE *out, const d_table *t, const d_opt *o, const char *flag)
+{
+    fputs("_appsim_value[", out);
+    sh_quoted(out, t->command);
+    fprintf(out, "' %s']=", flag);
+    if (o->choices) {
+        fputs("'choice:", out);
+        words_of_choices(out, o->choices);
+        fputs("'\n", out);
+    } else {
+        fputs(o->path_value ? "path\n" : "none\n", out);
+    }
+}
+
+/* The options offered are every name and alias; the values complete after old
+ * spellings too. */
 static void bash_table(FILE *out, const d_table *t)
 {
     fputs("_appsim_opts[", out);
     sh_quoted(out, t->command);
     fputs("]='", out);
-    for (size_t i = 0; i < t->nopts; i++)
+    for (size_t i = 0; i < t->nopts; i++) {
         fprintf(out, "%s ", t->opts[i].flag);
+        for (char **a = t->opts[i].aliases; *a; a++)
+            fprintf(out, "%s ", *a);
+    }
     fputs("--help'\n", out);
     for (size_t i = 0; i < t->nopts; i++) {
         const d_opt *o = &t->opts[i];
         if (!o->takes_value) continue;
-        fputs("_appsim_value[", out);
-        sh_quoted(out, t->command);
-        fprintf(out, "' %s']=", o->flag);
-        if (o->choices) {
-            fputs("'choice:", out);
-            words_of_choices(out, o->choices);
-            fputs("'\n", out);
-        } else {
-            fputs(o->path_value ? "path\n" : "none\n", out);
-        }
+        bash_value(out, t, o, o->flag);
+        for (char **a = o->aliases; *a; a++)
+            bash_value(out, t, o, *a);
+        for (char **a = o->old; *a; a++)
+            bash_value(out, t, o, *a);
     }
 }
 
@@ -156,9 +175,11 @@ static void zsh_function_name(FILE *out, const char *command)
         fputc(isalnum((unsigned char)*c) ? *c : '_', out);
 }
 
-static void zsh_option(FILE *out, const d_opt *o)
+/* One spec: `prefix` is "" (offered), "(--a --b)" (offered, and no more once one of the
+ * spellings is on the line) or "!" (recognised, its value skipped, never offered). */
+static void zsh_spec(FILE *out, const d_opt *o, const char *prefix, const char *flag)
 {
-    fprintf(out, "    '%s%s[", o->flag, o->takes_value ? "=" : "");
+    fprintf(out, "    '%s%s%s[", prefix, flag, o->takes_value ? "=" : "");
     zsh_spec_text(out, o->help);
     fputc(']', out);
     if (o->takes_value) {
@@ -176,6 +197,27 @@ static void zsh_option(FILE *out, const d_opt *o)
         }
     }
     fputs("' \\\n", out);
+}
+
+/* The option and its aliases (one exclusion group, so that completing one spelling
+ * does not offer the other), then its old spellings, recognised but not offered. */
+static void zsh_option(FILE *out, const d_opt *o)
+{
+    char group[512] = "";
+    if (o->aliases[0]) {
+        size_t n = (size_t)snprintf(group, sizeof group, "(%s", o->flag);
+        for (char **a = o->aliases; *a && n < sizeof group; a++)
+            n += (size_t)snprintf(group + n, sizeof group - n, " %s", *a);
+        if (n + 1 < sizeof group)
+            strcat(group, ")");
+        else
+            group[0] = 0; /* too many to exclude: all offered */
+    }
+    zsh_spec(out, o, group, o->flag);
+    for (char **a = o->aliases; *a; a++)
+        zsh_spec(out, o, group, *a);
+    for (char **a = o->old; *a; a++)
+        zsh_spec(out, o, "!", *a);
 }
 
 /* The function for one table; `words` are the command's actions (NULL: none). */

@@ -18,6 +18,12 @@ typedef struct d_opt {
     char *help;    /* "" when none */
     char *deflt;   /* the default as the help shows it; "" when none */
     char *choices; /* "a|b|c" for a choice ("steady" for a warm-up); NULL otherwise */
+    /* Other spellings as flags ("--time"), each NULL-terminated: the aliases are offered
+     * like the option itself; the old spellings (sim_opt.deprecated) are recognised by
+     * the completion (their values complete) but never offered, as the help never shows
+     * them: completing them would teach the spelling that prints a note on every use. */
+    char **aliases;
+    char **old;
     bool takes_value;
     bool path_value; /* a string: a file, directory or device */
 } d_opt;

@@ -81,15 +81,28 @@ static void write_commands(FILE *out, const d_program *p)
     }
 }
 
-static void write_option(FILE *out, const d_opt *o)
+/* "\fB--duration\fR \fITIME\fR" */
+static void write_flag(FILE *out, const d_opt *o, const char *flag)
 {
-    fputs(".TP\n\\fB", out);
-    roff_word(out, o->flag);
+    fputs("\\fB", out);
+    roff_word(out, flag);
     fputs("\\fR", out);
     if (o->takes_value) {
         fputs(" \\fI", out);
         roff_word(out, o->hint);
         fputs("\\fR", out);
+    }
+}
+
+/* The tag names the option and its aliases (not its old spellings, which the help
+ * does not show either). */
+static void write_option(FILE *out, const d_opt *o)
+{
+    fputs(".TP\n", out); /* the tag is one input line */
+    write_flag(out, o, o->flag);
+    for (char **a = o->aliases; *a; a++) {
+        fputs(", ", out);
+        write_flag(out, o, *a);
     }
     fputc('\n', out);
     roff_text(out, o->help);

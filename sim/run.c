@@ -37,6 +37,10 @@ struct sim_meter {
     sim_hist *cumulative; /* every sample, both phases: interval deltas */
     counter_t cumulative_errors;
     counter_t *counters; /* [ncounters], measured phase */
+    /* Counts of the operation in progress (sim_meter_count), written by the meter's
+     * thread only; they join the phase that operation is recorded in. */
+    uint64_t *pending; /* [ncounters] */
+    bool has_pending;
     sim_meter *next;
 };
 
@@ -165,6 +169,7 @@ static void meter_free(sim_meter *m, int ntypes)
     free(m->measured);
     free((void *)m->errors);
     free((void *)m->counters);
+    free(m->pending);
     sim_hist_free(m->warmup);
     sim_hist_free(m->cumulative);
     free(m);
@@ -219,9 +224,10 @@ sim_meter *sim_run_meter(sim_run *r, int instance)
     m->instance = instance < 0 ? 0 : instance;
     m->measured = calloc((size_t)r->cfg.ntypes, sizeof *m->measured);
     m->errors = calloc((size_t)r->cfg.ntypes, sizeof *m->errors);
-    m->counters =
-        calloc((size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1), sizeof *m->counters);
-    if (!m->measured || !m->errors || !m->counters) abort();
+    size_t ncounters = (size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1);
+    m->counters = calloc(ncounters, sizeof *m->counters);
+    m->pending = calloc(ncounters, sizeof *m->pending);
+    if (!m->measured || !m->errors || !m->counters || !m->pending) abort();
     for (int t = 0; t < r->cfg.ntypes; t++)
         m->measured[t] = sim_hist_new();
     m->warmup = sim_hist_new();
@@ -325,15 +331,40 @@ static inline void bump(counter_t *c, uint64_t n)
     atomic_store_explicit(c, ld(c) + n, memory_order_relaxed);
 }
 
+/* Where an operation that ended at `at` belongs. The phase boundaries are read once
+ * per operation, so its sample, its error and its counts can never be split across a
+ * boundary that moves (the end of a run cut short, a steady-state warm-up that ends)
+ * or that falls between two of its clock readings. */
+typedef enum op_phase { OP_DROPPED, OP_WARMUP, OP_MEASURED } op_phase;
+static op_phase phase_at(const sim_run *r, uint64_t at)
+{
+    if (at >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return OP_DROPPED;
+    return at < measure_at(r) ? OP_WARMUP : OP_MEASURED;
+}
+
+/* The operation's counts go where the operation went: the measured counters, or
+ * nowhere (warm-up, after the end). */
+static void settle_pending(sim_meter *m, op_phase ph)
+{
+    if (!m->has_pending) return;
+    for (int c = 0; c < m->run->cfg.ncounters; c++) {
+        if (ph == OP_MEASURED && m->pending[c]) bump(&m->counters[c], m->pending[c]);
+        m->pending[c] = 0;
+    }
+    m->has_pending = false;
+}
+
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
 {
     sim_run *r = m->run;
     assert(type >= 0 && type < r->cfg.ntypes); /* an index into cfg.type_names */
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
-    if (end_ns >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
+    op_phase ph = phase_at(r, end_ns);
+    settle_pending(m, ph);
+    if (ph == OP_DROPPED) return;
     sim_hist_record(m->cumulative, lat);
-    if (end_ns < measure_at(r))
+    if (ph == OP_WARMUP)
         sim_hist_record(m->warmup, lat);
     else
         sim_hist_record(m->measured[type], lat);
@@ -344,10 +375,11 @@ void sim_meter_error(sim_meter *m, int type)
     sim_run *r = m->run;
     assert(type >= 0 && type < r->cfg.ntypes);
     if (type < 0 || type >= r->cfg.ntypes) return;
-    uint64_t now = sim_now_ns();
-    if (now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
+    op_phase ph = phase_at(r, sim_now_ns());
+    settle_pending(m, ph);
+    if (ph == OP_DROPPED) return;
     bump(&m->cumulative_errors, 1);
-    if (now < measure_at(r))
+    if (ph == OP_WARMUP)
         bump(&m->warmup_errors, 1);
     else
         bump(&m->errors[type], 1);
@@ -355,12 +387,17 @@ void sim_meter_error(sim_meter *m, int type)
 
 void sim_meter_count(sim_meter *m, int counter, uint64_t n)
 {
-    sim_run *r = m->run;
-    assert(counter >= 0 && counter < r->cfg.ncounters); /* into cfg.counter_names */
-    if (counter < 0 || counter >= r->cfg.ncounters) return;
-    uint64_t now = sim_now_ns();
-    if (now < measure_at(r) || now >= atomic_load_explicit(&r->t_end, memory_order_relaxed)) return;
-    bump(&m->counters[counter], n);
+    assert(counter >= 0 && counter < m->run->cfg.ncounters); /* into cfg.counter_names */
+    if (counter < 0 || counter >= m->run->cfg.ncounters) return;
+    m->pending[counter] += n;
+    m->has_pending = true;
+}
+
+bool sim_meter_settle(sim_meter *m, uint64_t at_ns)
+{
+    op_phase ph = phase_at(m->run, at_ns);
+    settle_pending(m, ph);
+    return ph == OP_MEASURED;
 }
 
 /* ------------------------------------------------------------------ reporter */

@@ -400,10 +400,18 @@ const sim_run_config *sim_run_cfg(const sim_run *run);
  * ending after the measured phase are dropped.
  */
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns);
-/* A failed operation (counted as an error of `type`, not in latency). */
+/* A failed operation (counted as an error of `type`, not in latency), ending now. */
 void sim_meter_error(sim_meter *m, int type);
-/* Add n to counter `counter` (index into cfg->counter_names), measured phase only. */
+/* Add n to counter `counter` (index into cfg->counter_names) for the operation in
+ * progress: the counts wait on the meter and join the phase of the operation this
+ * meter records next (sim_meter_record or sim_meter_error), so they count only when it
+ * is measured. An operation and its counts therefore always fall on the same side of
+ * a phase boundary. Count before recording the operation they belong to. */
 void sim_meter_count(sim_meter *m, int counter, uint64_t n);
+/* For work that is not recorded as an operation of the meter (tpcc's deferred
+ * deliveries): its waiting counts go to the phase of at_ns. True when at_ns is in the
+ * measured phase, so the caller can keep its own figures of that work in step. */
+bool sim_meter_settle(sim_meter *m, uint64_t at_ns);
 
 /* Merged measured histogram of one type (or of all types when type < 0), over all
  * instances (instance < 0) or one. Caller frees. Valid after sim_run_finish. */
@@ -537,8 +545,12 @@ bool sim_json_on_stdout(const char *path);
 int sim_atomic_tmp_name(const char *path, char *tmp, size_t len);
 int sim_atomic_commit(int fd, const char *tmp, const char *path);
 int sim_atomic_write(const char *path, const void *data, size_t len);
-/* The text summary printed on stdout at the end of a run. */
+/* The text summary printed on stdout at the end of a run (with the device line's
+ * foreign-I/O WARNING line, when the result has one). */
 void sim_result_print(FILE *out, const json_t *doc);
+/* The same warning under a rate curve's text table: one WARNING line naming the points
+ * (the first "max", the others by fraction) whose device figures carry it. */
+void sim_result_print_curve_warning(FILE *out, const char *indent, const json_t *points);
 /* Host section: cpu model, cores, memory, kernel, hostname. */
 json_t *sim_host_json(void);
 

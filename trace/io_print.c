@@ -42,6 +42,7 @@ static void print_curve(FILE *out, const json_t *curve)
             fprintf(out, "  queue building: %.0f IOPS arrived", num(p, "offered_iops"));
         fputc('\n', out);
     }
+    sim_result_print_curve_warning(out, "  ", json_object_get(curve, "points"));
     const json_t *pk = json_object_get(curve, "peak");
     if (json_is_true(json_object_get(pk, "max_rate_run")))
         fprintf(out,

@@ -140,7 +140,7 @@ static void complete(replay *rp, st_io *io)
         rp->errors++;
         sim_meter_error(rp->meter, type);
     } else {
-        sim_meter_record(rp->meter, type, io->intended_ns, io->complete_ns);
+        /* The bytes first: they join the phase the I/O is recorded in. */
         if (io->op == ST_OP_READ) {
             rp->bytes_read += io->len;
             sim_meter_count(rp->meter, C_BYTES_READ, io->len);
@@ -148,6 +148,7 @@ static void complete(replay *rp, st_io *io)
             rp->bytes_written += io->len;
             sim_meter_count(rp->meter, C_BYTES_WRITTEN, io->len);
         }
+        sim_meter_record(rp->meter, type, io->intended_ns, io->complete_ns);
     }
     rp->free_ios[rp->nfree++] = io;
 }

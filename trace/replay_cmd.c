@@ -53,6 +53,7 @@ static void print_curve(const json_t *curve)
                json_real_value(json_object_get(w, "mean_us")),
                json_real_value(json_object_get(w, "p99_us")));
     }
+    sim_result_print_curve_warning(stdout, "  ", json_object_get(curve, "points"));
 }
 
 static void print_replay(const json_t *st)

@@ -336,6 +336,8 @@ static void print_table(FILE *out, const vdi_cli *c, const json_t *results)
                     json_number_value(json_object_get(q, "iops")));
         }
         fputc('\n', out);
+        sim_result_print_curve_warning(out, "  ",
+                                       json_object_get(json_object_get(r, "curve"), "points"));
     }
     fprintf(out, "source: captured = trace recorded with `appsim trace capture`; modeled = "
                  "calibrated to published per-desktop figures (docs/vdi.md)\n");

@@ -92,6 +92,17 @@ static void append_warn(char **warn, const char *msg)
     *warn = p;
 }
 
+void cmp_mlist_add(cmp_mlist *l, const char *id, const char *name, const char *unit,
+                   cmp_better better, bool have, double value)
+{
+    add_metric(l, id, name, unit, better, have, value);
+}
+
+void cmp_warn_append(char **warn, const char *msg)
+{
+    append_warn(warn, msg);
+}
+
 typedef struct lat_keys {
     const char *id, *name, *json;
     double pct; /* 0 = mean */
@@ -453,5 +464,6 @@ void cmp_metrics_for_runs(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     type_metrics(runs, n, out, warn);
     device_metrics(runs, n, out);
     device_latency_metrics(runs, n, out);
+    cmp_foreign_metrics(runs, n, out, warn);
     curve_metrics(runs, n, out, warn);
 }

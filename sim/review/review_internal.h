@@ -32,6 +32,16 @@ typedef struct cmp_mlist {
  * warn (may be NULL) receives a malloc'ed message when something could not be combined. */
 void cmp_metrics_for_runs(cmp_result **runs, int n, cmp_mlist *out, char **warn);
 void cmp_mlist_free(cmp_mlist *l);
+/* Appends one metric (a single cell) when `have`. */
+void cmp_mlist_add(cmp_mlist *l, const char *id, const char *name, const char *unit,
+                   cmp_better better, bool have, double value);
+/* Appends msg to the "; "-separated warnings in *warn (warn may be NULL; a message
+ * already there is not repeated). */
+void cmp_warn_append(char **warn, const char *msg);
+/* The row "foreign I/O share of the disk" (percent of the disk's bytes that were not
+ * appsim's, over every measured phase of the runs) and a warning per run whose device
+ * figures carry the foreign-I/O warning (compare_foreign.c). */
+void cmp_foreign_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn);
 /* Merged histogram of `key` ("all" or a type) over runs, or NULL when any run lacks it. */
 sim_hist *cmp_merged_hist(cmp_result **runs, int n, const char *key);
 /* Histogram stored under doc.histograms.<key>, or NULL. Caller frees. */

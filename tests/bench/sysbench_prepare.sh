@@ -51,7 +51,7 @@ t2=$(now)
 echo "sqlite3 CLI generate_series load + index: $(rate $n $t0 $t2) rows/s ($n rows)"
 
 # Peer 2: mdb_load of the same rows (main table 1 only; appsim's figure includes the index)
-mdb_dump -n -s sbtest1 "$D/lmdb/sbtest-lmdb-i0.mdb" > "$D/dump.txt"
+mdb_dump -n -s sbtest1 "$D/lmdb/sbtest-lmdb-i1.mdb" > "$D/dump.txt"
 t0=$(now)
 mdb_load -n -s sbtest1 -f "$D/dump.txt" "$D/peer.mdb" 2>/dev/null
 t1=$(now)

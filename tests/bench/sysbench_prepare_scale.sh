@@ -33,7 +33,7 @@ jq -r '.prepare | "prepare \(.engine): \(.rows) rows in \(.seconds | floor) s = 
 echo "load after prepare: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "${KIND%%-*}" = sqlite ]; then
   t0=$(date +%s)
-  bad=$(ls "$T"/sbtest-sqlite-i0-t*.db | xargs -P 2 -I{} sh -c \
+  bad=$(ls "$T"/sbtest-sqlite-i1-t*.db | xargs -P 2 -I{} sh -c \
     'r=$(sqlite3 "{}" "PRAGMA integrity_check"); [ "$r" = ok ] || echo "{}: $r"')
   [ -z "$bad" ] || { echo "integrity_check FAILED: $bad"; exit 1; }
   echo "PRAGMA integrity_check: ok on all $TABLES table files ($(($(date +%s) - t0)) s)"

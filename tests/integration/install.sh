@@ -3,7 +3,8 @@
 # working appsim: `appsim vdi` finds the desktop traces installed beside it (not the
 # source tree's), `man -l` renders the page without warnings and `man appsim` finds
 # it, the bash completion (and the zsh one, when zsh is installed) completes commands,
-# actions, options and choices; and `cpack` builds a .deb with the same files and its
+# actions, options, their aliases and choices (bash: every option and alias any --help
+# lists; old spellings never offered); and `cpack` builds a .deb with the same files and its
 # Debian dependencies, whose unpacked binary works the same way.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_SRC:?}" "${APPSIM_TMP:?}"
@@ -72,7 +73,46 @@ t info appsim trace ""
 t --format appsim trace info --f
 t lmdb appsim sysbench run --engine ""
 t steady appsim tpcc --warmup ""
+t --time appsim sysbench run --ti
+t --xfersize appsim io --xf
+t --rwmixread appsim io --rw
+t psync appsim sysbench run --io-engine ""
+# Old spellings are recognised (their values complete) but never offered.
+COMP_WORDS=(appsim vdi --engi); COMP_CWORD=2; _appsim
+[[ " ${COMPREPLY[*]} " != *" --engine "* ]] || { echo "FAIL: bash offers vdi'"'"'s old --engine"; exit 1; }
 ' bash "$prefix/share/bash-completion/completions/appsim"
+
+# 3b. Every option and alias each --help lists ("(also --time)", io's fio and vdbench
+#     names) is offered after `appsim COMMAND --`, so a spelling the help shows cannot
+#     be missing from the completion.
+helps=$APPSIM_TMP/completion-helps
+: >"$helps"
+commands=$("$prefix/bin/appsim" --help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1}')
+[ -n "$commands" ] || fail "appsim --help lists no commands"
+for cmd in $commands; do
+  words=$cmd
+  [ "$cmd" != trace ] ||
+    words=$("$prefix/bin/appsim" trace --help | awk '/^subcommands:/{f=1;next} f&&/^  [a-z]/{print "trace " $1}')
+  while read -r line; do
+    "$prefix/bin/appsim" $line --help | grep -P '^  --?[a-z]' |
+      grep -oP '^  \K-{1,2}[a-z0-9-]+|\(also\K( -{1,2}[a-z0-9-]+)+' | tr ' ' '\n' |
+      sed "/^$/d; s|^|$line\t|" >>"$helps"
+  done <<<"$words"
+done
+grep -qP '^io\t--rdpct$' "$helps" && grep -qP '^tpcc\t--time$' "$helps" ||
+  fail "the help walk found no --rdpct in io or no --time in tpcc: $(head -3 "$helps")"
+bash --norc --noprofile -c '
+set -u
+source "$1"
+missing=0
+while IFS=$'"'"'\t'"'"' read -r line flag; do
+  read -ra cmd <<<"$line"
+  COMP_WORDS=(appsim "${cmd[@]}" "${flag:0:2}"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _appsim
+  [[ " ${COMPREPLY[*]} " == *" $flag "* ]] || { echo "FAIL: bash does not offer $flag after appsim $line"; missing=1; }
+done <"$2"
+exit $missing
+' bash "$prefix/share/bash-completion/completions/appsim" "$helps" ||
+  fail "the bash completion lacks options the help lists"
 
 # 4. zsh: the script loads through compinit and completes in an interactive shell.
 if command -v zsh >/dev/null; then

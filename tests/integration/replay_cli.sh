@@ -51,7 +51,18 @@ grep -q '"base": 1048576' "$T/g.json" || fail "--region base"
 [ "$(j issued "$T/l.json")" = 1800 ] || fail "--loop 3 issued $(j issued "$T/l.json")"
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --duration 1 --json "$T/d.json" >/dev/null 2>&1 \
   || fail "--duration"
-p=$(j passes "$T/d.json"); [ "${p:-0}" -ge 3 ] || fail "--duration 1 s loops a 0.3 s trace: $p passes"
+# --duration loops the 0.3 s trace: every pass whose records were all due before the end
+# of the 1 s, less the worst submission lag the run measured itself, was completed. A
+# busy machine lags, and then fewer passes are owed; a replay that does not loop
+# completes one pass however fast it is.
+python3 - "$T/d.json" <<'EOF' || fail "--duration 1 s does not loop a 0.3 s trace"
+import json, sys
+r = json.load(open(sys.argv[1]))["replay"]
+lag_s = r["submission_lag_us"]["max_us"] / 1e6
+owed = max(1, int((1.0 - lag_s) / 0.3))
+assert r["passes"] >= owed, (r["passes"], "passes, owed", owed, "with a worst lag of", lag_s)
+assert r["issued"] >= 600 * r["passes"], (r["issued"], r["passes"])
+EOF
 
 # a short curve
 "$APPSIM" replay "$T/t.log" --target "$T/tgt" --curve --curve-points 50,100 --point-warmup 0.2 \

@@ -43,15 +43,15 @@ restore() { rm "$1/$2"; mv "$W/orig" "$1/$2"; }
 L="$W/lmdb"
 "$APPSIM" sysbench prepare --engine lmdb --target "$L" --table-size 1000 --quiet
 sb_lmdb=(--engine lmdb --target "$L" --table-size 1000)
-for f in sbtest-lmdb-i0.mdb-lock sbtest-lmdb-i0.mdb; do
+for f in sbtest-lmdb-i1.mdb-lock sbtest-lmdb-i1.mdb; do
   link_out "$L" "$f"
   refused "lmdb run, $f a symlink" -- sysbench run "${sb_lmdb[@]}" --time 1 --quiet
   refused "lmdb check, $f a symlink" -- sysbench check "${sb_lmdb[@]}" --quiet
   restore "$L" "$f"
 done
 # A copy in place of the data file (same name, another file): not appsim's.
-cp "$L/sbtest-lmdb-i0.mdb" "$W/outside"
-cp "$L/sbtest-lmdb-i0.mdb" "$W/copy" && rm "$L/sbtest-lmdb-i0.mdb" && mv "$W/copy" "$L/sbtest-lmdb-i0.mdb"
+cp "$L/sbtest-lmdb-i1.mdb" "$W/outside"
+cp "$L/sbtest-lmdb-i1.mdb" "$W/copy" && rm "$L/sbtest-lmdb-i1.mdb" && mv "$W/copy" "$L/sbtest-lmdb-i1.mdb"
 refused "lmdb run, data file replaced by a copy" -- sysbench run "${sb_lmdb[@]}" --time 1 --quiet
 rm -rf "$L"
 
@@ -59,25 +59,25 @@ rm -rf "$L"
 S="$W/sqlite"
 "$APPSIM" sysbench prepare --engine sqlite --target "$S" --table-size 1000 --quiet
 sb_sq=(--engine sqlite --target "$S" --table-size 1000)
-link_out "$S" sbtest-sqlite-i0.db
+link_out "$S" sbtest-sqlite-i1.db
 refused "sqlite run, db a symlink" -- sysbench run "${sb_sq[@]}" --time 1 --quiet
 refused "sqlite run --buffered, db a symlink" -- sysbench run "${sb_sq[@]}" --buffered --time 1 --quiet
 refused "sqlite check via a symlink" -- sysbench check "${sb_sq[@]}" --quiet
-restore "$S" sbtest-sqlite-i0.db
+restore "$S" sbtest-sqlite-i1.db
 # --buffered lists and creates -wal and -shm; each replaced by a link is refused.
 "$APPSIM" sysbench run "${sb_sq[@]}" --buffered --time 1 --quiet >/dev/null
-for f in sbtest-sqlite-i0.db-wal sbtest-sqlite-i0.db-shm; do
+for f in sbtest-sqlite-i1.db-wal sbtest-sqlite-i1.db-shm; do
   [ -f "$S/$f" ] || fail "--buffered did not create $f"
   link_out "$S" "$f"
   refused "sqlite run --buffered, $f a symlink" -- sysbench run "${sb_sq[@]}" --buffered --time 1 --quiet
   restore "$S" "$f"
 done
 # A rollback journal appsim did not create would be replayed (and deleted) by SQLite.
-echo "not appsim's" >"$S/sbtest-sqlite-i0.db-journal"
+echo "not appsim's" >"$S/sbtest-sqlite-i1.db-journal"
 rc=0; "$APPSIM" sysbench run "${sb_sq[@]}" --buffered --time 1 --quiet >"$W/out.txt" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q "appsim did not create it" "$W/out.txt" || { cat "$W/out.txt"; fail "foreign journal: exit $rc"; }
-[ "$(cat "$S/sbtest-sqlite-i0.db-journal")" = "not appsim's" ] || fail "foreign journal touched"
-rm "$S/sbtest-sqlite-i0.db-journal"
+[ "$(cat "$S/sbtest-sqlite-i1.db-journal")" = "not appsim's" ] || fail "foreign journal touched"
+rm "$S/sbtest-sqlite-i1.db-journal"
 "$APPSIM" sysbench check "${sb_sq[@]}" --quiet >/dev/null || fail "intact database fails check"
 rm -rf "$S"
 

@@ -5,7 +5,7 @@
 # integrity_check, and the k index answers the same ranges. A prepare interrupted by
 # Ctrl-C while writing pages leaves a valid file whose instance is marked incomplete,
 # and prepare works again after cleanup. --load-via is refused for LMDB. Each table
-# has its own file (sbtest-sqlite-i0-tN.db) beside the instance's meta file, and
+# has its own file (sbtest-sqlite-i1-tN.db) beside the instance's meta file, and
 # cleanup removes them all.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
@@ -18,7 +18,7 @@ for via in pages sql; do
   "$APPSIM" sysbench prepare --target "$APPSIM_TMP/$via" "${SHAPE[@]}" --load-via "$via" --quiet >/dev/null
 done
 for t in 1 2 3; do
-  P="$APPSIM_TMP/pages/sbtest-sqlite-i0-t$t.db" S="$APPSIM_TMP/sql/sbtest-sqlite-i0-t$t.db"
+  P="$APPSIM_TMP/pages/sbtest-sqlite-i1-t$t.db" S="$APPSIM_TMP/sql/sbtest-sqlite-i1-t$t.db"
   for db in "$P" "$S"; do
     [ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check of $db"
   done
@@ -30,7 +30,7 @@ for t in 1 2 3; do
   [ "$(sqlite3 "$P" "$q")" = "$(sqlite3 "$S" "$q")" ] || fail "k index range differs on sbtest$t"
   [ "$(sqlite3 "$P" "SELECT count(*) FROM sbtest$t")" = 30000 ] || fail "sbtest$t row count"
 done
-[ "$(sqlite3 "$APPSIM_TMP/pages/sbtest-sqlite-i0.db" 'SELECT tables, table_size, complete FROM sbtest_meta')" = "3|30000|1" ] \
+[ "$(sqlite3 "$APPSIM_TMP/pages/sbtest-sqlite-i1.db" 'SELECT tables, table_size, complete FROM sbtest_meta')" = "3|30000|1" ] \
   || fail "meta row of the prepared instance"
 # the pages-loaded tables run and check like the others
 "$APPSIM" sysbench run --target "$APPSIM_TMP/pages" "${SHAPE[@]}" --threads 2 --time 1 --sync off \
@@ -48,10 +48,10 @@ set +e; wait $pid; rc=$?; set -e
 if [ $rc = 0 ]; then
   echo "note: prepare finished before Ctrl-C reached it; interrupt case not exercised"
 else
-  for f in "$I"/sbtest-sqlite-i0-t*.db; do
+  for f in "$I"/sbtest-sqlite-i1-t*.db; do
     [ "$(sqlite3 "$f" 'PRAGMA integrity_check')" = ok ] || fail "interrupted file $f is not valid"
   done
-  [ "$(sqlite3 "$I/sbtest-sqlite-i0.db" 'SELECT complete FROM sbtest_meta')" = 0 ] || fail "interrupted instance not marked incomplete"
+  [ "$(sqlite3 "$I/sbtest-sqlite-i1.db" 'SELECT complete FROM sbtest_meta')" = 0 ] || fail "interrupted instance not marked incomplete"
   set +e; "$APPSIM" sysbench run --target "$I" --tables 4 --table-size 1000000 --time 1 --quiet >/dev/null 2>&1; rc=$?; set -e
   [ $rc = 2 ] || fail "run on an interrupted prepare: exit $rc, want 2"
   "$APPSIM" sysbench cleanup --target "$I" --quiet >/dev/null

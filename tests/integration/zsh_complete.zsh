@@ -34,5 +34,8 @@ expect 'appsim tpcc --pacing ' 'review'
 expect 'appsim trace in' 'appsim trace info '
 expect 'appsim trace info --fo' '--format='
 expect 'appsim sysbench ' 'prepare'
+expect 'appsim tpcc --ti' '--time='
+expect 'appsim io --rdp' '--rdpct='
+expect 'appsim replay --dur' '--duration='
 zpty -d shell
 print ok

@@ -1,8 +1,8 @@
 /*
  * `appsim compare` on result files with known contents: ranks, percentages of the best,
  * refusal to rank incomparable configurations, combination of repeated runs (merged
- * percentiles equal the percentile of the union), curves, refusal of non-results, and
- * the four output formats.
+ * percentiles equal the percentile of the union), curves, refusal of non-results, the
+ * four output formats, and other processes' share of the disk's I/O with its warning.
  */
 #include "sim/review/review_internal.h"
 
@@ -510,6 +510,106 @@ static void test_formats(void **state)
     assert_int_equal(c->main(1, argv7), SIM_EXIT_USAGE);
 }
 
+/* A device_io section: rb/fr MiB read by the disk / not by appsim (no writes). */
+static json_t *dev_io(double rb_mib, double fr_mib, const char *warning)
+{
+    double mib = 1048576;
+    json_t *d =
+        json_pack("{s:s,s:f,s:f,s:f,s:f,s:f}", "disk", "vdz", "read_bytes", rb_mib * mib,
+                  "write_bytes", 0.0, "foreign_read_bytes", fr_mib * mib, "foreign_write_bytes",
+                  0.0, "foreign_io_share", rb_mib > 0 ? fr_mib / rb_mib : 0.0);
+    if (warning) json_object_set_new(d, "warning", json_string(warning));
+    return d;
+}
+
+static void write_doc(json_t *doc, const char *path)
+{
+    assert_int_equal(json_dump_file(doc, path, JSON_COMPACT), 0);
+    json_decref(doc);
+}
+
+/* Other processes' share of the disk's bytes: a row per drive (runs combined by bytes,
+ * each run's share as the range), intervals not counted again, every measured phase of
+ * a curve counted, and each warning under the table naming drive and file, in the text
+ * and in the HTML report. */
+static void test_foreign_io_share(void **state)
+{
+    fx_run a = base("DriveA", 1000, 10, 100000);
+    fx_run b = base("DriveB", 500, 10, 100000);
+    a.serial = "A", b.serial = "B";
+    json_t *d = fx_doc(&a);
+    json_object_set_new(d, "device_io",
+                        dev_io(100, 60,
+                               "60 % of the bytes vdz moved were not "
+                               "appsim's (test)"));
+    write_doc(d, file("a1.json"));
+    d = fx_doc(&a);
+    json_object_set_new(d, "device_io", dev_io(100, 0, NULL));
+    write_doc(d, file("a2.json"));
+    b.intervals = 2;
+    d = fx_doc(&b);
+    json_object_set_new(d, "device_io", dev_io(50, 5, NULL));
+    /* an interval's figures are part of the phase's, never added again */
+    json_object_set_new(json_array_get(json_object_get(d, "intervals"), 1), "device_io",
+                        dev_io(50, 50, "interval (test)"));
+    write_doc(d, file("b.json"));
+    json_t *curve =
+        json_pack("{s:[{s:f,s:f,s:{s:o}},{s:f,s:f,s:{s:o}}]}", "points", "fraction", 0.0, "iops",
+                  900.0, "run", "device_io", dev_io(10, 9, "point (test)"), "fraction", 0.5, "iops",
+                  450.0, "run", "device_io", dev_io(10, 1, NULL));
+    d = json_pack("{s:s,s:{s:s,s:s},s:s,s:s,s:{s:f},s:{s:s,s:s},s:o}", "schema", "appsim-result/1",
+                  "tool", "name", "appsim", "version", "t", "command", "x", "workload", "replay",
+                  "config", "qd", 8.0, "target", "model", "DriveC", "serial", "C", "curve", curve);
+    /* a curve's top-level figures repeat its maximum-rate point's: counted once */
+    json_object_set_new(d, "device_io", dev_io(10, 9, "point (test)"));
+    write_doc(d, file("c.json"));
+
+    char *paths[] = {file("a1.json"), file("a2.json"), file("b.json"), file("c.json")};
+    cmp_set set;
+    char err[512];
+    assert_int_equal(cmp_build(&set, paths, 4, NULL, 0, err, sizeof err), 0);
+    const cmp_group *g = &set.groups[0];
+    const cmp_metric *m = metric(g, "dev.foreign_io_share");
+    assert_non_null(m);
+    assert_string_equal(m->unit, "%");
+    int ea = entry_of(g, "DriveA"), eb = entry_of(g, "DriveB");
+    assert_double_equal(m->cells[ea].value, 30.0, 1e-9); /* 60 of 200 MiB */
+    assert_double_equal(m->cells[ea].min, 0.0, 1e-9);
+    assert_double_equal(m->cells[ea].max, 60.0, 1e-9);
+    assert_double_equal(m->cells[eb].value, 10.0, 1e-9);
+    assert_non_null(g->warnings);
+    assert_non_null(strstr(g->warnings, "DriveA ("));
+    assert_non_null(strstr(g->warnings, "a1.json): 60 % of the bytes vdz moved"));
+    assert_null(strstr(g->warnings, "interval (test)"));
+    const cmp_group *gc = &set.groups[1];
+    m = metric(gc, "dev.foreign_io_share");
+    assert_non_null(m);
+    assert_double_equal(m->cells[0].value, 50.0, 1e-9); /* 10 of 20 MiB over both points */
+    assert_non_null(strstr(gc->warnings, "foreign I/O in 1 of its 2 measured phases: point"));
+
+    char out[512];
+    snprintf(out, sizeof out, "%s", file("out.txt"));
+    FILE *f = fopen(out, "w");
+    cmp_print(f, &set, CMP_TEXT);
+    fclose(f);
+    char *txt = slurp(out);
+    assert_non_null(strstr(txt, "foreign I/O share of the disk (%)"));
+    assert_non_null(strstr(txt, "30.00 [0.000-60.00]"));
+    assert_non_null(strstr(txt, "warning: DriveA"));
+    snprintf(out, sizeof out, "%s", file("r.html"));
+    assert_int_equal(report_write(&set, out, "t"), 0);
+    f = fopen(out, "r");
+    assert_non_null(f);
+    char *html = calloc(1, 4 << 20);
+    assert_non_null(html);
+    html[fread(html, 1, (4 << 20) - 1, f)] = 0;
+    fclose(f);
+    assert_non_null(strstr(html, "foreign I/O share of the disk"));
+    assert_non_null(strstr(html, "60 % of the bytes vdz moved were not appsim&#39;s (test)"));
+    free(html);
+    cmp_set_free(&set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +624,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_workload_curve_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_non_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_io_share, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* Result documents: atomic writing, required sections, interrupted runs, probes, and
- * runs stopped early by a guard. */
+/* Result documents: atomic writing, required sections, interrupted runs, probes, runs
+ * stopped early by a guard, and operations on a phase boundary counted in one phase. */
 #include "sim/sim.h"
 
 #include <setjmp.h>
@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,8 +81,8 @@ static void test_write_atomic_and_sections(void **state)
     sim_run_start(run);
     while (!sim_run_done(run)) {
         uint64_t t = sim_now_ns();
-        sim_meter_record(m, 0, t - 100000, t);
         sim_meter_count(m, 0, 1);
+        sim_meter_record(m, 0, t - 100000, t);
         sim_sleep_until_ns(t + 1000000);
     }
     sim_run_finish(run);
@@ -230,13 +231,80 @@ static void test_unwritable_path(void **state)
     json_decref(doc);
 }
 
+/* A workload's loop as the engines run it: the operation's counts, then its work, then
+ * its record (every fourth one a failure). Operation i counts i + 1, so that the counter
+ * says which operations it holds. Returns after the run is done. */
+static void boundary_workload(sim_run *run, sim_meter *m, uint64_t work_ns)
+{
+    for (uint64_t i = 0; !sim_run_done(run); i++) {
+        sim_meter_count(m, 0, i + 1);
+        uint64_t t0 = sim_now_ns();
+        while (sim_now_ns() - t0 < work_ns) {
+        } /* the operation: a phase boundary may pass meanwhile */
+        if (i % 4 == 3)
+            sim_meter_error(m, 0);
+        else
+            sim_meter_record(m, 0, t0, sim_now_ns());
+    }
+}
+
+static void *finish_soon(void *arg)
+{
+    sim_sleep_until_ns(sim_now_ns() + 1500000);
+    sim_run_finish(arg);
+    return NULL;
+}
+
+/* Operations that straddle the start or the end of the measured phase (a fixed end, or
+ * one moved by sim_run_finish from another thread, as Ctrl-C does) fall on one side
+ * with all their figures, in every one of many tiny runs: the operations are recorded
+ * in order, so the warm-up holds operations 0..s-1 and the measured phase the next m
+ * (count plus errors), and the measured counter must be exactly their counts,
+ * (s + 1) + ... + (s + m). */
+static void test_phase_boundaries_agree(void **state)
+{
+    static const char *const counters[] = {"ops"};
+    int measured_runs = 0;
+    for (int i = 0; i < 300; i++) {
+        bool cut = i % 2; /* odd runs: open-ended, finished by another thread */
+        sim_run_config c = {.counter_names = counters,
+                            .ncounters = 1,
+                            .warmup_ns = 1000000,
+                            .duration_ns = cut ? 0 : 2000000,
+                            .quiet = true};
+        sim_run *run = sim_run_new(&c);
+        sim_meter *m = sim_run_meter(run, 0);
+        sim_run_start(run);
+        pthread_t th;
+        if (cut) assert_int_equal(pthread_create(&th, NULL, finish_soon, run), 0);
+        boundary_workload(run, m, 20000 + (uint64_t)(i % 7) * 5000);
+        if (cut) pthread_join(th, NULL);
+        sim_run_finish(run);
+        json_t *doc = json_object();
+        sim_result_put_run(doc, NULL, run);
+        const json_t *w = json_object_get(doc, "warmup");
+        uint64_t s = (uint64_t)(json_integer_value(json_object_get(w, "count")) +
+                                json_integer_value(json_object_get(w, "errors")));
+        json_decref(doc);
+        uint64_t ops = sim_run_count(run, -1, -1) + sim_run_errors(run, -1, -1);
+        uint64_t want = ops * (2 * s + ops + 1) / 2, counted = sim_run_counter(run, 0, -1);
+        if (counted != want)
+            fail_msg("run %d: warm-up %llu and measured %llu operations: the counter says %llu, "
+                     "not %llu",
+                     i, (unsigned long long)s, (unsigned long long)ops, (unsigned long long)counted,
+                     (unsigned long long)want);
+        measured_runs += ops > 0;
+        sim_run_free(run);
+    }
+    assert_true(measured_runs > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_write_atomic_and_sections),
-        cmocka_unit_test(test_guard_stops_run),
-        cmocka_unit_test(test_unwritable_path),
-        cmocka_unit_test(test_series_bounded),
+        cmocka_unit_test(test_write_atomic_and_sections), cmocka_unit_test(test_guard_stops_run),
+        cmocka_unit_test(test_unwritable_path),           cmocka_unit_test(test_series_bounded),
+        cmocka_unit_test(test_phase_boundaries_agree),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
