@@ -148,7 +148,13 @@ static void complete(replay *rp, st_io *io)
             rp->bytes_written += io->len;
             sim_meter_count(rp->meter, C_BYTES_WRITTEN, io->len);
         }
-        sim_meter_record(rp->meter, type, io->intended_ns, io->complete_ns);
+        /* A timed replay is open-loop: its measured I/Os are those that arrived in the
+         * measured phase (a curve point's rate is its arrivals served; a backlog left
+         * by the warm-up is not the point's throughput). */
+        if (rp->o->timing == TR_TIMING_AFAP)
+            sim_meter_record(rp->meter, type, io->intended_ns, io->complete_ns);
+        else
+            sim_meter_record_arrival(rp->meter, type, io->intended_ns, io->complete_ns);
     }
     rp->free_ios[rp->nfree++] = io;
 }
