@@ -49,7 +49,7 @@ import json, sys
 d = json.load(open(sys.argv[1])); e, u, s = map(float, open(sys.argv[2]).read().split()[-3:])
 n = d["profiles"][0]["replay"]["completed"]
 print("  %-18s appsim %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s)"
-      % (sys.argv[3], d["summary"]["iops"], (u + s) / n * 1e6, n, e))
+      % (sys.argv[3], d["summary"]["iops"], (u + s) / n * 1e6 if n else float("nan"), n, e))
 PY
 }
 fio_round() { # label, then fio's options
@@ -64,7 +64,7 @@ j = d["jobs"][0]
 n = j["read"]["total_ios"] + j["write"]["total_ios"]
 secs = j["job_runtime"] / 1000.0
 print("  %-18s fio    %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s)"
-      % (sys.argv[3], n / secs, (u + s) / n * 1e6, n, e))
+      % (sys.argv[3], n / secs if secs else 0.0, (u + s) / n * 1e6 if n else float("nan"), n, e))
 PY
 }
 # One pair: both tools back to back (which goes first alternates with the round), then
@@ -89,8 +89,11 @@ import sys
 a = open(sys.argv[1]).read().split(); f = open(sys.argv[2]).read().split()
 ia, ca = float(a[a.index("IOPS") - 1]), float(a[a.index("CPU") - 1])
 i_f, cf = float(f[f.index("IOPS") - 1]), float(f[f.index("CPU") - 1])
-print("  %-18s ratio  IOPS %.3f  CPU per I/O %.3f  (load %s)"
-      % (sys.argv[3], ia / i_f, ca / cf, sys.argv[4]))
+if ia > 0 and i_f > 0:
+    print("  %-18s ratio  IOPS %.3f  CPU per I/O %.3f  (load %s)"
+          % (sys.argv[3], ia / i_f, ca / cf, sys.argv[4]))
+else:  # a stalled run: reported, left out of the summary
+    print("  %-18s no ratio: a tool completed no I/O (load %s)" % (sys.argv[3], sys.argv[4]))
 PY
 }
 for r in $(seq 1 "$ROUNDS"); do
@@ -109,6 +112,8 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     w = line.split()
+    if "ratio" not in w:
+        continue
     label = " ".join(w[:w.index("ratio")])
     rows.setdefault(label, []).append((float(w[w.index("IOPS") + 1]), float(w[w.index("I/O") + 1])))
 for label, v in rows.items():
