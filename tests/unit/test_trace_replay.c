@@ -213,7 +213,8 @@ static void test_timing(void **state)
     run = sim_run_new(&cfg);
     assert_int_equal(tr_replay(run, s, target, &o, &st, err, sizeof err), 0);
     took = sim_run_measured_seconds(run);
-    assert_true(took >= 0.97 && took <= 1.05); /* looser: 20 ms is one scheduler hiccup */
+    /* looser: 20 ms is one scheduler hiccup; and the last read's time, as above */
+    assert_true(took >= 0.97 && took <= 1.05 + slowest_s(run));
     json_decref(st);
     sim_run_free(run);
     tr_close(s);
