@@ -381,6 +381,48 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
                     : "reads in one snapshot, then writes in one write transaction");
 }
 
+/* The "sysbench" section of run with the first error and the user scheduler's figures. */
+static json_t *run_section(const sb_cmd *c, const sim_run *run, const sb_wl *wl,
+                           const sim_vu_stats *stats)
+{
+    json_t *sb = sysbench_section(c, run);
+    if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
+                                  "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,
+                                  "wake_late_max_ns", (json_int_t)stats->wake_late_max_ns));
+    return sb;
+}
+
+/* A job of several ranks (docs/mpi.md): the queries, rates and retries of the job's
+ * section are already the sums of the ranks' (its run's counters are); the first error
+ * is the first rank's that had one, and the scheduler's worst queue and lateness are
+ * over the ranks (a percentile of lateness is each rank's own: ranks[].sysbench). */
+static void merge_ranks(json_t *sb, const json_t *ranks)
+{
+    json_int_t queue = 0, late = 0;
+    json_object_del(sb, "first_error");
+    size_t i;
+    const json_t *rk;
+    json_array_foreach(ranks, i, rk)
+    {
+        const json_t *own = json_object_get(rk, "sysbench");
+        const json_t *sch = json_object_get(own, "scheduler");
+        json_int_t q = json_integer_value(json_object_get(sch, "max_queue"));
+        json_int_t l = json_integer_value(json_object_get(sch, "wake_late_max_ns"));
+        queue = q > queue ? q : queue;
+        late = l > late ? l : late;
+        const char *e = json_string_value(json_object_get(own, "first_error"));
+        if (e && !json_object_get(sb, "first_error"))
+            json_object_set_new(sb, "first_error", json_sprintf("rank %zu: %s", i, e));
+    }
+    json_object_set_new(sb, "scheduler",
+                        json_pack("{s:I, s:n, s:I, s:s}", "max_queue", queue, "wake_late_p99_ns",
+                                  "wake_late_max_ns", late, "note",
+                                  "over the ranks; each rank's lateness p99 is in "
+                                  "ranks[].sysbench.scheduler"));
+}
+
 int sb_action_run(sb_cmd *c, json_t *doc)
 {
     char err[1024];
@@ -469,15 +511,16 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         json_array_append_new(inst, c->engine->json(dbs[i]));
     json_object_set_new(engine, "instances", inst);
 
+    /* Several ranks: this rank's own figures before the run's become the job's. */
+    json_t *own = sim_ranks_size() > 1 ? run_section(c, run, &wl, &stats) : NULL;
     sim_result_put_run(doc, NULL, run);
-    json_t *sb = sysbench_section(c, run);
-    if (wl.first_error[0]) json_object_set_new(sb, "first_error", json_string(wl.first_error));
-    json_object_set_new(sb, "scheduler",
-                        json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats.max_queue,
-                                  "wake_late_p99_ns", (json_int_t)stats.wake_late_p99_ns,
-                                  "wake_late_max_ns", (json_int_t)stats.wake_late_max_ns));
+    json_t *sb = run_section(c, run, &wl, &stats);
     json_object_set_new(doc, "sysbench", sb);
     json_object_set_new(doc, "engine", engine);
+    const json_t *ranks = sim_result_put_rank_detail(doc, "sysbench", own);
+    sim_result_put_rank_detail(doc, "engine", engine);
+    if (ranks) merge_ranks(sb, ranks);
+    json_decref(own);
     sim_result_print(stdout, doc);
     const json_t *qps = json_object_get(sb, "qps");
     printf("  queries/s: read %.1f, write %.1f, other %.1f, total %.1f; retries %lld\n",

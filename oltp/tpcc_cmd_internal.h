@@ -93,6 +93,18 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo);
 /* Estimated bytes of one loaded instance of `scale` warehouses. */
 uint64_t tpcc_estimate_bytes(uint64_t scale);
 
+/* tpcc.reads_per_txn from the measured transactions and block reads per type (db,
+ * db device, wal, wal device), with those counts ("blocks"). */
+json_t *tpcc_reads_json(const uint64_t txns[TPCC_NTYPES], const uint64_t blocks[TPCC_NTYPES][4]);
+/* The 90th percentile of h against limit_s (clause 5.2.5.3); pass null when h is empty. */
+json_t *tpcc_p90_json(const sim_hist *h, double limit_s);
+/* tpcc.delivery_deferred: counts, latency, p90 limit and the histogram. */
+json_t *tpcc_deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending);
+/* A job of several ranks (docs/mpi.md): replaces the job's section tj's rank-0 parts
+ * (deferred deliveries, reads per transaction, instances, scheduler) by the merge of the
+ * ranks' own sections, ranks[i].tpcc (oltp/tpcc_ranks.c). */
+void tpcc_merge_ranks(json_t *tj, const json_t *ranks);
+
 /* The measured run over already prepared instances (databases open in inst[i].db).
  * Fills doc; returns an exit status. */
 int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc);

@@ -150,25 +150,14 @@ static void note_reads(tpcc_instance *I, sim_run *run, int type, const st_db_thr
 /* Per transaction type, over all instances: block reads per measured transaction. */
 static json_t *reads_json(const tpcc_instance *inst, int n)
 {
-    static const char *const names[4] = {"db_reads", "db_device_reads", "wal_reads",
-                                         "wal_device_reads"};
-    json_t *j = json_object();
-    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
-        uint64_t txns = 0, b[4] = {0};
+    uint64_t txns[TPCC_NTYPES] = {0}, b[TPCC_NTYPES][4] = {{0}};
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
         for (int i = 0; i < n; i++) {
-            txns += atomic_load(&inst[i].rd_txns[ty]);
+            txns[ty] += atomic_load(&inst[i].rd_txns[ty]);
             for (int k = 0; k < 4; k++)
-                b[k] += atomic_load(&inst[i].rd_blocks[ty][k]);
+                b[ty][k] += atomic_load(&inst[i].rd_blocks[ty][k]);
         }
-        json_t *one = json_pack("{s:I}", "transactions", (json_int_t)txns);
-        for (int k = 0; k < 4; k++)
-            json_object_set_new(one, names[k],
-                                txns ? json_real((double)b[k] / (double)txns) : json_null());
-        json_object_set_new(one, "device_reads",
-                            txns ? json_real((double)(b[1] + b[3]) / (double)txns) : json_null());
-        json_object_set_new(j, tpcc_type_names[ty], one);
-    }
-    return j;
+    return tpcc_reads_json(txns, b);
 }
 
 static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
@@ -307,7 +296,7 @@ static void *delivery_worker(void *arg)
     return NULL;
 }
 
-static json_t *p90_json(const sim_hist *h, double limit_s)
+json_t *tpcc_p90_json(const sim_hist *h, double limit_s)
 {
     double p90 = (double)sim_hist_percentile(h, 90) / 1e9;
     bool have = sim_hist_count(h) > 0;
@@ -318,23 +307,23 @@ static json_t *p90_json(const sim_hist *h, double limit_s)
     return j;
 }
 
-static json_t *deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending)
+json_t *tpcc_deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending)
 {
     return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "count", (json_int_t)sim_hist_count(h),
                      "errors", (json_int_t)errors, "skipped_districts", (json_int_t)skipped,
                      "pending_at_end", (json_int_t)pending, "latency_us", sim_hist_summary_json(h),
-                     "p90_limit", p90_json(h, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S), "histogram",
+                     "p90_limit", tpcc_p90_json(h, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S), "histogram",
                      sim_hist_to_json(h));
 }
 
-/* tpmC, NOPM and efficiency of instance i (or all when i < 0). */
-static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i)
+/* tpmC, NOPM and efficiency of instance i (or all when i < 0, over `ranks` ranks' instances). */
+static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i, int ranks)
 {
     double minutes = sim_run_measured_seconds(run) / 60.0;
     uint64_t no = sim_run_count(run, TPCC_NEW_ORDER, i);
     uint64_t rb = sim_run_counter(run, TPCC_CNT_ROLLBACKS, i);
     /* Under mpirun the job's figures hold every rank's instances (docs/mpi.md). */
-    double wh = (double)o->scale * (i < 0 ? (double)o->instances * sim_ranks_size() : 1.0);
+    double wh = (double)o->scale * (i < 0 ? (double)o->instances * ranks : 1.0);
     double tpmc = minutes > 0 ? (double)no / minutes : 0;
     double nopm = minutes > 0 ? (double)(no >= rb ? no - rb : 0) / minutes : 0;
     return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm, "efficiency_pct",
@@ -391,7 +380,11 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
         json_array_foreach((json_t *)per, i, v)
         {
             const json_t *rr = json_object_get(v, "rates");
-            fprintf(out, "  instance %zu: %.2f tps, tpmC %.1f, mean %.3f ms, p99 %.3f ms\n", i + 1,
+            const json_t *rank = json_object_get(v, "rank"); /* a job's: every rank's */
+            if (rank) fprintf(out, "  rank %lld", (long long)json_integer_value(rank));
+            fprintf(out, "%sinstance %lld: %.2f tps, tpmC %.1f, mean %.3f ms, p99 %.3f ms\n",
+                    rank ? " " : "  ",
+                    (long long)json_integer_value(json_object_get(v, "instance")),
                     json_number_value(json_object_get(v, "tps")),
                     json_number_value(json_object_get(rr, "tpmC")),
                     json_number_value(json_object_get(v, "mean_us")) / 1000,
@@ -473,8 +466,8 @@ static json_t *instance_json(const sim_run *run, const tpcc_options *o, tpcc_ins
         json_pack("{s:i, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:s?}", "instance", i + 1, "tps",
                   secs > 0 ? (double)sim_run_count(run, -1, i) / secs : 0.0, "mean_us",
                   sim_hist_mean(h) / 1000.0, "p99_us", (double)sim_hist_percentile(h, 99) / 1000.0,
-                  "rates", rates_json(run, o, i), "delivery_deferred",
-                  deferred_json(I->deferred, I->deferred_errors, I->deferred_skipped, pending),
+                  "rates", rates_json(run, o, i, 1), "delivery_deferred",
+                  tpcc_deferred_json(I->deferred, I->deferred_errors, I->deferred_skipped, pending),
                   "database", I->db ? st_db_json(I->db) : json_null(), "pristine",
                   I->pristine ? json_incref(I->pristine) : json_null(), "first_error",
                   I->first_error[0] ? I->first_error : NULL);
@@ -497,6 +490,61 @@ static json_t *instance_json(const sim_run *run, const tpcc_options *o, tpcc_ins
                                   (int)I->c_run.c_id, "ol_i_id", (int)I->c_run.ol_i_id));
     sim_hist_free(h);
     return one;
+}
+
+/* The "tpcc" section: setup, rates over `ranks` ranks' warehouses, the 90th percentile
+ * limits, deferred deliveries, each instance, block reads per transaction, the user
+ * scheduler. pending[i]: deliveries still queued in instance i at the end. */
+static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t cycle_ns,
+                            tpcc_instance *inst, const uint64_t *pending, const sim_vu_stats *vs,
+                            int ranks)
+{
+    int n = (int)o->instances;
+    json_t *tj = json_object();
+    st_db_opts dbo;
+    tpcc_db_opts(o, &dbo);
+    json_object_set_new(
+        tj, "setup",
+        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
+                  (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
+                  (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
+                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
+                  o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
+                  "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
+                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
+                  n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
+    json_object_set_new(tj, "rates", rates_json(run, o, -1, ranks));
+    json_t *lim = json_object();
+    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+        sim_hist *h = sim_run_merged_hist(run, ty, -1);
+        json_object_set_new(lim, tpcc_type_names[ty], tpcc_p90_json(h, tpcc_p90_limit_s[ty]));
+        sim_hist_free(h);
+    }
+    sim_hist *dall = sim_hist_new();
+    uint64_t derr = 0, dskip = 0, pending_total = 0;
+    json_t *per = json_array();
+    for (int i = 0; i < n; i++) {
+        tpcc_instance *I = &inst[i];
+        sim_hist_merge(dall, I->deferred);
+        derr += I->deferred_errors;
+        dskip += I->deferred_skipped;
+        pending_total += pending[i];
+        json_array_append_new(per, instance_json(run, o, I, i, pending[i]));
+    }
+    json_object_set_new(lim, "delivery_deferred",
+                        tpcc_p90_json(dall, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S));
+    json_object_set_new(tj, "p90_limits", lim);
+    json_object_set_new(tj, "delivery_deferred",
+                        tpcc_deferred_json(dall, derr, dskip, pending_total));
+    json_object_set_new(tj, "per_instance", per);
+    json_object_set_new(tj, "reads_per_txn", reads_json(inst, n));
+    json_object_set_new(tj, "vu_engine",
+                        json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs->units,
+                                  "max_queue", (json_int_t)vs->max_queue, "wake_late_p99_us",
+                                  (double)vs->wake_late_p99_ns / 1000.0, "wake_late_max_us",
+                                  (double)vs->wake_late_max_ns / 1000.0));
+    sim_hist_free(dall);
+    return tj;
 }
 
 int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
@@ -568,57 +616,22 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     int status = sim_vu_run(run, &vc, &ops, &w, &vs);
     sim_run_finish(run);
     uint64_t pending[64] = {0};
-    uint64_t pending_total = stop_delivery_workers(inst, n, pending);
+    stop_delivery_workers(inst, n, pending);
 
+    /* Several ranks: this rank's own detail before the run's figures become the job's. */
+    json_t *own =
+        sim_ranks_size() > 1 ? tpcc_section(run, o, w.cycle_ns, inst, pending, &vs, 1) : NULL;
     sim_result_put_run(doc, NULL, run);
-    json_t *tj = json_object();
+    json_t *tj = tpcc_section(run, o, w.cycle_ns, inst, pending, &vs, sim_ranks_size());
     json_object_set_new(doc, "tpcc", tj);
-    st_db_opts dbo;
-    tpcc_db_opts(o, &dbo);
-    json_object_set_new(
-        tj, "setup",
-        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
-                  (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
-                  (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
-                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)w.cycle_ns / 1e9,
-                  "mix", o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3],
-                  o->mixv.pct[4], "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
-                  n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
-    json_object_set_new(tj, "rates", rates_json(run, o, -1));
-
-    json_t *lim = json_object();
-    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
-        sim_hist *h = sim_run_merged_hist(run, ty, -1);
-        json_object_set_new(lim, tpcc_type_names[ty], p90_json(h, tpcc_p90_limit_s[ty]));
-        sim_hist_free(h);
-    }
-    sim_hist *dall = sim_hist_new();
-    uint64_t derr = 0, dskip = 0;
-    json_t *per = json_array();
-    for (int i = 0; i < n; i++) {
-        tpcc_instance *I = &inst[i];
-        sim_hist_merge(dall, I->deferred);
-        derr += I->deferred_errors;
-        dskip += I->deferred_skipped;
-        json_array_append_new(per, instance_json(run, o, I, i, pending[i]));
-    }
-    json_object_set_new(lim, "delivery_deferred",
-                        p90_json(dall, TPCC_DELIVERY_DEFERRED_P90_LIMIT_S));
-    json_object_set_new(tj, "p90_limits", lim);
-    json_object_set_new(tj, "delivery_deferred", deferred_json(dall, derr, dskip, pending_total));
-    json_object_set_new(tj, "per_instance", per);
-    json_object_set_new(tj, "reads_per_txn", reads_json(inst, n));
-    json_object_set_new(tj, "vu_engine",
-                        json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs.units,
-                                  "max_queue", (json_int_t)vs.max_queue, "wake_late_p99_us",
-                                  (double)vs.wake_late_p99_ns / 1000.0, "wake_late_max_us",
-                                  (double)vs.wake_late_max_ns / 1000.0));
     json_t *dbs = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(dbs, inst[i].db ? st_db_json(inst[i].db) : json_null());
     json_object_set_new(doc, "database", dbs);
-    sim_hist_free(dall);
+    const json_t *ranks = sim_result_put_rank_detail(doc, "tpcc", own);
+    sim_result_put_rank_detail(doc, "database", dbs);
+    if (ranks) tpcc_merge_ranks(tj, ranks);
+    json_decref(own);
 
     print_summary(stdout, doc, o);
     fflush(stdout);

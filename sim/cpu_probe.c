@@ -57,4 +57,5 @@ static void cpu_free(void *ctx, void *snap)
     free(snap);
 }
 
-const sim_probe_ops sim_cpu_probe = {"cpu", cpu_snapshot, cpu_delta, cpu_free};
+const sim_probe_ops sim_cpu_probe = {
+    .name = "cpu", .snapshot = cpu_snapshot, .delta = cpu_delta, .free_snapshot = cpu_free};

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <mpi.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -113,12 +112,15 @@ static void read_stops(void)
     }
 }
 
-/* Waits for rq, reading FAIL (and, for run_id > 0, STOP) messages meanwhile. Spins
- * for the first milliseconds, so that ranks leave a step together, then naps. False
- * when a peer stopped run run_id: rq is left pending on that run's communicator. */
+/* Waits for rq, reading FAIL (and, for run_id > 0, STOP) messages meanwhile. Never
+ * spins: a rank waiting for a slower one may share its core with it (several ranks per
+ * host, or the other ranks' workers still in their warm-up), so it sleeps between
+ * tests, 20 us at first and doubling up to 1 ms, which lets ranks leave a step within
+ * about a millisecond of each other. False when a peer stopped run run_id: rq is left
+ * pending on that run's communicator. */
 static bool wait_req(MPI_Request *rq, uint64_t run_id)
 {
-    uint64_t t0 = sim_now_ns();
+    long nap_ns = 20000;
     for (;;) {
         int done = 0;
         MPI_Test(rq, &done, MPI_STATUS_IGNORE);
@@ -128,10 +130,8 @@ static bool wait_req(MPI_Request *rq, uint64_t run_id)
             read_stops();
             if (stop_run_id == run_id) return false;
         }
-        if (sim_now_ns() - t0 < 5000000ull)
-            sched_yield();
-        else
-            nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+        nanosleep(&(struct timespec){.tv_nsec = nap_ns}, NULL);
+        nap_ns = nap_ns < 500000 ? nap_ns * 2 : 1000000;
     }
 }
 
@@ -239,7 +239,7 @@ json_t *sim_ranks_gather(const json_t *mine)
         json_array_append(all, (json_t *)mine);
         return all;
     }
-    char *text = json_dumps(mine, JSON_COMPACT);
+    char *text = json_dumps(mine, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) abort();
     int len = (int)strlen(text);
     int *lens = my_rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
@@ -264,7 +264,7 @@ json_t *sim_ranks_gather(const json_t *mine)
     if (my_rank == 0) {
         all = json_array();
         for (int i = 0; i < nranks; i++) {
-            json_t *one = json_loadb(buf + offs[i], (size_t)lens[i], 0, NULL);
+            json_t *one = json_loadb(buf + offs[i], (size_t)lens[i], JSON_DECODE_ANY, NULL);
             json_array_append_new(all, one ? one : json_null());
         }
     }

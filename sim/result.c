@@ -152,6 +152,22 @@ json_t *sim_result_per_type_json(const sim_run *r, int instance)
     return pt;
 }
 
+json_t *sim_result_instances_json(const sim_run *r)
+{
+    json_t *inst = json_array();
+    for (int i = 0; i < sim_run_cfg(r)->instances; i++) {
+        json_t *one = json_object();
+        json_object_set_new(one, "instance", json_integer(i + 1)); /* numbered from 1 */
+        json_object_set_new(one, "summary", sim_result_summary_json(r, i));
+        json_object_set_new(one, "per_type", sim_result_per_type_json(r, i));
+        sim_hist *h = sim_run_merged_hist(r, -1, i);
+        json_object_set_new(one, "histogram", sim_hist_to_json(h));
+        sim_hist_free(h);
+        json_array_append_new(inst, one);
+    }
+    return inst;
+}
+
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
 {
     const sim_run_config *c = sim_run_cfg(r);
@@ -174,6 +190,7 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
         json_object_set_new(dst, "failed", json_false());
     }
     json_object_set_new(dst, "summary", sim_result_summary_json(r, -1));
+    if (!ranks) json_object_set_new(dst, "measure", sim_result_measure_json(r));
     json_object_set_new(dst, "per_type", sim_result_per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
 
@@ -202,20 +219,7 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
         sim_result_put_ranks(doc, dst, ranks);
         return;
     }
-    if (c->instances > 1) {
-        json_t *inst = json_array();
-        for (int i = 0; i < c->instances; i++) {
-            json_t *one = json_object();
-            json_object_set_new(one, "instance", json_integer(i + 1)); /* numbered from 1 */
-            json_object_set_new(one, "summary", sim_result_summary_json(r, i));
-            json_object_set_new(one, "per_type", sim_result_per_type_json(r, i));
-            sim_hist *h = sim_run_merged_hist(r, -1, i);
-            json_object_set_new(one, "histogram", sim_hist_to_json(h));
-            sim_hist_free(h);
-            json_array_append_new(inst, one);
-        }
-        json_object_set_new(dst, "instances", inst);
-    }
+    if (c->instances > 1) json_object_set_new(dst, "instances", sim_result_instances_json(r));
     for (int i = 0; i < sim_run_nprobes(r); i++) {
         const char *name;
         json_t *p = sim_run_probe_json(r, i, &name);
@@ -366,6 +370,18 @@ void sim_result_print(FILE *out, const json_t *doc)
                 (long long)json_integer_value(json_object_get(mpi, "ranks")),
                 json_array_size(json_object_get(mpi, "hosts")), num(mpi, "measure_start_spread_ms"),
                 num(mpi, "measure_stop_spread_ms"));
+    /* The disks' counters are the ranks' own (the job's level has none). */
+    size_t i;
+    const json_t *rk;
+    json_array_foreach(json_object_get(doc, "ranks"), i, rk)
+    {
+        const char *w =
+            json_string_value(json_object_get(json_object_get(rk, "device_io"), "warning"));
+        if (w)
+            fprintf(out, "  WARNING: rank %lld on %s: %s\n",
+                    (long long)json_integer_value(json_object_get(rk, "rank")),
+                    json_string_value(json_object_get(rk, "hostname")) ?: "?", w);
+    }
     const json_t *cpu = json_object_get(doc, "cpu");
     if (json_is_object(cpu))
         fprintf(out, "  cpu: %.2f cores busy of %d allowed (user %.1f s, system %.1f s)\n",

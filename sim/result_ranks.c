@@ -25,6 +25,37 @@ static json_t *utc(double unix_s)
     return json_string(out);
 }
 
+json_t *sim_result_measure_json(const sim_run *r)
+{
+    double from, to;
+    sim_run_measure_times(r, &from, &to);
+    /* Nanoseconds as integers: a double printed to 10 digits would lose the spread. */
+    return json_pack("{s:o, s:o, s:I, s:I}", "start", utc(from), "stop", utc(to), "start_unix_ns",
+                     (json_int_t)(from * 1e9), "stop_unix_ns", (json_int_t)(to * 1e9));
+}
+
+/* This rank's histogram per type (its per-type percentiles, exactly), warm-up and
+ * instances, as a run of one process has them. */
+static void own_detail(json_t *me, const sim_run *r)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    json_t *hists = json_object();
+    for (int t = 0; t < c->ntypes; t++) {
+        sim_hist *h = sim_run_merged_hist(r, t, -1);
+        json_object_set_new(hists, c->type_names[t], sim_hist_to_json(h));
+        sim_hist_free(h);
+    }
+    json_object_set_new(me, "histograms", hists);
+    uint64_t werr;
+    sim_hist *w = sim_run_warmup_hist(r, &werr);
+    json_object_set_new(me, "warmup",
+                        json_pack("{s:f, s:I, s:I, s:o}", "seconds", sim_run_warmup_seconds(r),
+                                  "count", (json_int_t)sim_hist_count(w), "errors",
+                                  (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
+    sim_hist_free(w);
+    if (c->instances > 1) json_object_set_new(me, "instances", sim_result_instances_json(r));
+}
+
 /* This rank's own section of run r. */
 static json_t *own_section(const json_t *doc, const sim_run *r)
 {
@@ -39,18 +70,13 @@ static json_t *own_section(const json_t *doc, const sim_run *r)
     json_object_set_new(me, "stopped_by", stopped ? json_string(stopped) : json_null());
     json_object_set_new(me, "failed", json_boolean(sim_run_failed(r)));
     if (sim_run_failed(r)) json_object_set_new(me, "failure", sim_fault_json());
-    double from, to;
-    sim_run_measure_times(r, &from, &to);
-    /* Nanoseconds as integers: a double printed to 10 digits would lose the spread. */
-    json_object_set_new(me, "measure",
-                        json_pack("{s:o, s:o, s:I, s:I}", "start", utc(from), "stop", utc(to),
-                                  "start_unix_ns", (json_int_t)(from * 1e9), "stop_unix_ns",
-                                  (json_int_t)(to * 1e9)));
+    json_object_set_new(me, "measure", sim_result_measure_json(r));
     json_object_set_new(me, "summary", sim_result_summary_json(r, -1));
     json_object_set_new(me, "per_type", sim_result_per_type_json(r, -1));
     sim_hist *all = sim_run_merged_hist(r, -1, -1);
     json_object_set_new(me, "histogram", sim_hist_to_json(all));
     sim_hist_free(all);
+    own_detail(me, r);
     for (int i = 0; i < sim_run_nprobes(r); i++) {
         const char *name;
         json_t *p = sim_run_probe_json(r, i, &name);
@@ -149,6 +175,46 @@ static double job_seconds(json_t *ranks)
     return rates > 0 ? count / rates : secs / (double)(i ? i : 1);
 }
 
+/* Rank k's delta of probe `name`: of its measured phase (phase NULL), else of its
+ * interval `k` of `phase`. */
+static json_t *probe_section(json_t *rk, const char *name, const char *phase, size_t k)
+{
+    json_t *where = phase ? nth_interval(json_object_get(rk, "intervals"), phase, k) : rk;
+    json_t *p = json_object_get(where, name);
+    return json_is_object(p) ? p : NULL;
+}
+
+/* Lets each probe correct its ranks' figures for what they share (device_io: ranks on
+ * one disk count each other's I/O as their own), over the measured phase and over each
+ * interval. */
+static void adjust_probes(const sim_run *r, json_t *ranks)
+{
+    size_t n = json_array_size(ranks);
+    json_t **secs = calloc(n ? n : 1, sizeof *secs);
+    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
+    if (!secs || !hosts) abort();
+    for (size_t i = 0; i < n; i++)
+        hosts[i] = json_string_value(json_object_get(json_array_get(ranks, i), "hostname"));
+    static const char *const phases[] = {NULL, "warmup", "measure"};
+    for (int p = 0; p < sim_run_nprobes(r); p++) {
+        const sim_probe_ops *ops = sim_run_probe_ops(r, p);
+        if (!ops->ranks_adjust) continue;
+        for (int ph = 0; ph < 3; ph++)
+            for (size_t k = 0;; k++) {
+                bool any = false;
+                for (size_t i = 0; i < n; i++) {
+                    secs[i] = probe_section(json_array_get(ranks, i), ops->name, phases[ph], k);
+                    any |= secs[i] != NULL;
+                }
+                if (!any) break;
+                ops->ranks_adjust(secs, hosts, n);
+                if (!phases[ph]) break;
+            }
+    }
+    free(secs);
+    free(hosts);
+}
+
 json_t *sim_result_merge_ranks(const json_t *doc, sim_run *r)
 {
     json_t *me = own_section(doc, r);
@@ -157,6 +223,7 @@ json_t *sim_result_merge_ranks(const json_t *doc, sim_run *r)
     json_decref(me);
     drop_interval_histograms((json_t *)sim_run_intervals(r));
     if (!ranks) return NULL;
+    adjust_probes(r, ranks);
     sim_run_adopt_merged(r, job_seconds(ranks), sum_intervals(ranks));
     size_t i;
     json_t *rk;
@@ -220,4 +287,21 @@ void sim_result_put_ranks(json_t *doc, json_t *dst, json_t *ranks)
                                   "sum of the ranks' rates; latency from the ranks' histograms "
                                   "summed bucket by bucket"));
     json_object_set_new(dst, "ranks", ranks);
+}
+
+const json_t *sim_result_put_rank_detail(json_t *doc, const char *key, const json_t *mine)
+{
+    if (sim_ranks_size() < 2) return NULL;
+    json_t *all = sim_ranks_gather(mine ? mine : json_null());
+    if (!all) return NULL;
+    json_t *ranks = json_object_get(doc, "ranks");
+    size_t i;
+    json_t *one;
+    json_array_foreach(all, i, one)
+    {
+        json_t *rk = json_array_get(ranks, i);
+        if (json_is_object(rk)) json_object_set(rk, key, one);
+    }
+    json_decref(all);
+    return json_is_array(ranks) ? ranks : NULL;
 }

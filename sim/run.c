@@ -913,6 +913,11 @@ int sim_run_nprobes(const sim_run *r)
     return r->nprobes;
 }
 
+const sim_probe_ops *sim_run_probe_ops(const sim_run *r, int i)
+{
+    return r->probes[i].ops;
+}
+
 json_t *sim_run_probe_json(const sim_run *r, int i, const char **name)
 {
     const probe *p = &r->probes[i];

@@ -360,6 +360,10 @@ typedef struct sim_probe_ops {
      * `units` transactions (or I/Os) completed; units may be 0. */
     json_t *(*delta)(void *ctx, const void *from, const void *to, double seconds, uint64_t units);
     void (*free_snapshot)(void *ctx, void *snapshot);
+    /* Optional, for a job of several ranks (docs/mpi.md): called on rank 0 with every
+     * rank's delta of one window (sections[i]: rank i's, or NULL) and the ranks' host
+     * names, to correct them for what ranks share (a disk, say). NULL: none. */
+    void (*ranks_adjust)(json_t *const *sections, const char *const *hosts, size_t n);
 } sim_probe_ops;
 
 sim_run *sim_run_new(const sim_run_config *cfg);
@@ -529,6 +533,12 @@ json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt
  * set at the top level of doc). Under `key` when non-NULL (e.g. one curve point),
  * else top level. */
 void sim_result_put_run(json_t *doc, const char *key, const sim_run *run);
+/* A workload's own detail of this rank (docs/mpi.md), after sim_result_put_run(doc,
+ * NULL, ...): collective, every rank calls it with its `mine` (borrowed), which rank 0
+ * puts in the result's ranks[i][key] for rank i. Returns, on rank 0 of a job of several
+ * ranks, the result's "ranks" (borrowed; each holding `key`) for the workload to merge
+ * the job's figures from; NULL on other ranks and with one rank. */
+const json_t *sim_result_put_rank_detail(json_t *doc, const char *key, const json_t *mine);
 /* Atomically write (temp file in the same directory, fsync, rename). 0 or -1 with a
  * message printed. */
 int sim_result_write(const json_t *doc, const char *path);

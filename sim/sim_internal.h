@@ -13,6 +13,8 @@ const json_t *sim_run_intervals(const sim_run *r);
 int sim_run_nprobes(const sim_run *r);
 /* Delta of probe i over the measured phase (NULL when not sampled); *name set. */
 json_t *sim_run_probe_json(const sim_run *r, int i, const char **name);
+/* Probe i's operations (its name, its ranks_adjust). */
+const sim_probe_ops *sim_run_probe_ops(const sim_run *r, int i);
 /* The steady-state warm-up: rule, rounds, verdict; NULL when the warm-up was fixed. */
 json_t *sim_run_steady_json(const sim_run *r);
 /* The process's CPU use ("cpu"), a probe every run adds first (sim/cpu_probe.c). */
@@ -36,6 +38,10 @@ void sim_run_measure_times(const sim_run *r, double *start_unix_s, double *end_u
 /* The summary and per-type sections of a run (sim/result.c). */
 json_t *sim_result_summary_json(const sim_run *r, int instance);
 json_t *sim_result_per_type_json(const sim_run *r, int instance);
+/* "measure": when the measured phase started and stopped (UTC, and ns since the epoch). */
+json_t *sim_result_measure_json(const sim_run *r);
+/* "instances": each instance's summary, per type and histogram (numbered from 1). */
+json_t *sim_result_instances_json(const sim_run *r);
 /* Collective, in sim_result_put_run with several ranks: every rank's own section of
  * this run (host, target, summary, device counters...) gathered, and the run's figures
  * summed; returns the ranks' sections on rank 0, NULL on the others. */

@@ -93,6 +93,27 @@ static json_t *per_unit(uint64_t v, uint64_t units)
     return json_real((double)v / (double)units);
 }
 
+/* The foreign bytes, their share and the warning; `whose` says whose bytes were counted
+ * as appsim's when not this process's alone. */
+static void put_foreign(json_t *j, const st_foreign_io *f, uint64_t rb, uint64_t wb,
+                        const char *whose)
+{
+    json_object_set_new(j, "foreign_read_bytes", json_integer((json_int_t)f->read_bytes));
+    json_object_set_new(j, "foreign_write_bytes", json_integer((json_int_t)f->write_bytes));
+    json_object_set_new(j, "foreign_io_share", json_real(f->share));
+    json_object_del(j, "warning");
+    if (f->warn)
+        json_object_set_new(j, "warning",
+                            json_sprintf("%.0f %% of the bytes %s moved (%.1f of %.1f MiB) were "
+                                         "not appsim's%s: another process (or the filesystem's "
+                                         "journal) used the disk, so these device figures are "
+                                         "not this run's alone",
+                                         f->share * 100,
+                                         json_string_value(json_object_get(j, "disk")),
+                                         (double)(f->read_bytes + f->write_bytes) / 1048576.0,
+                                         (double)(rb + wb) / 1048576.0, whose ? whose : ""));
+}
+
 /* The disk's bytes against appsim's own; null figures when /proc/self/io is missing. */
 static void add_foreign(json_t *j, const dio_snap *a, const dio_snap *b, uint64_t rb, uint64_t wb)
 {
@@ -106,19 +127,7 @@ static void add_foreign(json_t *j, const dio_snap *a, const dio_snap *b, uint64_
     st_foreign_io f = st_foreign_io_judge(rb, wb, &a->own, &b->own);
     json_object_set_new(j, keys[0], json_integer((json_int_t)f.own_read_bytes));
     json_object_set_new(j, keys[1], json_integer((json_int_t)f.own_write_bytes));
-    json_object_set_new(j, keys[2], json_integer((json_int_t)f.read_bytes));
-    json_object_set_new(j, keys[3], json_integer((json_int_t)f.write_bytes));
-    json_object_set_new(j, keys[4], json_real(f.share));
-    if (f.warn)
-        json_object_set_new(j, "warning",
-                            json_sprintf("%.0f %% of the bytes %s moved (%.1f of %.1f MiB) were "
-                                         "not appsim's: another process (or the filesystem's "
-                                         "journal) used the disk, so these device figures are "
-                                         "not this run's alone",
-                                         f.share * 100,
-                                         json_string_value(json_object_get(j, "disk")),
-                                         (double)(f.read_bytes + f.write_bytes) / 1048576.0,
-                                         (double)(rb + wb) / 1048576.0));
+    put_foreign(j, &f, rb, wb, NULL);
 }
 
 static json_t *dio_delta(void *ctx, const void *from, const void *to, double seconds,
@@ -180,9 +189,52 @@ static json_t *dio_delta(void *ctx, const void *from, const void *to, double sec
     return j;
 }
 
+static uint64_t u64(const json_t *j, const char *key)
+{
+    json_int_t v = json_integer_value(json_object_get(j, key));
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* True when section a and b are on the same host and disk, with own bytes to count. */
+static bool same_disk(const json_t *a, const char *ha, const json_t *b, const char *hb)
+{
+    const char *da = json_string_value(json_object_get(a, "disk"));
+    const char *db = json_string_value(json_object_get(b, "disk"));
+    return da && db && ha && hb && !strcmp(da, db) && !strcmp(ha, hb) &&
+           json_is_integer(json_object_get(a, "own_read_bytes")) &&
+           json_is_integer(json_object_get(b, "own_read_bytes"));
+}
+
+void st_device_io_ranks_adjust(json_t *const *sections, const char *const *hosts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = sections[i];
+        if (!json_is_object(j)) continue;
+        uint64_t own_r = 0, own_w = 0;
+        int sharing = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (!json_is_object(sections[k]) || !same_disk(j, hosts[i], sections[k], hosts[k]))
+                continue;
+            own_r += u64(sections[k], "own_read_bytes");
+            own_w += u64(sections[k], "own_write_bytes");
+            sharing++;
+        }
+        if (sharing < 2) continue;
+        uint64_t rb = u64(j, "read_bytes"), wb = u64(j, "write_bytes");
+        st_foreign_io f = st_foreign_io_of(rb, wb, own_r, own_w);
+        json_object_set_new(j, "ranks_on_disk", json_integer(sharing));
+        json_object_set_new(j, "ranks_own_read_bytes", json_integer((json_int_t)own_r));
+        json_object_set_new(j, "ranks_own_write_bytes", json_integer((json_int_t)own_w));
+        char whose[96];
+        snprintf(whose, sizeof whose, " (counting the %d ranks of this job on the disk)", sharing);
+        put_foreign(j, &f, rb, wb, whose);
+    }
+}
+
 const sim_probe_ops st_device_io_probe = {
     .name = "device_io",
     .snapshot = dio_snapshot,
     .delta = dio_delta,
     .free_snapshot = dio_free,
+    .ranks_adjust = st_device_io_ranks_adjust,
 };

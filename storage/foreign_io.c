@@ -52,11 +52,17 @@ static uint64_t beyond(uint64_t disk, uint64_t own)
 st_foreign_io st_foreign_io_judge(uint64_t disk_read_bytes, uint64_t disk_write_bytes,
                                   const st_own_io *own_from, const st_own_io *own_to)
 {
-    st_foreign_io f = {0};
     uint64_t own_r = own_to->read_bytes - own_from->read_bytes;
     /* Dirtied then truncated before writeback never reached the disk. */
     uint64_t own_w = beyond(own_to->write_bytes - own_from->write_bytes,
                             own_to->cancelled_write_bytes - own_from->cancelled_write_bytes);
+    return st_foreign_io_of(disk_read_bytes, disk_write_bytes, own_r, own_w);
+}
+
+st_foreign_io st_foreign_io_of(uint64_t disk_read_bytes, uint64_t disk_write_bytes, uint64_t own_r,
+                               uint64_t own_w)
+{
+    st_foreign_io f = {0};
     f.own_read_bytes = own_r;
     f.own_write_bytes = own_w;
     f.read_bytes = beyond(disk_read_bytes, own_r);

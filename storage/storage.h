@@ -151,6 +151,14 @@ typedef struct st_foreign_io {
 } st_foreign_io;
 st_foreign_io st_foreign_io_judge(uint64_t disk_read_bytes, uint64_t disk_write_bytes,
                                   const st_own_io *own_from, const st_own_io *own_to);
+/* The same from the own bytes over the window (e.g. summed over the ranks of a job that
+ * share the disk: each rank's own I/O is the others' foreign I/O otherwise). */
+st_foreign_io st_foreign_io_of(uint64_t disk_read_bytes, uint64_t disk_write_bytes,
+                               uint64_t own_read_bytes, uint64_t own_write_bytes);
+/* device_io's ranks_adjust (docs/mpi.md): ranks on one host whose sections name the same
+ * disk count each other's own bytes as their own, not as foreign. sections[i] is rank
+ * i's device_io (or NULL), hosts[i] its host. */
+void st_device_io_ranks_adjust(json_t *const *sections, const char *const *hosts, size_t n);
 
 /* ------------------------------------------------------------------ I/O engines */
 

@@ -67,9 +67,11 @@ static void point_from_run(json_t *pt)
     const char *unit = cmp_str(s, "unit");
     const json_t *rate = unit ? json_object_get(s, unit) : NULL;
     if (rate && json_object_get(pt, "iops")) json_object_set(pt, "iops", (json_t *)rate);
-    if (json_object_get(pt, "seconds")) json_object_set(pt, "seconds", json_object_get(s, "seconds"));
+    if (json_object_get(pt, "seconds"))
+        json_object_set(pt, "seconds", json_object_get(s, "seconds"));
     const json_t *lat = json_object_get(s, "latency_us");
-    static const char *const lat_keys[] = {"mean_us", "p50_us", "p99_us", "p999_us", "max_us", NULL};
+    static const char *const lat_keys[] = {"mean_us", "p50_us", "p99_us",
+                                           "p999_us", "max_us", NULL};
     for (int i = 0; lat_keys[i]; i++)
         if (json_object_get(pt, lat_keys[i]) && json_object_get(lat, lat_keys[i]))
             json_object_set(pt, lat_keys[i], json_object_get(lat, lat_keys[i]));
@@ -175,8 +177,10 @@ int cmp_rank_views(const cmp_result *job, const char *label, cmp_result **views,
     for (size_t k = 0; k < n; k++) {
         json_t *doc = rank_doc(job->doc, k, job->path);
         if (!doc) {
-            snprintf(err, errlen, "%s: a run of this job has no section for rank %zu of %zu; "
-                     "the file is damaged", job->path, k, n);
+            snprintf(err, errlen,
+                     "%s: a run of this job has no section for rank %zu of %zu; "
+                     "the file is damaged",
+                     job->path, k, n);
             for (size_t j = 0; j < k; j++)
                 cmp_result_free(&out[j]);
             free(out);

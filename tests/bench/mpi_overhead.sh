@@ -2,59 +2,89 @@
 # The cost of running appsim's ranks under MPI (docs/mpi.md): the same sysbench run on
 # the same 4 targets, once as a 4-rank job (mpirun -np 4, one merged result) and once as
 # 4 separate appsim processes started by hand at the same moment (their TPS summed),
-# rounds alternating the two. Reported per round: the job's TPS, the sum of the 4
-# processes' TPS, and their ratio; then the mean ratio.
-# Usage: tests/bench/mpi_overhead.sh [DIR] [SECONDS] [ROUNDS]
+# pairs alternating which goes first. Reported per pair: the load average, the job's
+# TPS, the sum of the 4 processes' TPS, their ratio, and the CPU time per transaction of
+# each side (appsim's own cost, from the results' "cpu" sections: less sensitive than
+# TPS to what else runs on the CPU); then the distribution of the ratios.
+# Usage: tests/bench/mpi_overhead.sh [DIR] [SECONDS] [PAIRS]
 #   ENGINE (sqlite), WORKLOAD (oltp_read_write), TABLE_SIZE (20000), THREADS (2),
-#   CPUS (the CPU list every process is held to with taskset; default 0).
-# Needs: mpirun, python3. Not run by ctest. Prints the load average before each round:
-# on a shared machine compare the two lines of one round.
+#   CPUS (the CPU list every process is held to with taskset; default 0),
+#   MPIRUN_ARGS (extra mpirun options, e.g. "--mca btl self,vader").
+# Needs: mpirun, python3. Not run by ctest. On a shared machine compare the two sides of
+# one pair, never figures of different pairs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 APPSIM=$(realpath "${APPSIM:-build/appsim}")
 DIR=${1:-/tmp/appsim-bench-mpi}
 SECONDS_=${2:-20}
-ROUNDS=${3:-3}
+PAIRS=${3:-3}
 ENGINE=${ENGINE:-sqlite}
 WORKLOAD=${WORKLOAD:-oltp_read_write}
 CPUS=${CPUS:-0}
+read -r -a EXTRA <<<"${MPIRUN_ARGS:-}"
 command -v mpirun >/dev/null || { echo "mpirun is needed (apt-get install openmpi-bin)" >&2; exit 2; }
 mkdir -p "$DIR"
 PIN=(taskset -c "$CPUS" nice -n 5)
 COMMON=(--engine "$ENGINE" --workload "$WORKLOAD" --tables 1 --table-size "${TABLE_SIZE:-20000}"
-        --threads "${THREADS:-2}" --warmup 3 --time "$SECONDS_" --quiet)
+        --threads "${THREADS:-2}" --warmup 3 --time "$SECONDS_" --report-interval 0 --quiet)
 for r in 0 1 2 3; do
   mkdir -p "$DIR/t$r"
   "${PIN[@]}" "$APPSIM" sysbench cleanup --engine "$ENGINE" --target "$DIR/t$r" >/dev/null 2>&1 || true
   "${PIN[@]}" "$APPSIM" sysbench prepare --engine "$ENGINE" --target "$DIR/t$r" --tables 1 \
     --table-size "${TABLE_SIZE:-20000}" --quiet >/dev/null
 done
-tps() { python3 -c 'import json,sys; print(sum(json.load(open(f))["summary"]["tps"] for f in sys.argv[1:]))' "$@"; }
-echo "round  load-avg  mpi-4-ranks-tps  4-processes-tps  ratio"
-ratios=()
-for i in $(seq "$ROUNDS"); do
+job() {
+  "${PIN[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none "${EXTRA[@]}" -np 4 \
+    "$APPSIM" sysbench run --target "$DIR/t{rank}" "${COMMON[@]}" --json "$DIR/mpi.json" >/dev/null
+}
+by_hand() {
+  local pids=() r
+  for r in 0 1 2 3; do
+    "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$r" "${COMMON[@]}" \
+      --json "$DIR/solo$r.json" >/dev/null &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+}
+# TPS, CPU microseconds per transaction, and how far apart (ms) the measured phases
+# started, of one side.
+side() {
+  python3 - "$@" <<'EOF'
+import json, sys
+docs = [json.load(open(f)) for f in sys.argv[1:]]
+runs = docs[0]["ranks"] if len(docs) == 1 else docs
+tps = docs[0]["summary"]["tps"] if len(docs) == 1 else sum(d["summary"]["tps"] for d in docs)
+cpu = sum(r["cpu"]["user_s"] + r["cpu"]["system_s"] for r in runs)
+n = sum(r["summary"]["count"] for r in runs)
+starts = [r["measure"]["start_unix_ns"] for r in runs]
+print(f"{tps:.1f} {cpu * 1e6 / n:.1f} {(max(starts) - min(starts)) / 1e6:.0f}")
+EOF
+}
+echo "pair  load-avg  mpi-4-ranks-tps  4-processes-tps  ratio   cpu-us/txn mpi  by-hand" \
+  "  start-spread-ms mpi  by-hand"
+ratios=() cpus=()
+for i in $(seq "$PAIRS"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
-  job() {
-    "${PIN[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 "$APPSIM" \
-      sysbench run --target "$DIR/t{rank}" "${COMMON[@]}" --json "$DIR/mpi.json" >/dev/null
-  }
-  by_hand() {
-    local pids=() r
-    for r in 0 1 2 3; do
-      "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$r" "${COMMON[@]}" \
-        --json "$DIR/solo$r.json" >/dev/null &
-      pids+=($!)
-    done
-    wait "${pids[@]}"
-  }
-  # Odd rounds start with the job, even ones with the processes: the databases change
+  # Odd pairs start with the job, even ones with the processes: the databases change
   # from run to run (oltp_read_write), so neither always comes first.
   if [ $((i % 2)) = 1 ]; then job; by_hand; else by_hand; job; fi
-  a=$(tps "$DIR/mpi.json")
-  b=$(tps "$DIR"/solo{0,1,2,3}.json)
+  read -r a ca sa <<<"$(side "$DIR/mpi.json")"
+  read -r b cb sb <<<"$(side "$DIR"/solo{0,1,2,3}.json)"
   ratio=$(python3 -c "print(f'{$a / $b:.4f}')")
   ratios+=("$ratio")
-  printf "%5d  %8s  %15.1f  %15.1f  %s\n" "$i" "$load" "$a" "$b" "$ratio"
+  cpus+=("$(python3 -c "print(f'{$ca / $cb:.4f}')")")
+  printf "%4d  %8s  %15.1f  %15.1f  %s  %14.1f  %7.1f  %19s  %7s\n" "$i" "$load" "$a" "$b" \
+    "$ratio" "$ca" "$cb" "$sa" "$sb"
 done
-python3 -c "import sys; r=[float(x) for x in sys.argv[1:]]; print(f'mean ratio {sum(r)/len(r):.4f} over {len(r)} rounds (1 = no overhead)')" "${ratios[@]}"
+python3 - "${#ratios[@]}" "${ratios[@]}" "${cpus[@]}" <<'EOF'
+import statistics as st, sys
+n = int(sys.argv[1])
+for name, v in (("TPS ratio (job / by hand; 1 = no cost)", sys.argv[2:2 + n]),
+                ("CPU per transaction ratio (job / by hand)", sys.argv[2 + n:])):
+    v = sorted(float(x) for x in v)
+    sd = st.stdev(v) if len(v) > 1 else 0.0
+    print(f"{name}: mean {st.mean(v):.4f} median {st.median(v):.4f} stdev {sd:.4f} "
+          f"(95 % CI of the mean +-{1.96 * sd / len(v) ** 0.5:.4f}) min {v[0]:.4f} "
+          f"max {v[-1]:.4f} over {len(v)} pairs")
+EOF
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

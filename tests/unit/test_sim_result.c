@@ -60,7 +60,8 @@ static void p_free(void *ctx, void *s)
 {
     free(s);
 }
-static const sim_probe_ops probe_ops = {"device_io", p_snap, p_delta, p_free};
+static const sim_probe_ops probe_ops = {
+    .name = "device_io", .snapshot = p_snap, .delta = p_delta, .free_snapshot = p_free};
 
 static void test_write_atomic_and_sections(void **state)
 {

@@ -114,9 +114,75 @@ static void test_thresholds(void **state)
     assert_false(f.warn);
 }
 
+/* One rank's device_io over a window: the disk moved `disk` bytes written, the rank
+ * wrote `own` of them. */
+static json_t *rank_section(const char *disk, uint64_t disk_w, uint64_t own_w)
+{
+    st_foreign_io f = st_foreign_io_of(0, disk_w, 0, own_w);
+    json_t *j =
+        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "disk", disk, "read_bytes",
+                  (json_int_t)0, "write_bytes", (json_int_t)disk_w, "own_read_bytes", (json_int_t)0,
+                  "own_write_bytes", (json_int_t)own_w, "foreign_read_bytes", (json_int_t)0,
+                  "foreign_write_bytes", (json_int_t)f.write_bytes, "foreign_io_share", f.share);
+    if (f.warn) json_object_set_new(j, "warning", json_string("not appsim's"));
+    return j;
+}
+
+/* Four ranks writing 25 MiB each to one disk: each alone sees 75 % foreign I/O; counted
+ * together, none. A rank on another host with a disk of the same name is apart. */
+static void test_ranks_on_one_disk(void **state)
+{
+    json_t *s[5];
+    for (int i = 0; i < 4; i++)
+        s[i] = rank_section("vda", 100 * MiB, 25 * MiB);
+    s[4] = rank_section("vda", 10 * MiB, 10 * MiB);
+    assert_non_null(json_object_get(s[0], "warning"));
+    const char *hosts[5] = {"a", "a", "a", "a", "b"};
+    st_device_io_ranks_adjust(s, hosts, 5);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(json_integer_value(json_object_get(s[i], "foreign_write_bytes")), 0);
+        assert_true(json_real_value(json_object_get(s[i], "foreign_io_share")) == 0);
+        assert_null(json_object_get(s[i], "warning"));
+        assert_int_equal(json_integer_value(json_object_get(s[i], "ranks_on_disk")), 4);
+        assert_int_equal(json_integer_value(json_object_get(s[i], "ranks_own_write_bytes")),
+                         100 * MiB);
+        assert_int_equal(json_integer_value(json_object_get(s[i], "own_write_bytes")), 25 * MiB);
+    }
+    assert_null(json_object_get(s[4], "ranks_on_disk"));
+    for (int i = 0; i < 5; i++)
+        json_decref(s[i]);
+}
+
+/* Something else on the disk still shows: 4 ranks of 20 MiB on a disk that moved 100. */
+static void test_ranks_and_another_process(void **state)
+{
+    json_t *s[4];
+    for (int i = 0; i < 4; i++)
+        s[i] = rank_section("vda", 100 * MiB, 20 * MiB);
+    json_t *other_disk = rank_section("vdb", 5 * MiB, 5 * MiB);
+    json_decref(s[3]);
+    s[3] = other_disk; /* on another disk of the same host: not counted with these */
+    const char *hosts[4] = {"a", "a", "a", "a"};
+    st_device_io_ranks_adjust(s, hosts, 4);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(json_integer_value(json_object_get(s[i], "foreign_write_bytes")),
+                         40 * MiB);
+        assert_true(json_real_value(json_object_get(s[i], "foreign_io_share")) > 0.39);
+        const char *w = json_string_value(json_object_get(s[i], "warning"));
+        assert_non_null(w);
+        assert_non_null(strstr(w, "3 ranks"));
+    }
+    assert_int_equal(json_integer_value(json_object_get(s[3], "foreign_write_bytes")), 0);
+    assert_null(json_object_get(s[3], "ranks_on_disk"));
+    for (int i = 0; i < 4; i++)
+        json_decref(s[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranks_on_one_disk),
+        cmocka_unit_test(test_ranks_and_another_process),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_reading_own_process),
         cmocka_unit_test(test_all_own),
