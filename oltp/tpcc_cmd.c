@@ -86,8 +86,8 @@ static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
          .dst = &o->connections,
          .min = 0,
          .max = 1024,
-         .help = "worker connections per instance (0 = min(users, 8)); one more runs deferred "
-                 "deliveries"},
+         .help = "worker connections per instance (0 = min(users, 32)); one more per 8 of them "
+                 "runs deferred deliveries"},
         SIM_VOCAB_DURATION(&o->duration_ns, 0.001, ""),
         SIM_VOCAB_WARMUP(&o->warmup_ns, "; \"steady\": until the TPS is steady (SNIA PTS rule, "
                                         "rounds of --steady-round)"),
@@ -193,7 +193,17 @@ uint64_t tpcc_estimate_bytes(uint64_t scale)
 static uint64_t connections_of(const tpcc_options *o, uint64_t vusers)
 {
     if (o->connections) return o->connections;
-    return vusers < 8 ? vusers : 8;
+    return vusers < TPCC_DEFAULT_CONNECTIONS ? vusers : TPCC_DEFAULT_CONNECTIONS;
+}
+
+int tpcc_delivery_workers(const tpcc_options *o)
+{
+    uint64_t conns = connections_of(o, o->vusers);
+    uint64_t n =
+        (conns + TPCC_CONNECTIONS_PER_DELIVERY_WORKER - 1) / TPCC_CONNECTIONS_PER_DELIVERY_WORKER;
+    if (n < 1) n = 1;
+    if (n > TPCC_MAX_DELIVERY_WORKERS) n = TPCC_MAX_DELIVERY_WORKERS;
+    return (int)n;
 }
 
 void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
@@ -213,7 +223,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->buffer_bytes = buf;
     dbo->sync = o->sync;
     dbo->checkpoint_mode = "passive";
-    dbo->max_connections = (int)connections_of(o, o->vusers) + 2;
+    dbo->max_connections = (int)connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
     dbo->engine = o->engine;
     dbo->wal_limit_bytes = o->wal_limit;
 }

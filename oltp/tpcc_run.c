@@ -9,10 +9,11 @@
  * so that spec pacing can add that type's keying time.
  *
  * Delivery is deferred (clause 2.7.2): the user's transaction only queues the request
- * (its response time is the queueing time), and one delivery worker per instance,
- * with its own connection, executes the queue in order. The deferred execution time
- * (queued -> committed) is kept in a separate histogram per instance, recorded when
- * the execution ends inside the measured phase, like every other sample.
+ * (its response time is the queueing time), and the instance's delivery workers (one
+ * per 8 connections, each with its own connection) take the queue in order. The
+ * deferred execution time (queued -> committed) is kept in a separate histogram per
+ * instance, recorded when the execution ends inside the measured phase, like every
+ * other sample.
  */
 #include "oltp/tpcc_cmd_internal.h"
 
@@ -281,6 +282,7 @@ static void *delivery_worker(void *arg)
         /* Its counts and its deferred figures fall in the same phase. */
         bool measured = sim_meter_settle(m, end);
         if (rc) report_error(I, "deferred delivery", err);
+        pthread_mutex_lock(&I->dq_mu);
         I->deferred_done_total++;
         if (measured) {
             if (rc)
@@ -290,6 +292,7 @@ static void *delivery_worker(void *arg)
                 I->deferred_skipped += (uint64_t)skipped;
             }
         }
+        pthread_mutex_unlock(&I->dq_mu);
     }
     tpcc_conn_free(c);
     sqlite3_close(db);
@@ -449,7 +452,9 @@ static uint64_t stop_delivery_workers(tpcc_instance *inst, int n, uint64_t *pend
         I->dq_stop = true;
         pthread_cond_broadcast(&I->dq_cv);
         pthread_mutex_unlock(&I->dq_mu);
-        if (I->dworker_started) pthread_join(I->dworker, NULL);
+        for (int k = 0; k < I->dworkers_started; k++)
+            pthread_join(I->dworkers[k], NULL);
+        I->dworkers_started = 0;
         pending[i] = I->dq_len;
         pending_total += I->dq_len;
     }
@@ -511,7 +516,8 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
                   o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
                   o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
                   "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", 1, "prefetch", o->prefetch, "group_commit",
+                  "delivery_workers_per_instance", tpcc_delivery_workers(o), "prefetch",
+                  o->prefetch, "group_commit",
                   n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
     json_object_set_new(tj, "rates", rates_json(run, o, -1, ranks));
     json_t *lim = json_object();
@@ -594,13 +600,16 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
              o->cycle_ns ? "cycle" : o->pacing, (double)w.cycle_ns / 1e9,
              sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
     sim_run_start(run);
+    const int dworkers = tpcc_delivery_workers(o);
     for (int i = 0; i < n; i++) {
         da[i] = (dworker_args){&w, &inst[i]};
-        inst[i].dworker_started =
-            pthread_create(&inst[i].dworker, NULL, delivery_worker, &da[i]) == 0;
-        if (!inst[i].dworker_started) {
-            sim_error("tpcc: cannot start the delivery worker of instance %d", i + 1);
-            sim_run_finish(run);
+        for (int k = 0; k < dworkers; k++) {
+            if (pthread_create(&inst[i].dworkers[k], NULL, delivery_worker, &da[i])) {
+                sim_error("tpcc: cannot start delivery worker %d of instance %d", k + 1, i + 1);
+                sim_run_finish(run);
+                break;
+            }
+            inst[i].dworkers_started++;
         }
     }
     sim_vu_config vc = {.instances = n,

@@ -9,7 +9,13 @@
 # Usage: tests/bench/mpi_overhead.sh [DIR] [SECONDS] [PAIRS]
 #   ENGINE (sqlite), WORKLOAD (oltp_read_write), TABLE_SIZE (20000), THREADS (2),
 #   CPUS (the CPU list every process is held to with taskset; default 0),
-#   MPIRUN_ARGS (extra mpirun options, e.g. "--mca btl self,vader").
+#   MPIRUN_ARGS (extra mpirun options, e.g. "--mca btl self,vader"),
+#   MODE=together: both sides at the same time instead of one after the other, the job
+#     on targets 0-3 and the processes on targets 4-7 (started HAND_DELAY s later, 2.5:
+#     MPI's start-up), so that both meet the same load from the rest of the machine and
+#     each thread gets the same share of the CPU; the TPS of each side is then counted
+#     over the window in which all 8 processes were measuring (from the 1 s interval
+#     series), and the ratio says what the job makes of the same share.
 # Needs: mpirun, python3. Not run by ctest. On a shared machine compare the two sides of
 # one pair, never figures of different pairs.
 set -euo pipefail
@@ -26,8 +32,12 @@ command -v mpirun >/dev/null || { echo "mpirun is needed (apt-get install openmp
 mkdir -p "$DIR"
 PIN=(taskset -c "$CPUS" nice -n 5)
 COMMON=(--engine "$ENGINE" --workload "$WORKLOAD" --tables 1 --table-size "${TABLE_SIZE:-20000}"
-        --threads "${THREADS:-2}" --warmup 3 --time "$SECONDS_" --report-interval 0 --quiet)
-for r in 0 1 2 3; do
+        --threads "${THREADS:-2}" --warmup 3 --time "$SECONDS_" --quiet)
+MODE=${MODE:-alternate}
+if [ "$MODE" = together ]; then COMMON+=(--report-interval 1); else COMMON+=(--report-interval 0); fi
+HAND0=0 # the targets of the processes started by hand: 0-3, or 4-7 side by side
+[ "$MODE" = together ] && HAND0=4
+for r in $(seq 0 $((HAND0 + 3))); do
   mkdir -p "$DIR/t$r"
   "${PIN[@]}" "$APPSIM" sysbench cleanup --engine "$ENGINE" --target "$DIR/t$r" >/dev/null 2>&1 || true
   "${PIN[@]}" "$APPSIM" sysbench prepare --engine "$ENGINE" --target "$DIR/t$r" --tables 1 \
@@ -40,11 +50,48 @@ job() {
 by_hand() {
   local pids=() r
   for r in 0 1 2 3; do
-    "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$r" "${COMMON[@]}" \
+    "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$((HAND0 + r))" "${COMMON[@]}" \
       --json "$DIR/solo$r.json" >/dev/null &
     pids+=($!)
   done
   wait "${pids[@]}"
+}
+# MODE=together: the job, and the processes HAND_DELAY seconds later.
+together() {
+  job &
+  local j=$!
+  sleep "${HAND_DELAY:-2.5}"
+  by_hand
+  wait $j
+}
+# MODE=together: each side's TPS over the window in which all 8 were measuring, their
+# ratio, and the window's length (s). A measured interval's place in time: the measured
+# phase's start plus its start relative to the first measured interval.
+common_window() {
+  python3 - "$DIR/mpi.json" "$DIR"/solo{0,1,2,3}.json <<'EOF'
+import json, sys
+job = json.load(open(sys.argv[1]))["ranks"]
+hand = [json.load(open(f)) for f in sys.argv[2:]]
+def series(run):
+    m = [iv for iv in run["intervals"] if iv["phase"] == "measure"]
+    t0 = m[0]["t"] - m[0]["seconds"]
+    s0 = run["measure"]["start_unix_ns"] / 1e9
+    return [(s0 + iv["t"] - iv["seconds"] - t0, s0 + iv["t"] - t0, iv["count"]) for iv in m]
+runs = job + hand
+lo = max(r["measure"]["start_unix_ns"] for r in runs) / 1e9
+hi = min(r["measure"]["stop_unix_ns"] for r in runs) / 1e9
+def count(side):  # transactions inside [lo, hi], an interval cut by it counted pro rata
+    n = 0.0
+    for r in side:
+        for a, b, c in series(r):
+            if b > a: n += c * max(0.0, min(b, hi) - max(a, lo)) / (b - a)
+    return n
+w = hi - lo
+if w <= 1:
+    print("nan nan nan"); sys.exit()
+a, b = count(job) / w, count(hand) / w
+print(f"{a:.1f} {b:.1f} {w:.1f}")
+EOF
 }
 # TPS, CPU microseconds per transaction, and how far apart (ms) the measured phases
 # started, of one side.
@@ -67,9 +114,14 @@ for i in $(seq "$PAIRS"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
   # Odd pairs start with the job, even ones with the processes: the databases change
   # from run to run (oltp_read_write), so neither always comes first.
-  if [ $((i % 2)) = 1 ]; then job; by_hand; else by_hand; job; fi
+  if [ "$MODE" = together ]; then together; elif [ $((i % 2)) = 1 ]; then job; by_hand; else by_hand; job; fi
   read -r a ca sa <<<"$(side "$DIR/mpi.json")"
   read -r b cb sb <<<"$(side "$DIR"/solo{0,1,2,3}.json)"
+  if [ "$MODE" = together ]; then
+    read -r a b w <<<"$(common_window)"
+    [ "$w" = nan ] && { echo "pair $i: the two sides' measured phases hardly overlap; skipped"; continue; }
+    printf "      over the %s s in which all 8 processes were measuring:\n" "$w"
+  fi
   ratio=$(python3 -c "print(f'{$a / $b:.4f}')")
   ratios+=("$ratio")
   cpus+=("$(python3 -c "print(f'{$ca / $cb:.4f}')")")

@@ -9,7 +9,17 @@ T="$APPSIM_TMP/target"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$APPSIM" tpcc prepare --target "$T" --quiet
-"$APPSIM" tpcc run --target "$T" --pacing off --duration 60 --warmup 0 --quiet \
+# Two delivery workers (one per 8 connections) on a delivery-heavy mix, first to the end
+# of a short run (the deliveries are done and counted), then killed mid-run: the checks
+# below cover deliveries committed by concurrent workers.
+DMIX=(--connections 10 --mix 5,43,4,44,4)
+"$APPSIM" tpcc run --target "$T" --pacing off --duration 2 --warmup 0 --quiet "${DMIX[@]}" \
+  --json "$APPSIM_TMP/short.json" >/dev/null
+[ "$(jq .tpcc.setup.delivery_workers_per_instance "$APPSIM_TMP/short.json")" = 2 ] ||
+  fail "10 connections should have 2 delivery workers"
+[ "$(jq .tpcc.delivery_deferred.count "$APPSIM_TMP/short.json")" -gt 0 ] ||
+  fail "no deferred delivery was done"
+"$APPSIM" tpcc run --target "$T" --pacing off --duration 60 --warmup 0 --quiet "${DMIX[@]}" \
   > "$APPSIM_TMP/run.out" 2>&1 &
 pid=$!
 # Kill while transactions are committing: wait until the run has done some work.
