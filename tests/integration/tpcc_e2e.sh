@@ -36,15 +36,15 @@ until_work() {
 }
 
 # --- pacing off: the drive and the engine set the rate; mix by the deck.
-# The checks below count transactions, not seconds: 3 s runs repeat until they hold
+# The checks below count transactions, not seconds: 5 s runs repeat until they hold
 # 1,000 measured transactions between them (one run on an idle machine; a busy one
-# takes more, up to 40 runs; on a shared disk a run may even stall through its 3 s),
+# takes more, up to 25 runs; on a shared disk a run may even stall through its 5 s),
 # none with an error; the run with the most transactions is checked in detail.
 runs=0 total=0 most=-1
 while [ "$total" -lt 1000 ]; do
-  [ "$runs" -lt 40 ] || fail "pacing off: only $total transactions in $runs runs of 3 s"
+  [ "$runs" -lt 25 ] || fail "pacing off: only $total transactions in $runs runs of 5 s"
   runs=$((runs + 1))
-  "$APPSIM" tpcc run --target "$T" --pacing off --duration 3 --warmup 1 --quiet \
+  "$APPSIM" tpcc run --target "$T" --pacing off --duration 5 --warmup 0.5 --quiet \
     --json "$APPSIM_TMP/off-$runs.json" > /dev/null
   jq -e '.summary.errors == 0' "$APPSIM_TMP/off-$runs.json" >/dev/null ||
     fail "pacing off: errors (run $runs)"

@@ -109,6 +109,10 @@ static void *run_worker(void *arg)
         w->errors++;
         return NULL;
     }
+    /* A generous wait for the writer lock instead of the connections' 10 s: on a crowded
+     * core a writer waited longer than that behind the others and the checkpointer, and
+     * gave up; what is checked is that writers wait rather than fail. */
+    sqlite3_busy_timeout(c, 120000);
     wl_conn wc;
     if (wl_prepare(&wc, c)) {
         w->errors++;
