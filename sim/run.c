@@ -354,13 +354,15 @@ static void settle_pending(sim_meter *m, op_phase ph)
     m->has_pending = false;
 }
 
-void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
+/* One operation of latency end_ns - intended_ns into the phase that holds phase_ns. */
+static void record_in_phase(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns,
+                            uint64_t phase_ns)
 {
     sim_run *r = m->run;
     assert(type >= 0 && type < r->cfg.ntypes); /* an index into cfg.type_names */
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
-    op_phase ph = phase_at(r, end_ns);
+    op_phase ph = phase_at(r, phase_ns);
     settle_pending(m, ph);
     if (ph == OP_DROPPED) return;
     sim_hist_record(m->cumulative, lat);
@@ -368,6 +370,16 @@ void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end
         sim_hist_record(m->warmup, lat);
     else
         sim_hist_record(m->measured[type], lat);
+}
+
+void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
+{
+    record_in_phase(m, type, intended_ns, end_ns, end_ns);
+}
+
+void sim_meter_record_arrival(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns)
+{
+    record_in_phase(m, type, intended_ns, end_ns, intended_ns);
 }
 
 void sim_meter_error(sim_meter *m, int type)

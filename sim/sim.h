@@ -404,6 +404,16 @@ const sim_run_config *sim_run_cfg(const sim_run *run);
  * ending after the measured phase are dropped.
  */
 void sim_meter_record(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns);
+/*
+ * The same for an open-loop generator (a fixed rate, a trace's timestamps): the
+ * operation (and its counts) goes to the phase in which it was wanted (intended_ns),
+ * whenever it ended, and is dropped only when it was wanted after the measured phase.
+ * So a measured phase holds exactly the arrivals of its interval that were served: a
+ * backlog left by the warm-up does not count as measured throughput, and operations
+ * still queued when the phase ends count with their whole latency when they end
+ * before the run is finished.
+ */
+void sim_meter_record_arrival(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns);
 /* A failed operation (counted as an error of `type`, not in latency), ending now. */
 void sim_meter_error(sim_meter *m, int type);
 /* Add n to counter `counter` (index into cfg->counter_names) for the operation in

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 SIM_REGISTRY(engines, st_engine_ops, "I/O engines", 8);
@@ -248,6 +249,34 @@ int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
     int r = backend_reap(e, done + got, max - got, want);
     if (r < 0) return got ? (int)got : r;
     return (int)got + r;
+}
+
+static void sleep_until(uint64_t deadline_ns)
+{
+    uint64_t now = sim_now_ns();
+    if (deadline_ns <= now) return;
+    uint64_t gap = deadline_ns - now;
+    struct timespec ts = {(time_t)(gap / 1000000000u), (long)(gap % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+int st_engine_reap_until(st_engine *e, st_io **done, unsigned max, uint64_t deadline_ns)
+{
+    int got = st_engine_reap(e, done, max, 0);
+    if (got != 0 || max == 0) return got;
+    if (e->inflight == 0 || !e->ops->reap_until) {
+        /* Nothing can complete before the deadline (engines without an asynchronous
+         * wait finish their I/O at submission). */
+        sleep_until(deadline_ns);
+        return 0;
+    }
+    if (sim_now_ns() >= deadline_ns) return 0;
+    int r = e->ops->reap_until(e, done, max, deadline_ns);
+    if (r > 0) {
+        e->inflight -= (unsigned)r;
+        record(e, done, r);
+    }
+    return r;
 }
 
 /* Keeps an I/O reaped on behalf of another caller until the next st_engine_reap. */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FIXED_FILES 64
@@ -260,28 +261,35 @@ static int ur_submit(st_engine *e, st_io *const *ios, unsigned n)
     return ur_submit_wait(e, ios, n, 0);
 }
 
+/* Moves the completions already posted (and those finished at submission) into
+ * done[*got..max), stamping them now. */
+static void harvest(uring *u, st_io **done, unsigned *got, unsigned max)
+{
+    while (u->nnow && *got < max)
+        done[(*got)++] = u->now_done[--u->nnow];
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    uint64_t now = 0;
+    io_uring_for_each_cqe(&u->ring, head, cqe)
+    {
+        if (*got == max) break;
+        if (!now) now = sim_now_ns();
+        st_io *io = io_uring_cqe_get_data(cqe);
+        if (!(io->op > ST_OP_DISCARD)) io->result = cqe->res;
+        io->complete_ns = now;
+        done[(*got)++] = io;
+        seen++;
+    }
+    if (seen) io_uring_cq_advance(&u->ring, seen);
+}
+
 static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
 {
     uring *u = e->priv;
     unsigned got = 0;
-    while (u->nnow && got < max)
-        done[got++] = u->now_done[--u->nnow];
     bool flushed = false;
     for (;;) {
-        struct io_uring_cqe *cqe;
-        unsigned head, seen = 0;
-        uint64_t now = 0;
-        io_uring_for_each_cqe(&u->ring, head, cqe)
-        {
-            if (got == max) break;
-            if (!now) now = sim_now_ns();
-            st_io *io = io_uring_cqe_get_data(cqe);
-            if (!(io->op > ST_OP_DISCARD)) io->result = cqe->res;
-            io->complete_ns = now;
-            done[got++] = io;
-            seen++;
-        }
-        if (seen) io_uring_cq_advance(&u->ring, seen);
+        harvest(u, done, &got, max);
         if (got == max) return (int)got;
         if (got >= min_wait) {
             /* With deferred task running, finished I/Os wait for us to enter the
@@ -296,9 +304,35 @@ static int ur_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
             continue;
         }
         flushed = true;
+        struct io_uring_cqe *cqe;
         int r = io_uring_wait_cqe_nr(&u->ring, &cqe, min_wait - got);
         if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME) return got ? (int)got : r;
     }
+}
+
+/* One io_uring_enter that returns at the first completion or at the deadline. Kernels
+ * without extended wait arguments (before 5.11) would need a timeout entry in the
+ * ring, whose completion is not an st_io: there the wait polls in 50 us steps. */
+static int ur_reap_until(st_engine *e, st_io **done, unsigned max, uint64_t deadline_ns)
+{
+    uring *u = e->priv;
+    unsigned got = 0;
+    harvest(u, done, &got, max);
+    uint64_t now = sim_now_ns();
+    if (got || now >= deadline_ns) return (int)got;
+    uint64_t gap = deadline_ns - now;
+    if (!(u->ring.features & IORING_FEAT_EXT_ARG)) {
+        if (gap > 50000) gap = 50000;
+        struct timespec ts = {0, (long)gap};
+        nanosleep(&ts, NULL);
+        return ur_reap(e, done, max, 0);
+    }
+    struct __kernel_timespec ts = {(long long)(gap / 1000000000u), (long long)(gap % 1000000000u)};
+    struct io_uring_cqe *cqe;
+    int r = io_uring_wait_cqes(&u->ring, &cqe, 1, &ts, NULL);
+    if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN) return r;
+    harvest(u, done, &got, max);
+    return (int)got;
 }
 
 static const st_engine_ops uring_ops = {
@@ -312,5 +346,6 @@ static const st_engine_ops uring_ops = {
     .unregister_file = ur_unregister_file,
     .register_buffer = ur_register_buffer,
     .submit_wait = ur_submit_wait,
+    .reap_until = ur_reap_until,
 };
 ST_REGISTER_ENGINE(uring_ops)

@@ -200,6 +200,9 @@ typedef struct st_engine_ops {
     int (*register_buffer)(st_engine *e, void *buf, size_t len);
     /* Optional: submit, then wait until wait_nr completions are posted, in one step. */
     int (*submit_wait)(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr);
+    /* Optional: like reap with min_wait 1, but gives up at deadline_ns (sim_now_ns
+     * clock) and then returns what it has, possibly 0. */
+    int (*reap_until)(st_engine *e, st_io **done, unsigned max, uint64_t deadline_ns);
 } st_engine_ops;
 void st_register_engine(const st_engine_ops *ops);
 #define ST_REGISTER_ENGINE(var)                                                                    \
@@ -227,6 +230,12 @@ int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
  * The loop of a queue-depth-bound generator. Returns the number reaped or -errno. */
 int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned *submitted,
                           st_io **done, unsigned max, unsigned min_wait);
+/* Waits until at least one I/O completes or deadline_ns (sim_now_ns clock) passes,
+ * whichever is first, without spinning: an open-loop generator's wait for its next
+ * arrival that still stamps completions as they come. Returns the number put in
+ * done[0..max) (0 at the deadline) or -errno; with nothing in flight it sleeps until
+ * the deadline. */
+int st_engine_reap_until(st_engine *e, st_io **done, unsigned max, uint64_t deadline_ns);
 /* Submit one I/O and wait for it: the synchronous path (SQLite VFS). Returns result. */
 int64_t st_engine_do(st_engine *e, st_io *io);
 /* Record each completed I/O's latency in meter m under the given types (read, write,

@@ -174,6 +174,39 @@ static void test_guard_stops_run(void **state)
     sim_run_free(run);
 }
 
+/* An open-loop sample belongs to the phase of its arrival, not of its end: one that
+ * arrived in the warm-up and ended in the measured phase is warm-up, one that arrived
+ * in the measured phase and ended after it is measured (with its whole latency), one
+ * that arrived at the end is dropped; the counts of each go with it. */
+static void test_record_by_arrival(void **state)
+{
+    static const char *const counters[] = {"bytes"};
+    sim_run_config c = {.warmup_ns = 20000000ull,
+                        .duration_ns = 20000000ull,
+                        .quiet = true,
+                        .counter_names = counters,
+                        .ncounters = 1};
+    sim_run *run = sim_run_new(&c);
+    sim_meter *m = sim_run_meter(run, 0);
+    sim_run_start(run);
+    uint64_t from = sim_run_measure_start_ns(run), to = sim_run_measure_end_ns(run);
+    sim_meter_count(m, 0, 7);
+    sim_meter_record_arrival(m, 0, from - 1000, from + 1000);
+    sim_meter_count(m, 0, 11);
+    sim_meter_record_arrival(m, 0, from + 1000, to + 5000000);
+    sim_meter_count(m, 0, 13);
+    sim_meter_record_arrival(m, 0, to, to + 1000);
+    while (!sim_run_done(run))
+        sim_sleep_until_ns(sim_now_ns() + 1000000);
+    sim_run_finish(run);
+    assert_int_equal(sim_run_count(run, 0, -1), 1);
+    assert_int_equal(sim_run_counter(run, 0, -1), 11);
+    sim_hist *h = sim_run_merged_hist(run, 0, -1);
+    assert_int_equal(sim_hist_max(h), (to + 5000000) - (from + 1000));
+    sim_hist_free(h);
+    sim_run_free(run);
+}
+
 /* Runs `c` for about `run_ms` (open-ended when c->duration_ns is 0), recording 1 op per
  * 200 us, and checks the stored series: at most `max_points` points, and its counts and
  * seconds add up to the whole run (every point is exact, however wide). */
@@ -305,7 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_atomic_and_sections), cmocka_unit_test(test_guard_stops_run),
         cmocka_unit_test(test_unwritable_path),           cmocka_unit_test(test_series_bounded),
-        cmocka_unit_test(test_phase_boundaries_agree),
+        cmocka_unit_test(test_phase_boundaries_agree),    cmocka_unit_test(test_record_by_arrival),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

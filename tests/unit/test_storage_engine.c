@@ -361,6 +361,42 @@ static void test_submit_reap_loop(void **state)
     close(fd);
 }
 
+/* The open-loop wait: with nothing in flight it sleeps to the deadline; with an I/O in
+ * flight it returns that I/O as soon as it completes, long before a far deadline, and
+ * 0 at a near deadline it cannot meet. */
+static void test_reap_until(void **state)
+{
+    int fd = new_file("until.dat");
+    uint8_t *buf = st_alloc_aligned(BLK);
+    const char *names[] = {"io_uring", "psync"};
+    for (int n = 0; n < 2; n++) {
+        st_engine *e = open_engine(names[n]);
+        st_io *done[QD];
+        uint64_t t0 = sim_now_ns();
+        assert_int_equal(st_engine_reap_until(e, done, QD, t0 + 3000000), 0);
+        assert_true(sim_now_ns() >= t0 + 3000000);
+        st_io io = {.op = ST_OP_READ, .fd = fd, .buf = buf, .len = BLK, .offset = 2 * BLK};
+        st_io *one[1] = {&io};
+        assert_int_equal(st_engine_submit(e, one, 1), 1);
+        int got = 0;
+        t0 = sim_now_ns();
+        while (got == 0) {
+            got = st_engine_reap_until(e, done, QD, t0 + 5000000000ull);
+            assert_true(got >= 0);
+            assert_true(sim_now_ns() < t0 + 5000000000ull);
+        }
+        assert_int_equal(got, 1);
+        assert_ptr_equal(done[0], &io);
+        assert_int_equal(io.result, BLK);
+        assert_int_equal(st_engine_inflight(e), 0);
+        /* A deadline already past returns at once. */
+        assert_int_equal(st_engine_reap_until(e, done, QD, sim_now_ns() - 1), 0);
+        st_engine_close(e);
+    }
+    st_free_aligned(buf);
+    close(fd);
+}
+
 typedef struct {
     st_engine *e;
     int fd;
@@ -416,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_sync_discard_and_errors),
         cmocka_unit_test(test_latency_into_meter),
         cmocka_unit_test(test_submit_reap_loop),
+        cmocka_unit_test(test_reap_until),
         cmocka_unit_test(test_engine_handed_to_another_thread),
         cmocka_unit_test(test_bad_engine_requests),
     };
