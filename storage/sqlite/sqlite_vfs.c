@@ -963,10 +963,14 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
     st_target *t = sf->vi->target;
     int fd = -1;
     int rc;
-    if (st_target_owns(t, sf->name))
-        rc = st_target_open_file(t, sf->name, 0, true, &fd, err, errlen);
-    else if (create)
+    /* Creating goes through st_target_create_file even when the manifest lists the
+     * name: a run killed between listing a file and creating it (the manifest entry
+     * comes first, so that cleanup always finds what was created) leaves a listed name
+     * with no file, which a plain open would fail on for good. */
+    if (create)
         rc = st_target_create_file(t, sf->name, 0, &fd, err, errlen);
+    else if (st_target_owns(t, sf->name))
+        rc = st_target_open_file(t, sf->name, 0, true, &fd, err, errlen);
     else {
         snprintf(err, errlen, "%s does not exist in the target's manifest", sf->name);
         return SQLITE_CANTOPEN;
