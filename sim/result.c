@@ -194,24 +194,8 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     json_object_set_new(dst, "per_type", sim_result_per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
 
-    json_t *hists = json_object();
-    sim_hist *all = sim_run_merged_hist(r, -1, -1);
-    json_object_set_new(hists, "all", sim_hist_to_json(all));
-    sim_hist_free(all);
-    for (int t = 0; t < c->ntypes; t++) {
-        sim_hist *h = sim_run_merged_hist(r, t, -1);
-        json_object_set_new(hists, c->type_names[t], sim_hist_to_json(h));
-        sim_hist_free(h);
-    }
-    json_object_set_new(dst, "histograms", hists);
-
-    uint64_t werr;
-    sim_hist *w = sim_run_warmup_hist(r, &werr);
-    json_object_set_new(dst, "warmup",
-                        json_pack("{s:f, s:I, s:I, s:o}", "seconds", sim_run_warmup_seconds(r),
-                                  "count", (json_int_t)sim_hist_count(w), "errors",
-                                  (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
-    sim_hist_free(w);
+    json_object_set_new(dst, "histograms", sim_result_type_hists_json(r, true));
+    json_object_set_new(dst, "warmup", sim_result_warmup_json(r));
     json_t *steady = sim_run_steady_json(r);
     if (steady) json_object_set_new(dst, "steady_state", steady);
 
@@ -225,6 +209,34 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
         json_t *p = sim_run_probe_json(r, i, &name);
         json_object_set_new(dst, name, p ? p : json_null());
     }
+}
+
+json_t *sim_result_type_hists_json(const sim_run *r, bool with_all)
+{
+    const sim_run_config *c = sim_run_cfg(r);
+    json_t *hists = json_object();
+    if (with_all) {
+        sim_hist *all = sim_run_merged_hist(r, -1, -1);
+        json_object_set_new(hists, "all", sim_hist_to_json(all));
+        sim_hist_free(all);
+    }
+    for (int t = 0; t < c->ntypes; t++) {
+        sim_hist *h = sim_run_merged_hist(r, t, -1);
+        json_object_set_new(hists, c->type_names[t], sim_hist_to_json(h));
+        sim_hist_free(h);
+    }
+    return hists;
+}
+
+json_t *sim_result_warmup_json(const sim_run *r)
+{
+    uint64_t werr;
+    sim_hist *w = sim_run_warmup_hist(r, &werr);
+    json_t *j = json_pack("{s:f, s:I, s:I, s:o}", "seconds", sim_run_warmup_seconds(r), "count",
+                          (json_int_t)sim_hist_count(w), "errors", (json_int_t)werr, "latency_us",
+                          sim_hist_summary_json(w));
+    sim_hist_free(w);
+    return j;
 }
 
 /* The document as text. A storage fault anywhere in the process marks every result
@@ -312,12 +324,9 @@ static void print_lat_row(FILE *out, const char *name, const json_t *lat, json_i
             num(lat, "p99_us") / 1000, num(lat, "p999_us") / 1000, num(lat, "max_us") / 1000);
 }
 
-void sim_result_print(FILE *out, const json_t *doc)
+/* The headline, the latency table (all, then each type) and the counters. */
+static void print_latency(FILE *out, const json_t *doc, const json_t *s, const char *unit)
 {
-    const json_t *s = json_object_get(doc, "summary");
-    if (!s || sim_ranks_rank() > 0) return;
-    const char *unit = json_string_value(json_object_get(s, "unit"));
-    if (!unit) unit = "tps";
     fprintf(out, "\n%s: %.2f %s over %.1f s measured (%lld done, %lld errors)%s\n",
             json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
             num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
@@ -344,6 +353,11 @@ void sim_result_print(FILE *out, const json_t *doc)
             fprintf(out, " %s %lld", k, (long long)json_integer_value(v));
         fputc('\n', out);
     }
+}
+
+/* The disk's counters (and its foreign-I/O warning), the job's ranks, each rank's warning. */
+static void print_device(FILE *out, const json_t *doc, const char *unit)
+{
     const json_t *dev = json_object_get(doc, "device_io");
     if (json_is_object(dev)) {
         const json_t *per = json_object_get(dev, "per_unit");
@@ -382,6 +396,11 @@ void sim_result_print(FILE *out, const json_t *doc)
                     (long long)json_integer_value(json_object_get(rk, "rank")),
                     json_string_value(json_object_get(rk, "hostname")) ?: "?", w);
     }
+}
+
+/* The CPU the run used, the target's preconditioning and the steady-state verdict. */
+static void print_context(FILE *out, const json_t *doc)
+{
     const json_t *cpu = json_object_get(doc, "cpu");
     if (json_is_object(cpu))
         fprintf(out, "  cpu: %.2f cores busy of %d allowed (user %.1f s, system %.1f s)\n",
@@ -403,4 +422,15 @@ void sim_result_print(FILE *out, const json_t *doc)
                                                              : "NOT reached (measured anyway)",
                 (long long)json_integer_value(json_object_get(st, "after_rounds")),
                 num(st, "round_s"), num(st, "measure_start_s"));
+}
+
+void sim_result_print(FILE *out, const json_t *doc)
+{
+    const json_t *s = json_object_get(doc, "summary");
+    if (!s || sim_ranks_rank() > 0) return;
+    const char *unit = json_string_value(json_object_get(s, "unit"));
+    if (!unit) unit = "tps";
+    print_latency(out, doc, s, unit);
+    print_device(out, doc, unit);
+    print_context(out, doc);
 }

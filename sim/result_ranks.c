@@ -39,20 +39,8 @@ json_t *sim_result_measure_json(const sim_run *r)
 static void own_detail(json_t *me, const sim_run *r)
 {
     const sim_run_config *c = sim_run_cfg(r);
-    json_t *hists = json_object();
-    for (int t = 0; t < c->ntypes; t++) {
-        sim_hist *h = sim_run_merged_hist(r, t, -1);
-        json_object_set_new(hists, c->type_names[t], sim_hist_to_json(h));
-        sim_hist_free(h);
-    }
-    json_object_set_new(me, "histograms", hists);
-    uint64_t werr;
-    sim_hist *w = sim_run_warmup_hist(r, &werr);
-    json_object_set_new(me, "warmup",
-                        json_pack("{s:f, s:I, s:I, s:o}", "seconds", sim_run_warmup_seconds(r),
-                                  "count", (json_int_t)sim_hist_count(w), "errors",
-                                  (json_int_t)werr, "latency_us", sim_hist_summary_json(w)));
-    sim_hist_free(w);
+    json_object_set_new(me, "histograms", sim_result_type_hists_json(r, false));
+    json_object_set_new(me, "warmup", sim_result_warmup_json(r));
     if (c->instances > 1) json_object_set_new(me, "instances", sim_result_instances_json(r));
 }
 

@@ -42,6 +42,10 @@ json_t *sim_result_per_type_json(const sim_run *r, int instance);
 json_t *sim_result_measure_json(const sim_run *r);
 /* "instances": each instance's summary, per type and histogram (numbered from 1). */
 json_t *sim_result_instances_json(const sim_run *r);
+/* The measured phase's histogram per operation type (and "all" first when with_all),
+ * and the warm-up's summary: the same shape in a result and in a rank's section. */
+json_t *sim_result_type_hists_json(const sim_run *r, bool with_all);
+json_t *sim_result_warmup_json(const sim_run *r);
 /* Collective, in sim_result_put_run with several ranks: every rank's own section of
  * this run (host, target, summary, device counters...) gathered, and the run's figures
  * summed; returns the ranks' sections on rank 0, NULL on the others. */
