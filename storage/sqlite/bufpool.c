@@ -308,20 +308,27 @@ static uint32_t find_valid(bp_shard *p, uint64_t key)
     }
 }
 
+/* With p->mu held: the valid frame of key (returned), or else a victim frame to load it
+ * into (*victim, and NIL returned), waiting for a release while every frame is pinned. */
+static uint32_t find_or_victim(bp_shard *p, uint64_t key, uint32_t *victim)
+{
+    *victim = NIL;
+    for (;;) {
+        uint32_t f = find_valid(p, key);
+        if (f != NIL) return f;
+        *victim = take_victim(p);
+        if (*victim != NIL) return NIL;
+        wait_release(p);
+    }
+}
+
 int bp_read(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, void *dst, uint32_t len,
             bp_load_fn load, void *ctx, bool *hit)
 {
     uint64_t key = make_key(file, blk);
     bp_shard *p = shard_of(pool, key);
     pthread_mutex_lock(&p->mu);
-    uint32_t f, v;
-    for (;;) {
-        f = find_valid(p, key);
-        if (f != NIL) break;
-        v = take_victim(p);
-        if (v != NIL) break;
-        wait_release(p);
-    }
+    uint32_t v, f = find_or_victim(p, key, &v);
     if (f != NIL) {
         assert(p->frames[f].state == F_VALID);
         p->hits++;
@@ -350,14 +357,7 @@ int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const voi
     uint64_t key = make_key(file, blk);
     bp_shard *p = shard_of(pool, key);
     pthread_mutex_lock(&p->mu);
-    uint32_t f, v = NIL;
-    for (;;) {
-        f = find_valid(p, key);
-        if (f != NIL) break;
-        v = take_victim(p);
-        if (v != NIL) break;
-        wait_release(p);
-    }
+    uint32_t v, f = find_or_victim(p, key, &v);
     if (f != NIL) {
         p->frames[f].pins++;
     } else if (need_old && (off != 0 || len != p->unit)) {
