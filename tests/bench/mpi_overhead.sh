@@ -17,6 +17,10 @@
 #   MPIRUN_CPUS (the CPU list of mpirun itself, its runtime daemon and PMIx server;
 #     default CPUS: when it differs, mpirun starts each rank through taskset -c CPUS),
 #   MPIRUN_ARGS (extra mpirun options, e.g. "--mca btl self,vader"),
+#   HAND_LAUNCH=mpirun: the 4 processes of the other side are started by mpirun too,
+#     with MPI's variables removed from their environment, so that each runs alone as a
+#     plain process: the pair then differs only in the ranks being MPI processes, and
+#     its ratio is the ranks' own cost, mpirun's share of the CPU left out,
 #   MODE=together: both sides at the same time instead of one after the other, the job
 #     on targets 0-3 and the processes on targets 4-7 (started HAND_DELAY s later, 2.5:
 #     MPI's start-up), so that both meet the same load from the rest of the machine and
@@ -57,7 +61,18 @@ job() {
   taskset -c "$MPIRUN_CPUS" nice -n 5 mpirun --allow-run-as-root --oversubscribe --bind-to none \
     "${EXTRA[@]}" -np 4 "${RANK_PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t{rank}" "${COMMON[@]}" --json "$DIR/mpi.json" >/dev/null
 }
+# The other side under mpirun as 4 plain processes (HAND_LAUNCH=mpirun): the variables by
+# which appsim knows it is a rank (sim/ranks.c) removed, each its own target and result.
+plain_under_mpirun() {
+  # shellcheck disable=SC2016 # expanded by the shell mpirun starts
+  taskset -c "$MPIRUN_CPUS" nice -n 5 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    "${EXTRA[@]}" -np 4 "${RANK_PIN[@]}" sh -c 'r=$OMPI_COMM_WORLD_RANK d=$1 h=$2; shift 2
+      exec env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_SIZE -u SLURM_STEP_NUM_TASKS \
+        -u PMIX_RANK -u PMI_RANK "$@" --target "$d/t$((h + r))" --json "$d/solo$r.json"' \
+    sh "$DIR" "$HAND0" "$APPSIM" sysbench run "${COMMON[@]}" >/dev/null
+}
 by_hand() {
+  [ "${HAND_LAUNCH:-}" = mpirun ] && { plain_under_mpirun; return; }
   local pids=() r
   for r in 0 1 2 3; do
     "${PIN[@]}" "$APPSIM" sysbench run --target "$DIR/t$((HAND0 + r))" "${COMMON[@]}" \
