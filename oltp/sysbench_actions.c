@@ -453,8 +453,10 @@ static json_t *waits_json(const sim_run *run)
         json_object_set_new(share, name[i], json_real(ev > 0 ? part[i] / ev : 0));
         json_object_set_new(ms, name[i], json_real(txn ? part[i] / 1e6 / (double)txn : 0));
     }
+    double secs = sim_run_measured_seconds(run);
     return json_pack(
-        "{s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "share", share,
+        "{s:f, s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "own_reads_in_flight",
+        secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share,
         "ms_per_transaction", ms, "prefetch_failed",
         (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
         "threads' time in transactions; writer_lock_held includes reads_under_writer_lock and "
