@@ -456,9 +456,8 @@ static json_t *waits_json(const sim_run *run)
     double secs = sim_run_measured_seconds(run);
     return json_pack(
         "{s:f, s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "own_reads_in_flight",
-        secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share,
-        "ms_per_transaction", ms, "prefetch_failed",
-        (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
+        secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share, "ms_per_transaction", ms,
+        "prefetch_failed", (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
         "threads' time in transactions; writer_lock_held includes reads_under_writer_lock and "
         "commit_under_writer_lock; prefetch includes its reads, which are in "
         "reads_outside_writer_lock; other = SQL work and waiting for a CPU");
