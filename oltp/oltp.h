@@ -112,6 +112,29 @@ typedef struct sb_meta {
     bool complete; /* false when prepare did not finish */
 } sb_meta;
 
+/* A row a write transaction is going to change, for prefetch_writes: an UPDATE of k
+ * (k_new unused), of c, or a DELETE then INSERT of the same id with k = k_new. */
+typedef enum sb_write_kind { SB_W_UPDATE_K, SB_W_UPDATE_C, SB_W_DELETE_INSERT } sb_write_kind;
+typedef struct sb_write {
+    uint32_t table;
+    sb_write_kind kind;
+    uint64_t id, k_new;
+} sb_write;
+/* The most writes of one transaction an engine is told of ahead (the default mix has 4). */
+#define SB_PREFETCH_MAX 64
+
+/* Where a connection's time went, cumulative (ns): queued for tables' writer locks,
+ * holding at least one (and not queued for another), device reads of its thread (all
+ * of them) and the part of them made while holding a writer lock, COMMIT statements
+ * (with sync full and no group commit: the WAL write and sync, under the lock),
+ * waiting for a group commit's WAL sync after the lock, and reading ahead for the
+ * writes (prefetch_writes), with the prefetches that failed. Callers take differences
+ * around an event, on the thread that runs it. */
+typedef struct sb_waits {
+    uint64_t lock_ns, held_ns, read_ns, read_held_ns, commit_ns, durable_ns, prefetch_ns;
+    uint64_t prefetch_failed;
+} sb_waits;
+
 /* One instance's database set as an engine opens it. */
 typedef struct sb_db_opts {
     int instance;    /* 0-based; the file names carry instance + 1 ("-i1") */
@@ -122,6 +145,7 @@ typedef struct sb_db_opts {
     int max_connections;   /* --threads (readers, pool sizing) */
     const char *io_engine; /* storage I/O engine for a VFS (NULL = default) */
     uint64_t wal_limit;    /* SQLite: the WAL's bound (0 = storage's default) */
+    bool group_commit;     /* SQLite: group commit when sync is full on the VFS */
     bool loading;          /* opened for prepare: bulk-load settings */
     const char *load_via;  /* SQLite prepare: "pages" (default) or "sql" */
 } sb_db_opts;
@@ -169,6 +193,15 @@ typedef struct sb_engine_ops {
     void (*plan_writes)(void *conn, const uint32_t *tables, int n);
     int (*commit)(void *conn);
     void (*rollback)(void *conn);
+    /* Optional: reads, outside any writer lock, the pages the writes w[0..n) will need
+     * (their rows and index entries), so that they are in the engine's cache before
+     * the write transaction takes its writer locks. Called with no transaction or a
+     * read snapshot open, and leaves it so (a snapshot may then cover more tables).
+     * Only warms the cache: the writes then run in full; a failure is counted
+     * (waits), never an error. */
+    void (*prefetch_writes)(void *conn, const sb_write *w, int n);
+    /* Optional: the connection's wait times so far (sb_waits). */
+    void (*waits)(void *conn, sb_waits *out);
     int (*point_select)(void *conn, uint32_t table, uint64_t id, sb_result *r);
     int (*range)(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,
                  sb_result *r);
@@ -247,6 +280,7 @@ typedef struct sb_event_cfg {
     uint32_t tables;
     uint64_t table_size;
     uint32_t max_retries; /* attempts after the first on SB_RETRY */
+    bool prefetch;        /* tell the engine the writes ahead (prefetch_writes) */
 } sb_event_cfg;
 
 /* Runs one event (sysbench's event(): one transaction of the workload) on conn,

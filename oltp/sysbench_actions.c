@@ -32,6 +32,7 @@ sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
         .max_connections = (int)c->threads,
         .io_engine = c->io_engine,
         .wal_limit = c->wal_limit,
+        .group_commit = c->group_commit && !strcmp(c->group_commit, "on"),
         .loading = loading,
         .load_via = c->load_via,
     };
@@ -300,8 +301,41 @@ typedef struct sb_wl {
     atomic_int failed_connects;
 } sb_wl;
 
-enum { CNT_READS, CNT_WRITES, CNT_OTHER, CNT_RETRIES, CNT_COUNT };
-static const char *const counter_names[CNT_COUNT] = {"reads", "writes", "other", "retries"};
+/* The wait counters (CNT_EVENT_NS on) exist only for an engine that times its waits. */
+enum {
+    CNT_READS,
+    CNT_WRITES,
+    CNT_OTHER,
+    CNT_RETRIES,
+    CNT_EVENT_NS,
+    CNT_LOCK_NS,
+    CNT_HELD_NS,
+    CNT_READ_NS,
+    CNT_READ_HELD_NS,
+    CNT_COMMIT_NS,
+    CNT_DURABLE_NS,
+    CNT_PREFETCH_NS,
+    CNT_PREFETCH_FAILED,
+    CNT_COUNT
+};
+static const char *const counter_names[CNT_COUNT] = {
+    "reads",           "writes",       "other",          "retries",      "event_ns",
+    "lock_wait_ns",    "lock_held_ns", "device_read_ns", "read_held_ns", "commit_ns",
+    "durable_wait_ns", "prefetch_ns",  "prefetch_failed"};
+
+/* An event's waits (after minus before) into the meter, with its time on the thread. */
+static void count_waits(sim_meter *m, const sb_waits *a, const sb_waits *b, uint64_t event_ns)
+{
+    sim_meter_count(m, CNT_EVENT_NS, event_ns);
+    sim_meter_count(m, CNT_LOCK_NS, b->lock_ns - a->lock_ns);
+    sim_meter_count(m, CNT_HELD_NS, b->held_ns - a->held_ns);
+    sim_meter_count(m, CNT_READ_NS, b->read_ns - a->read_ns);
+    sim_meter_count(m, CNT_READ_HELD_NS, b->read_held_ns - a->read_held_ns);
+    sim_meter_count(m, CNT_COMMIT_NS, b->commit_ns - a->commit_ns);
+    sim_meter_count(m, CNT_DURABLE_NS, b->durable_ns - a->durable_ns);
+    sim_meter_count(m, CNT_PREFETCH_NS, b->prefetch_ns - a->prefetch_ns);
+    sim_meter_count(m, CNT_PREFETCH_FAILED, b->prefetch_failed - a->prefetch_failed);
+}
 
 static void *vu_open(void *wlp, int instance, int worker)
 {
@@ -326,7 +360,15 @@ static int vu_unit(void *wlp, void *conn, int instance, uint32_t vu, sim_rng *rn
     sb_wl *wl = wlp;
     sb_counts n = {0};
     char err[512];
+    const sb_engine_ops *e = wl->c->engine;
+    sb_waits w0 = {0}, w1 = {0};
+    if (e->waits) e->waits(conn, &w0);
+    uint64_t t0 = sim_now_ns();
     int rc = sb_event(&wl->c->ev, conn, rng, &n, err, sizeof err);
+    if (e->waits) {
+        e->waits(conn, &w1);
+        count_waits(m, &w0, &w1, sim_now_ns() - t0);
+    }
     sim_meter_count(m, CNT_READS, n.reads);
     sim_meter_count(m, CNT_WRITES, n.writes);
     sim_meter_count(m, CNT_OTHER, n.other);
@@ -382,12 +424,53 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
                     : "reads in one snapshot, then writes in one write transaction");
 }
 
+/* Where the threads' time in transactions went (the engine's waits, measured phase):
+ * each part as a share of that time and in ms per transaction. Disjoint: queued for
+ * writer locks; holding them (of which device reads, and COMMIT, which with sync full
+ * and no group commit writes and syncs the WAL); waiting for a group commit's sync
+ * after them; device reads outside them; the rest (SQL work, waiting for a CPU). */
+static json_t *waits_json(const sim_run *run)
+{
+    double ev = (double)sim_run_counter(run, CNT_EVENT_NS, -1);
+    uint64_t txn = sim_run_count(run, -1, -1) + sim_run_errors(run, -1, -1);
+    double v[CNT_COUNT] = {0};
+    for (int i = CNT_LOCK_NS; i < CNT_PREFETCH_FAILED; i++)
+        v[i] = (double)sim_run_counter(run, i, -1);
+    double outside = v[CNT_READ_NS] - v[CNT_READ_HELD_NS];
+    double rest = ev - v[CNT_LOCK_NS] - v[CNT_HELD_NS] - v[CNT_DURABLE_NS] - outside;
+    const char *name[] = {"writer_lock_queue",
+                          "writer_lock_held",
+                          "reads_under_writer_lock",
+                          "commit_under_writer_lock",
+                          "group_commit_sync",
+                          "reads_outside_writer_lock",
+                          "prefetch",
+                          "other"};
+    double part[] = {v[CNT_LOCK_NS],    v[CNT_HELD_NS], v[CNT_READ_HELD_NS], v[CNT_COMMIT_NS],
+                     v[CNT_DURABLE_NS], outside,        v[CNT_PREFETCH_NS],  rest};
+    json_t *share = json_object(), *ms = json_object();
+    for (size_t i = 0; i < sizeof part / sizeof *part; i++) {
+        json_object_set_new(share, name[i], json_real(ev > 0 ? part[i] / ev : 0));
+        json_object_set_new(ms, name[i], json_real(txn ? part[i] / 1e6 / (double)txn : 0));
+    }
+    double secs = sim_run_measured_seconds(run);
+    return json_pack(
+        "{s:f, s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "own_reads_in_flight",
+        secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share, "ms_per_transaction", ms,
+        "prefetch_failed", (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
+        "threads' time in transactions; writer_lock_held includes reads_under_writer_lock and "
+        "commit_under_writer_lock; prefetch includes its reads, which are in "
+        "reads_outside_writer_lock; other = SQL work and waiting for a CPU");
+}
+
 /* The "sysbench" section of run with the first error and the user scheduler's figures. */
 static json_t *run_section(const sb_cmd *c, const sim_run *run, const sb_wl *wl,
                            const sim_vu_stats *stats)
 {
     json_t *sb = sysbench_section(c, run);
     if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
+    if (c->engine->waits) json_object_set_new(sb, "waits", waits_json(run));
+    json_object_set_new(sb, "prefetch", c->prefetch ? json_string(c->prefetch) : json_null());
     json_object_set_new(sb, "scheduler",
                         json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
                                   "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,
@@ -462,7 +545,7 @@ static sim_run *new_run(const sb_cmd *c, int n, const char *const *type_names,
         .type_names = type_names,
         .ntypes = 1,
         .counter_names = counter_names,
-        .ncounters = CNT_COUNT,
+        .ncounters = c->engine->waits ? CNT_COUNT : CNT_EVENT_NS,
         .unit = "tps",
         .duration_ns = c->time_ns,
         .report_interval_ns = c->report_ns,
@@ -544,6 +627,17 @@ static void print_results(const json_t *doc)
            json_real_value(json_object_get(qps, "other")),
            json_real_value(json_object_get(qps, "total")),
            (long long)json_integer_value(json_object_get(sb, "retries")));
+    const json_t *w = json_object_get(json_object_get(sb, "waits"), "share");
+    if (w) {
+#define W(k) (100.0 * json_real_value(json_object_get(w, k)))
+        printf("  thread time: writer locks queued %.1f%%, held %.1f%% (reads %.1f%%, commit "
+               "%.1f%%); group-commit sync %.1f%%; reads outside the locks %.1f%% (prefetch "
+               "%.1f%%); other %.1f%%\n",
+               W("writer_lock_queue"), W("writer_lock_held"), W("reads_under_writer_lock"),
+               W("commit_under_writer_lock"), W("group_commit_sync"),
+               W("reads_outside_writer_lock"), W("prefetch"), W("other"));
+#undef W
+    }
     const json_t *pf = json_object_get(doc, "page_faults");
     if (json_is_object(pf))
         printf("  page faults: %lld major, %lld minor\n",

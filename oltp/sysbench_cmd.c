@@ -31,6 +31,8 @@ static void sb_cli_defaults(sb_cmd *c)
         .rand_type = "uniform",
         .sync = "full",
         .load_via = "pages",
+        .prefetch = "on",
+        .group_commit = "on",
         .tables = 1,
         .table_size = 10000,
         .range_size = 100,
@@ -183,6 +185,18 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .help = "SQLite prepare: pages (appsim writes the b-tree pages in SQLite's file "
                  "format) or sql (INSERT, then CREATE INDEX)",
          .choices = "pages|sql"},
+        {.name = "prefetch",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->prefetch,
+         .help = "SQLite: a write transaction reads its rows' pages before queueing for the "
+                 "tables' writer locks",
+         .choices = "on|off"},
+        {.name = "group-commit",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->group_commit,
+         .help = "SQLite with --sync full: commits wait for a WAL sync shared with the other "
+                 "commits of the table's file, after releasing its writer lock",
+         .choices = "on|off"},
         ST_OPT_BUFFERED(c->buffered),
         SIM_VOCAB_SEED(&c->seed, "data and transactions"),
         U64("max-retries", max_retries, 0, 1000000,
@@ -211,6 +225,20 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
     database_opts(c, opts, n, &at);
 }
 
+/* Group commit makes --sync full commits durable with shared WAL syncs: asked for by
+ * name with another --sync or through the page cache, it would be ignored, so it is
+ * refused (by default it is then off, and the result says why). */
+static int check_group_commit(const sb_cmd *c, const sim_opt *opts)
+{
+    if (!sim_opts_find(opts, "group-commit")->set || strcmp(c->group_commit, "on")) return 0;
+    if (strcmp(c->sync, "full") || c->buffered) {
+        sim_error("--group-commit on needs --sync full and appsim's VFS (no --buffered): it "
+                  "shares the WAL syncs that sync full makes; drop it or use --sync full");
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
 /* What the chosen database engine can do: options that do not apply to it are refused
  * (none is accepted and ignored) and recorded as not applicable. */
 static int check_engine(sb_cmd *c, const sim_opt *opts)
@@ -220,7 +248,13 @@ static int check_engine(sb_cmd *c, const sim_opt *opts)
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
     }
-    if (c->engine->on_vfs) return SIM_EXIT_OK;
+    if (c->engine->on_vfs) return check_group_commit(c, opts);
+    if (sim_opts_find(opts, "prefetch")->set || sim_opts_find(opts, "group-commit")->set) {
+        sim_error("--prefetch and --group-commit apply to SQLite (one writer per table file); "
+                  "LMDB has one writer per environment and syncs its own commits");
+        return SIM_EXIT_USAGE;
+    }
+    c->prefetch = c->group_commit = NULL; /* the result's config: not applicable */
     if (sim_opts_find(opts, "load-via")->set) {
         sim_error("--load-via applies to SQLite's prepare; LMDB loads with appending puts "
                   "(MDB_APPEND) in batched transactions");
@@ -269,6 +303,7 @@ static int build_events(sb_cmd *c, const char *action)
     ev->tables = (uint32_t)c->tables;
     ev->table_size = c->table_size;
     ev->max_retries = (uint32_t)c->max_retries;
+    ev->prefetch = c->prefetch && !strcmp(c->prefetch, "on");
     sb_counts per = sb_expected_counts(ev->workload, &ev->mix);
     if (per.reads + per.writes == 0 && (!action || !strcmp(action, "run"))) {
         sim_error("%s with these counts runs no statement: raise one of the count options",

@@ -27,9 +27,19 @@
  * order: atomic per table file, not across files (SQLite's WAL mode has no
  * multi-file atomic commit); every check of the tables is per table. Invariant: after
  * commit or rollback returns, no transaction is open and no writer queue is held.
+ *
+ * What keeps a writer queue short (docs/sysbench.md, "Waits and what serialised 16
+ * threads"): before its transaction queues, the rows and index entries its writes
+ * will change are read in the read snapshot (prefetch_writes), so their page misses
+ * overlap across threads instead of being read one at a time under the queue; and
+ * with sync full the commit only leaves its WAL frames in the buffer pool under the
+ * queue, then waits for a WAL sync shared with every commit of that file that came
+ * meanwhile (st_db's group commit), outside it. Each connection times its waits
+ * (sb_waits) for the result.
  */
 #include "oltp/sysbench_sqlite_internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,6 +67,8 @@ enum {
     S_DELETE,
     S_INSERT,
     S_INSERT_AUTO,
+    S_PF_ROW,
+    S_PF_INDEX,
     S_COUNT,
 };
 
@@ -72,6 +84,9 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_DELETE] = "DELETE FROM sbtest%u WHERE id=?",
     [S_INSERT] = "INSERT INTO sbtest%u (id, k, c, pad) VALUES (?, ?, ?, ?)",
     [S_INSERT_AUTO] = "INSERT INTO sbtest%u (k, c, pad) VALUES (?, ?, ?)",
+    /* prefetch_writes: the row's leaf, and the index leaf of entry (k, id) */
+    [S_PF_ROW] = "SELECT k FROM sbtest%1$u WHERE id=?",
+    [S_PF_INDEX] = "SELECT id FROM sbtest%1$u INDEXED BY k_%1$u WHERE k=? AND id=?",
 };
 
 typedef struct sq_tconn { /* one connection's SQLite connection to one table file */
@@ -80,6 +95,7 @@ typedef struct sq_tconn { /* one connection's SQLite connection to one table fil
     sqlite3_stmt *stmts[S_COUNT]; /* prepared on first use */
     bool open;                    /* a transaction is open on this file */
     bool writing;                 /* holds the file's writer queue */
+    bool durable;                 /* committed in group-commit mode, not yet synced */
 } sq_tconn;
 
 typedef struct sq_conn {
@@ -90,6 +106,10 @@ typedef struct sq_conn {
     uint32_t *plan; /* tables planned for the next write transaction */
     int nplan;
     uint32_t locked_max; /* highest table whose writer queue is held (0: none) */
+    sb_waits w;
+    uint64_t held_since_ns;  /* when the first writer queue of the transaction was taken */
+    uint64_t read_mark_ns;   /* the thread's device read time then */
+    uint64_t queued_held_ns; /* since then, queued for a later table's writer queue */
     char err[512];
 } sq_conn;
 
@@ -175,6 +195,7 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
     int page = (int)json_integer_value(json_object_get(j, "page_size"));
     json_decref(j);
     tb->page_size = page > 0 ? (uint32_t)page : 4096;
+    tb->group_commit = !d->o.loading && d->o.group_commit && st_db_can_group_commit(tb->db);
     if (d->o.loading) { /* the loader writes it through SQLite's default VFS */
         st_db_close(tb->db);
         tb->db = NULL;
@@ -332,6 +353,11 @@ static sq_tconn *tconn(sq_conn *k, uint32_t t)
         return NULL;
     }
     sqlite3_busy_timeout(tc->c, BUSY_TIMEOUT_MS);
+    if (tb->group_commit && st_db_conn_group_commit(tb->db, tc->c, k->err, sizeof k->err)) {
+        sqlite3_close(tc->c);
+        tc->c = NULL;
+        return NULL;
+    }
     if (sqlite3_prepare_v2(tc->c, "BEGIN", -1, &tc->begin_r, NULL) ||
         sqlite3_prepare_v2(tc->c, "BEGIN IMMEDIATE", -1, &tc->begin_w, NULL) ||
         sqlite3_prepare_v2(tc->c, "COMMIT", -1, &tc->commit, NULL) ||
@@ -363,9 +389,78 @@ static void release_writer(sq_conn *k, uint32_t t)
     }
 }
 
-/* Ends every open file transaction (commit = false: rolls back), in table order, and
- * releases the writer queues. Returns the first failure; a failed COMMIT is rolled
- * back so that no transaction stays open. */
+static uint64_t thread_read_ns(void)
+{
+    st_db_thread_reads r;
+    st_db_thread_reads_get(&r);
+    return r.device_read_ns;
+}
+
+/* The transaction took its first writer queue. */
+static void note_held(sq_conn *k)
+{
+    if (k->held_since_ns) return;
+    k->held_since_ns = sim_now_ns();
+    k->read_mark_ns = thread_read_ns();
+    k->queued_held_ns = 0;
+}
+
+/* It released its last one. The time it queued for a later table while holding an
+ * earlier one counts as queueing only (sb_waits' parts are disjoint). */
+static void note_released(sq_conn *k)
+{
+    if (!k->held_since_ns) return;
+    k->w.held_ns += sim_now_ns() - k->held_since_ns - k->queued_held_ns;
+    k->w.read_held_ns += thread_read_ns() - k->read_mark_ns;
+    k->held_since_ns = 0;
+}
+
+/* Ends table t's file transaction: COMMIT (timed) or ROLLBACK. A failed COMMIT is
+ * rolled back so that no transaction stays open. */
+static int end_one(sq_conn *k, sq_tconn *tc, bool commit)
+{
+    int rc = SB_FAIL;
+    if (commit) {
+        uint64_t t0 = sim_now_ns();
+        rc = step_simple(k, tc->c, tc->commit, "COMMIT");
+        if (tc->writing) k->w.commit_ns += sim_now_ns() - t0;
+    }
+    if (rc != SB_OK && !sqlite3_get_autocommit(tc->c)) {
+        char keep[sizeof k->err];
+        memcpy(keep, k->err, sizeof keep);
+        step_simple(k, tc->c, tc->rollback, "ROLLBACK");
+        memcpy(k->err, keep, sizeof keep);
+    }
+    tc->durable = rc == SB_OK && tc->writing && k->db->t[tc - k->t].group_commit;
+    tc->open = false;
+    return rc;
+}
+
+/* Group commit: after the writer queues are released, waits until every file this
+ * transaction committed is synced (one WAL sync serves all commits of a file that
+ * came while the previous sync ran). */
+static int make_durable(sq_conn *k)
+{
+    int rc = SB_OK;
+    uint64_t t0 = 0;
+    for (uint32_t t = 1; t <= k->ntables; t++) {
+        sq_tconn *tc = &k->t[t - 1];
+        if (!tc->durable) continue;
+        if (!t0) t0 = sim_now_ns();
+        tc->durable = false;
+        char err[sizeof k->err];
+        if (st_db_commit_durable(k->db->t[t - 1].db, err, sizeof err) && rc == SB_OK) {
+            memcpy(k->err, err, sizeof err);
+            rc = SB_FAIL;
+        }
+    }
+    if (t0) k->w.durable_ns += sim_now_ns() - t0;
+    return rc;
+}
+
+/* Ends every open file transaction (commit = false: rolls back), in table order,
+ * releases the writer queues, then (group commit) waits for the WAL syncs. Returns the
+ * first failure. */
 static int end_all(sq_conn *k, bool commit)
 {
     int first = SB_OK;
@@ -373,20 +468,20 @@ static int end_all(sq_conn *k, bool commit)
     for (uint32_t t = 1; t <= k->ntables; t++) {
         sq_tconn *tc = &k->t[t - 1];
         if (tc->open) {
-            int rc =
-                commit && first == SB_OK ? step_simple(k, tc->c, tc->commit, "COMMIT") : SB_FAIL;
-            if (rc != SB_OK && !sqlite3_get_autocommit(tc->c)) {
-                if (first == SB_OK && commit) memcpy(keep, k->err, sizeof keep);
-                step_simple(k, tc->c, tc->rollback, "ROLLBACK");
+            int rc = end_one(k, tc, commit && first == SB_OK);
+            if (rc != SB_OK && first == SB_OK && commit) {
+                first = rc;
+                memcpy(keep, k->err, sizeof keep);
             }
-            if (rc != SB_OK && first == SB_OK && commit) first = rc;
-            tc->open = false;
         }
         release_writer(k, t);
     }
-    if (first != SB_OK) memcpy(k->err, keep, sizeof keep);
+    note_released(k);
     k->mode = 0;
     k->locked_max = 0;
+    int durable = make_durable(k);
+    if (first == SB_OK && durable != SB_OK) return durable;
+    if (first != SB_OK) memcpy(k->err, keep, sizeof keep);
     return first;
 }
 
@@ -445,7 +540,11 @@ static int join(sq_conn *k, uint32_t t, sq_tconn **out)
     }
     sim_fifo_lock *w = k->db->t[t - 1].writers;
     if (t > k->locked_max) {
+        uint64_t t0 = sim_now_ns();
         sim_fifo_lock_acquire(w);
+        uint64_t dt = sim_now_ns() - t0;
+        k->w.lock_ns += dt;
+        if (k->held_since_ns) k->queued_held_ns += dt;
         k->locked_max = t;
     } else if (!sim_fifo_lock_try(w)) {
         snprintf(k->err, sizeof k->err,
@@ -453,6 +552,7 @@ static int join(sq_conn *k, uint32_t t, sq_tconn **out)
         return SB_RETRY;
     }
     tc->writing = true;
+    note_held(k);
     int rc = step_simple(k, tc->c, tc->begin_w, "BEGIN IMMEDIATE");
     tc->open = rc == SB_OK;
     if (rc != SB_OK) release_writer(k, t);
@@ -636,6 +736,63 @@ static int sq_insert_row(void *conn, uint32_t table, uint64_t id, uint64_t kv, c
     return run_write(k, c, s, r, "INSERT");
 }
 
+/* Steps prefetch statement `which` of table t bound to v[0..n): 1 with column 0 in
+ * *col0 when it found a row, 0 when none, -1 when it failed. */
+static int pf_step(sq_conn *k, uint32_t t, int which, const int64_t *v, int n, int64_t *col0)
+{
+    int rc;
+    sqlite3 *c;
+    sqlite3_stmt *s = stmt(k, t, which, &rc, &c);
+    if (!s) return -1;
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(s, i + 1, v[i]);
+    int st = sqlite3_step(s);
+    if (st == SQLITE_ROW) *col0 = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return st == SQLITE_ROW ? 1 : st == SQLITE_DONE ? 0 : -1;
+}
+
+/* One write's pages: the row's leaf and its index entry's; for an insert, also the
+ * index leaf where its new entry goes (an UPDATE of k puts k + 1 beside k). */
+static bool prefetch_one(sq_conn *k, const sb_write *w)
+{
+    int64_t kv = 0, unused;
+    int found = pf_step(k, w->table, S_PF_ROW, (const int64_t[]){(int64_t)w->id}, 1, &kv);
+    if (found < 0) return false;
+    if (found && w->kind != SB_W_UPDATE_C &&
+        pf_step(k, w->table, S_PF_INDEX, (const int64_t[]){kv, (int64_t)w->id}, 2, &unused) < 0)
+        return false;
+    return w->kind != SB_W_DELETE_INSERT ||
+           pf_step(k, w->table, S_PF_INDEX, (const int64_t[]){(int64_t)w->k_new, (int64_t)w->id}, 2,
+                   &unused) >= 0;
+}
+
+/* The pages of the coming writes, read outside any writer queue (in the event's read
+ * snapshot when one is open, else in one of its own), so that their misses overlap
+ * with other threads' instead of being read one at a time under the queues. This only
+ * warms the buffer pools: the writes then run in full under their queues. */
+static void sq_prefetch_writes(void *conn, const sb_write *w, int n)
+{
+    sq_conn *k = conn;
+    if (k->mode == 2) return;
+    uint64_t t0 = sim_now_ns();
+    bool own = k->mode == 0, ok = true;
+    if (own) sq_begin(k, false);
+    for (int i = 0; i < n; i++)
+        ok = prefetch_one(k, &w[i]) && ok;
+    if (own) ok = end_all(k, true) == SB_OK && ok;
+    if (!ok) k->w.prefetch_failed++;
+    k->w.prefetch_ns += sim_now_ns() - t0;
+}
+
+/* The connection's waits; read_ns is the thread's device read time so far. */
+static void sq_waits(void *conn, sb_waits *out)
+{
+    const sq_conn *k = conn;
+    *out = k->w;
+    out->read_ns = thread_read_ns();
+}
+
 /* One table file: rows and SUM(k) through the table and through the index agree, and
  * SQLite's quick_check of the file passes. Adds the row count to rows. */
 static int check_table(sq_db *d, uint32_t t, json_t *rows, bool *ok, char *qc, size_t qclen,
@@ -723,10 +880,29 @@ static json_t *sq_json(void *db)
     json_object_set_new(j, "layout", json_string("one database file per table"));
     json_object_set_new(j, "buffer_bytes_per_table", json_integer((json_int_t)d->table_buffer));
     json_object_set_new(j, "tables", files);
+    uint64_t commits = 0, syncs = 0;
+    bool gc = d->ntables > 0 && d->t[0].group_commit;
+    for (uint32_t i = 0; gc && i < d->ntables; i++) {
+        uint64_t c, sy;
+        st_db_group_commit_stats(d->t[i].db, &c, &sy);
+        commits += c;
+        syncs += sy;
+    }
+    json_object_set_new(j, "group_commit",
+                        gc ? json_pack("{s:b, s:I, s:I, s:f, s:s}", "on", true, "commits",
+                                       (json_int_t)commits, "wal_syncs", (json_int_t)syncs,
+                                       "commits_per_sync", syncs ? (double)commits / syncs : 0.0,
+                                       "note",
+                                       "all table files, over the whole run (warm-up "
+                                       "included)")
+                           : json_pack("{s:b, s:s}", "on", false, "why",
+                                       d->o.group_commit ? "needs --sync full on appsim's VFS"
+                                                         : "--group-commit off"));
     json_object_set_new(
         j, "transactions",
         json_string("reads in deferred snapshots per table file; writers queue FIFO per table "
-                    "file, taken in table order, then BEGIN IMMEDIATE; commit atomic per file"));
+                    "file, taken in table order, then BEGIN IMMEDIATE; commit atomic per file; "
+                    "with group commit the WAL sync is waited for after the queues are released"));
     return j;
 }
 
@@ -749,6 +925,8 @@ static const sb_engine_ops sqlite_engine = {
     .plan_writes = sq_plan_writes,
     .commit = sq_commit,
     .rollback = sq_rollback,
+    .prefetch_writes = sq_prefetch_writes,
+    .waits = sq_waits,
     .point_select = sq_point_select,
     .range = sq_range,
     .update_index = sq_update_index,

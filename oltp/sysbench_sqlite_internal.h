@@ -13,6 +13,7 @@ typedef struct sq_table {
     st_db *db;              /* through st_db (run, check); NULL while loading */
     sim_fifo_lock *writers; /* the file's FIFO writer queue (sysbench_sqlite.c) */
     sqlite3 *load;          /* prepare: the loader's connection, see the load file */
+    bool group_commit;      /* connections commit in group-commit mode (st_db) */
     uint32_t page_size;
     char name[64]; /* in the target */
     char path[4096];

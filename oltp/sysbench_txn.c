@@ -243,6 +243,44 @@ static int do_delete_inserts(attempt *a, uint32_t t, uint32_t count)
     return SB_OK;
 }
 
+/* The rows the write groups are going to change, drawn from a copy of the stream in
+ * the order the statements below draw them (ids, then c, pad and k as they come), so
+ * that the statements then draw the same values. At most max; returns how many. */
+static int preview_writes(const attempt *a, const uint32_t t[3], const uint32_t counts[3],
+                          sb_write *w, int max)
+{
+    sim_rng copy = *a->rng;
+    attempt p = *a;
+    p.rng = &copy;
+    char c[SB_C_LEN], pad[SB_PAD_LEN];
+    int n = 0;
+    for (uint32_t i = 0; i < counts[0] && n < max; i++)
+        w[n++] = (sb_write){.table = t[0], .kind = SB_W_UPDATE_K, .id = draw_id(&p)};
+    for (uint32_t i = 0; i < counts[1] && n < max; i++) {
+        sb_gen_c(&copy, c);
+        w[n++] = (sb_write){.table = t[1], .kind = SB_W_UPDATE_C, .id = draw_id(&p)};
+    }
+    for (uint32_t i = 0; i < counts[2] && n < max; i++) {
+        uint64_t id = draw_id(&p);
+        uint64_t k = draw_id(&p);
+        sb_gen_c(&copy, c);
+        sb_gen_pad(&copy, pad);
+        w[n++] = (sb_write){.table = t[2], .kind = SB_W_DELETE_INSERT, .id = id, .k_new = k};
+    }
+    return n;
+}
+
+/* The engine reads the pages of the writes ahead, before their transaction queues for
+ * writer locks (docs/sysbench.md, "Waits and what serialised 16 threads"). */
+static void prefetch_writes(attempt *a, const uint32_t t[3], const uint32_t counts[3])
+{
+    const sb_engine_ops *e = a->cfg->engine;
+    if (!a->cfg->prefetch || !e->prefetch_writes || a->autocommit || a->open == 2) return;
+    sb_write w[SB_PREFETCH_MAX];
+    int n = preview_writes(a, t, counts, w, SB_PREFETCH_MAX);
+    if (n) e->prefetch_writes(a->conn, w, n);
+}
+
 /* The three write groups draw their tables first, so that an engine with a writer
  * per table can take the ones it needs at begin, in one order (plan_writes). */
 static int do_writes(attempt *a)
@@ -256,6 +294,7 @@ static int do_writes(attempt *a)
     int n = 0;
     for (int i = 0; i < 3; i++)
         if (counts[i]) planned[n++] = t[i];
+    prefetch_writes(a, t, counts);
     if (a->cfg->engine->plan_writes && !a->autocommit && a->open != 2)
         a->cfg->engine->plan_writes(a->conn, planned, n);
     TRY(do_index_updates(a, t[0], counts[0]));

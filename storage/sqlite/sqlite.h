@@ -90,10 +90,12 @@ void st_db_close(st_db *db);
 /* Blocks the calling thread read through appsim's VFS (any database) since it
  * started: `reads` counts block reads asked of the buffer pool, `device_reads` the
  * pool misses that went to the device (a partial write of an absent block is one
- * too). A transaction's cost is the difference around it. */
+ * too), device_read_ns the time the thread waited for those device reads (both
+ * files). A transaction's cost is the difference around it. */
 typedef struct st_db_thread_reads {
     uint64_t db_reads, db_device_reads;   /* database file */
     uint64_t wal_reads, wal_device_reads; /* its WAL */
+    uint64_t device_read_ns;
 } st_db_thread_reads;
 void st_db_thread_reads_get(st_db_thread_reads *out);
 /* Smallest buffer_bytes st_db_open accepts: 16 pages per connection (max_connections,

@@ -190,6 +190,9 @@ static st_engine *thread_engine(vf_instance *vi)
 
 /* Per thread, so that a transaction's reads can be told from its neighbours'. */
 static __thread uint64_t tl_reads[VF_NFILES], tl_dev_reads[VF_NFILES];
+/* Time this thread spent in device reads, so that a workload can say how much of a
+ * transaction was waiting for the drive (sysbench's wait breakdown). */
+static __thread uint64_t tl_dev_read_ns[VF_NFILES];
 
 void st_db_thread_reads_get(st_db_thread_reads *out)
 {
@@ -197,6 +200,7 @@ void st_db_thread_reads_get(st_db_thread_reads *out)
     out->db_device_reads = tl_dev_reads[VF_MAIN];
     out->wal_reads = tl_reads[VF_WAL];
     out->wal_device_reads = tl_dev_reads[VF_WAL];
+    out->device_read_ns = tl_dev_read_ns[VF_MAIN] + tl_dev_read_ns[VF_WAL];
 }
 
 /* ------------------------------------------------------------------ device I/O */
@@ -241,7 +245,10 @@ static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
     int64_t n = st_engine_do(e, &io);
     uint64_t dt = sim_now_ns() - t0;
     ctr_add(&f->sf->vi->ctr[f->sf->kind].io_ns, dt);
-    if (op == ST_OP_READ) ctr_add(&f->sf->vi->ctr[f->sf->kind].read_ns, dt);
+    if (op == ST_OP_READ) {
+        ctr_add(&f->sf->vi->ctr[f->sf->kind].read_ns, dt);
+        tl_dev_read_ns[f->sf->kind] += dt;
+    }
     return n;
 }
 

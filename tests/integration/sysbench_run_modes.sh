@@ -71,6 +71,31 @@ for engine in sqlite lmdb; do
     --point-selects 0 --range-selects off --instances 2
   if [ "$engine" = lmdb ]; then
     expect2 "$APPSIM" sysbench run --engine lmdb --target "$T" "${SHAPE[@]}" --instances 2 --buffered
+    expect2 "$APPSIM" sysbench run --engine lmdb --target "$T" "${SHAPE[@]}" --instances 2 --prefetch on
+    expect2 "$APPSIM" sysbench run --engine lmdb --target "$T" "${SHAPE[@]}" --instances 2 --group-commit off
+    jq -e '.sysbench.waits == null and .config["group-commit"] == null' "$T.ll.json" >/dev/null \
+      || fail "lmdb reports SQLite's waits or group commit"
+  else
+    # group commit shares WAL syncs that only --sync full makes
+    expect2 "$APPSIM" sysbench run --target "$T" "${SHAPE[@]}" --instances 2 --sync off --group-commit on
+    # the waits of the threads' time: disjoint parts adding up to it; group commit and
+    # prefetch on by default with --sync full, each off when asked
+    for v in "on on" "off on" "on off"; do
+      set -- $v
+      "$APPSIM" sysbench run --target "$T" "${SHAPE[@]}" --instances 2 --threads 4 --time 2 \
+        --group-commit "$1" --prefetch "$2" --quiet --json "$T.w.json" >/dev/null
+      jq -e --arg gc "$1" --arg pf "$2" '.sysbench.waits as $w | $w.share as $s |
+        ($s.writer_lock_queue + $s.writer_lock_held + $s.group_commit_sync +
+         $s.reads_outside_writer_lock + $s.other - 1 | fabs) < 0.001 and $s.other > -0.01 and
+        $w.thread_seconds > 7 and $s.reads_under_writer_lock <= $s.writer_lock_held and
+        $s.commit_under_writer_lock <= $s.writer_lock_held and .sysbench.prefetch == $pf and
+        (($s.prefetch > 0) == ($pf == "on")) and
+        (.engine.instances | all(.group_commit.on == ($gc == "on"))) and
+        (($s.group_commit_sync > 0) == ($gc == "on")) and
+        ($gc == "off" or (.engine.instances | all(.group_commit.wal_syncs > 0 and
+                                                  .group_commit.commits >= .group_commit.wal_syncs)))' \
+        "$T.w.json" >/dev/null || fail "waits with group commit $1, prefetch $2: $(jq -c '[.sysbench.waits.share, .engine.instances[0].group_commit]' "$T.w.json")"
+    done
   fi
   "$APPSIM" sysbench cleanup --engine "$engine" --target "$T" --quiet >/dev/null
 done

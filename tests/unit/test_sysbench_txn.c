@@ -25,6 +25,10 @@ typedef struct mock {
     bool retry_always;
     unsigned writes_seen;
     uint32_t range_size;
+    /* prefetch_writes: the writes announced, and how the statements matched them */
+    sb_write pf[SB_PREFETCH_MAX];
+    int pf_n, pf_at;
+    unsigned pf_calls, pf_mismatch, pf_in_write;
 } mock;
 
 static mock M;
@@ -59,6 +63,27 @@ static void note(uint32_t t, uint64_t id, int kind)
     if (t > M.max_table) M.max_table = t;
     if (id > M.max_id) M.max_id = id;
 }
+/* A write statement against the next announced write (advance: it is the write's last
+ * statement). Nothing to match until prefetch_writes was called. */
+static void match_pf(uint32_t t, uint64_t id, sb_write_kind kind, uint64_t k, bool advance)
+{
+    if (!M.pf_calls) return;
+    const sb_write *w = M.pf_at < M.pf_n ? &M.pf[M.pf_at] : NULL;
+    if (!w || w->table != t || w->id != id || w->kind != kind ||
+        (kind == SB_W_DELETE_INSERT && advance && w->k_new != k))
+        M.pf_mismatch++;
+    if (advance) M.pf_at++;
+}
+static void mk_prefetch(void *c, const sb_write *w, int n)
+{
+    if (M.open == 2) M.pf_in_write++;
+    if (M.pf_calls && M.pf_at != M.pf_n) M.pf_mismatch++; /* the last set not all written */
+    memcpy(M.pf, w, (size_t)n * sizeof *w);
+    M.pf_n = n;
+    M.pf_at = 0;
+    M.pf_calls++;
+}
+
 static int write_status(void)
 {
     M.writes_seen++;
@@ -83,6 +108,7 @@ static int mk_range(void *c, uint32_t t, sb_range_kind k, uint64_t lo, uint64_t 
 static int mk_upd_idx(void *c, uint32_t t, uint64_t id, sb_result *r)
 {
     note(t, id, 2);
+    match_pf(t, id, SB_W_UPDATE_K, 0, true);
     M.upd_idx++;
     return write_status();
 }
@@ -90,12 +116,14 @@ static int mk_upd_nonidx(void *c, uint32_t t, uint64_t id, const char *cv, sb_re
 {
     note(t, id, 2);
     assert_int_equal(strlen(cv), SB_C_LEN);
+    match_pf(t, id, SB_W_UPDATE_C, 0, true);
     M.upd_nonidx++;
     return write_status();
 }
 static int mk_del(void *c, uint32_t t, uint64_t id, sb_result *r)
 {
     note(t, id, 2);
+    match_pf(t, id, SB_W_DELETE_INSERT, 0, false);
     M.del++;
     return write_status();
 }
@@ -104,6 +132,7 @@ static int mk_ins(void *c, uint32_t t, uint64_t id, uint64_t k, const char *cv, 
 {
     note(t, id, 2);
     assert_int_equal(strlen(pad), SB_PAD_LEN);
+    if (id) match_pf(t, id, SB_W_DELETE_INSERT, k, true);
     id ? M.ins++ : M.ins_auto++;
     return write_status();
 }
@@ -114,6 +143,22 @@ static const sb_engine_ops mock_ops = {
     .begin = mk_begin,
     .commit = mk_commit,
     .rollback = mk_rollback,
+    .point_select = mk_point,
+    .range = mk_range,
+    .update_index = mk_upd_idx,
+    .update_non_index = mk_upd_nonidx,
+    .delete_row = mk_del,
+    .insert_row = mk_ins,
+};
+
+/* The same with prefetch_writes. */
+static const sb_engine_ops mock_pf_ops = {
+    .name = "mock-prefetch",
+    .conn_error = mk_err,
+    .begin = mk_begin,
+    .commit = mk_commit,
+    .rollback = mk_rollback,
+    .prefetch_writes = mk_prefetch,
     .point_select = mk_point,
     .range = mk_range,
     .update_index = mk_upd_idx,
@@ -281,6 +326,47 @@ static void test_retry_and_failure(void **state)
     assert_int_equal(M.open, 0);
 }
 
+/* The writes announced ahead are exactly the ones the statements then make (same
+ * tables, ids and new k: drawn from the same stream), announced outside any write
+ * transaction, once per event; not at all when off or without transactions. */
+static void test_prefetch_announces_the_writes(void **state)
+{
+    sb_workload wls[] = {SB_WL_READ_WRITE, SB_WL_WRITE_ONLY};
+    for (size_t i = 0; i < 2; i++) {
+        sb_event_cfg c = cfg_for(wls[i]);
+        c.engine = &mock_pf_ops;
+        c.prefetch = true;
+        c.mix = (sb_mix){3, 1, 1, 1, 1, 2, 3, 2, 10, true, false};
+        sb_counts n = {0};
+        run_events(&c, 100, &n);
+        assert_int_equal(M.pf_calls, 100);
+        assert_int_equal(M.pf_n, 2 + 3 + 2);
+        assert_int_equal(M.pf_at, M.pf_n);
+        assert_int_equal(M.pf_mismatch, 0);
+        assert_int_equal(M.pf_in_write, 0);
+        assert_int_equal(M.upd_idx, 200);
+        assert_int_equal(M.ins, 200);
+    }
+    sb_event_cfg c = cfg_for(SB_WL_READ_WRITE);
+    c.engine = &mock_pf_ops;
+    sb_counts n = {0};
+    run_events(&c, 10, &n); /* prefetch off */
+    assert_int_equal(M.pf_calls, 0);
+    c.prefetch = true;
+    c.mix.skip_trx = true;
+    run_events(&c, 10, &n);
+    assert_int_equal(M.pf_calls, 0);
+    /* more writes than SB_PREFETCH_MAX: the first ones are announced */
+    c = cfg_for(SB_WL_WRITE_ONLY);
+    c.engine = &mock_pf_ops;
+    c.prefetch = true;
+    c.mix.index_updates = SB_PREFETCH_MAX + 5;
+    run_events(&c, 1, &n);
+    assert_int_equal(M.pf_n, SB_PREFETCH_MAX);
+    /* the 5 UPDATEs past the limit, then the non-index UPDATE, DELETE and INSERT */
+    assert_int_equal(M.pf_mismatch, 5 + 3);
+}
+
 static void test_workload_names(void **state)
 {
     sb_workload w;
@@ -310,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_every_workload_matches_expected),
         cmocka_unit_test(test_range_selects_off_and_skip_trx),
         cmocka_unit_test(test_retry_and_failure),
+        cmocka_unit_test(test_prefetch_announces_the_writes),
         cmocka_unit_test(test_workload_names),
         cmocka_unit_test(test_engines_registered),
     };
