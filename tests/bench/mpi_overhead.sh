@@ -26,9 +26,10 @@
 #     to pair; the processes started HAND_DELAY s later, 2.5: MPI's start-up), so that
 #     both meet the same load from the rest of the machine, run at the same speed of the
 #     CPU (a shared VM's core changes speed from minute to minute) and each thread gets
-#     the same share of the CPU; the TPS of each side is then counted
-#     over the window in which all 8 processes were measuring (from the 1 s interval
-#     series), and the ratio says what the job makes of the same share.
+#     the same share of the CPU; each side's TPS, CPU per transaction and cores busy
+#     are then counted over the window in which all 8 processes were measuring (from
+#     the 1 s interval series), and the ratio says what the job makes of the same share.
+#     On a VM whose core changes speed, the mode that resolves a few per cent.
 # Needs: mpirun, python3. Not run by ctest. On a shared machine compare the two sides of
 # one pair, never figures of different pairs.
 set -euo pipefail
