@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -347,6 +348,19 @@ int st_discard_sync(int fd, uint64_t off, uint64_t len)
     return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0
                ? 0
                : -errno;
+}
+
+bool st_fd_nowait(int fd, uint32_t block_size)
+{
+    if (block_size == 0) block_size = 4096;
+    void *buf = st_alloc_aligned(block_size);
+    if (!buf) return true; /* unknown: assume the common case */
+    struct iovec iov = {.iov_base = buf, .iov_len = block_size};
+    /* The kernel checks the file's NOWAIT support before anything else and answers
+     * EOPNOTSUPP, the same test io_uring makes before it hands an I/O to a worker. */
+    bool nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno != EOPNOTSUPP;
+    st_free_aligned(buf);
+    return nowait;
 }
 
 int64_t st_io_sync(const st_io *io)

@@ -238,6 +238,12 @@ int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned 
  * done[0..max) (0 at the deadline) or -errno; with nothing in flight it sleeps until
  * the deadline. */
 int st_engine_reap_until(st_engine *e, st_io **done, unsigned max, uint64_t deadline_ns);
+/* Whether the kernel starts I/O on fd without blocking the caller (it accepts
+ * RWF_NOWAIT). Where it does not (zram, bio-based devices without NOWAIT support, some
+ * network file systems), io_uring hands every I/O on fd to an io_uring worker thread of
+ * the submitting process. Probed with one read of block_size bytes at offset 0 (an empty
+ * or write-only file reads nothing and says yes). */
+bool st_fd_nowait(int fd, uint32_t block_size);
 /* Submit one I/O and wait for it: the synchronous path (SQLite VFS). Returns result. */
 int64_t st_engine_do(st_engine *e, st_io *io);
 /* Record each completed I/O's latency in meter m under the given types (read, write,

@@ -58,6 +58,8 @@ typedef struct replay {
     tr_place place;
     int fd;
     bool device, buffered;
+    bool nowait;    /* the target takes I/O without blocking (st_fd_nowait) */
+    int old_policy; /* the submitter's policy before the run, -1 when left as it was */
     unsigned qd;
     uint32_t slot_bytes;
     unsigned char *bufs;
@@ -76,6 +78,7 @@ typedef struct replay {
     uint64_t records, issued, completed, errors, zero_len, trims_skipped;
     uint64_t bytes_read, bytes_written;
     int first_errno;
+    int policy; /* the submitter's scheduling policy during the run */
 } replay;
 
 static uint64_t due_time(replay *rp, const tr_record *r, uint64_t now)
@@ -448,6 +451,56 @@ static int open_slots(replay *rp, char *err, size_t errlen)
     return SIM_EXIT_OK;
 }
 
+/*
+ * The submitter's scheduling policy while it replays as fast as possible. On a target
+ * without NOWAIT support, io_uring does every I/O in a worker thread of this process,
+ * on a CPU: each completion wakes the submitter, which by default preempts the worker
+ * for that one completion and gives the core back at its next wait (on zram at QD
+ * 32-128, 0.5-0.7 context switches per I/O and a third of the CPU time; docs/io.md).
+ * As SCHED_BATCH the submitter does not preempt on wake-up: the worker runs on until
+ * its queue is empty or its time slice ends, and the submitter then takes the
+ * completions together, stamped when it takes them as always (the latency recorded is
+ * the latency it saw). Left alone: timed and rate replays (an arrival must be issued
+ * when it is due, not when another task's slice ends), o->timely_wakeups (the curve's
+ * maximum-rate run), targets that take I/O without blocking (NVMe, SATA, files on ext4
+ * or XFS: no worker runs), psync, and a policy other than the default (the user's).
+ */
+static void submitter_policy_enter(replay *rp)
+{
+    rp->old_policy = -1;
+    if (rp->nowait || rp->o->timing != TR_TIMING_AFAP || rp->o->timely_wakeups ||
+        strcmp(st_engine_name(rp->eng), "io_uring") != 0)
+        return;
+    int policy = sched_getscheduler(0);
+    struct sched_param sp = {0};
+    if (policy == SCHED_OTHER && sched_setscheduler(0, SCHED_BATCH, &sp) == 0)
+        rp->old_policy = policy;
+}
+
+static void submitter_policy_leave(replay *rp)
+{
+    struct sched_param sp = {0};
+    if (rp->old_policy >= 0) sched_setscheduler(0, rp->old_policy, &sp);
+}
+
+static const char *policy_name(int policy)
+{
+    switch (policy) {
+    case SCHED_OTHER:
+        return "normal";
+    case SCHED_BATCH:
+        return "batch";
+    case SCHED_IDLE:
+        return "idle";
+    case SCHED_FIFO:
+        return "fifo";
+    case SCHED_RR:
+        return "rr";
+    default:
+        return "other";
+    }
+}
+
 /* Starts the run with the first record in hand and replays until done; every issued
  * I/O is reaped before the run finishes. */
 static int replay_run(replay *rp, sim_run *run, char *err, size_t errlen)
@@ -463,6 +516,7 @@ static int replay_run(replay *rp, sim_run *run, char *err, size_t errlen)
      * would make every wake-up late. */
     int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+    submitter_policy_enter(rp);
     /* The first record before the clock starts: a reader with a sort window parses a
      * window's worth of records to find it, which must not delay the first I/O. */
     rc = fetch(rp, err, errlen);
@@ -487,6 +541,8 @@ static int replay_run(replay *rp, sim_run *run, char *err, size_t errlen)
     while (st_engine_inflight(rp->eng) > 0 && reap(rp, 1) >= 0)
         ;
     sim_run_finish(run);
+    rp->policy = sched_getscheduler(0);
+    submitter_policy_leave(rp);
     if (old_slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
     return rc;
 }
@@ -506,6 +562,8 @@ static json_t *replay_stats_json(const replay *rp, tr_source *src, uint64_t size
         (json_int_t)size, "submission_lag_us", lag_json(rp->lag), "placement",
         tr_place_json(&rp->place));
     json_object_set_new(j, "source", tr_source_stats_json(src));
+    json_object_set_new(j, "target_nowait", json_boolean(rp->nowait));
+    json_object_set_new(j, "submitter_policy", json_string(policy_name(rp->policy)));
     if (rp->first_errno)
         json_object_set_new(j, "first_error", json_string(strerror(rp->first_errno)));
     if (o->timing != TR_TIMING_AFAP)
@@ -550,6 +608,7 @@ int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *
     }
     if ((rc = check_slots(&rp, src, scan, o, bs, err, errlen))) goto out;
     if ((rc = place_data(&rp, t, scan, need, align, &size, err, errlen))) goto out;
+    rp.nowait = st_fd_nowait(rp.fd, bs);
     if ((rc = open_slots(&rp, err, errlen))) goto out;
     rc = replay_run(&rp, run, err, errlen);
     if (rc == 0 && rp.errors > 0 && rp.errors == rp.completed && !sim_fault_noted()) {

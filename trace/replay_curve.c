@@ -139,6 +139,7 @@ int tr_replay_curve(tr_source *src, st_target *t, const tr_replay_opts *o, const
     json_object_set_new(doc, "points", points);
     /* Point 0: the maximum rate. */
     po.timing = TR_TIMING_AFAP;
+    po.timely_wakeups = true;
     json_t *p;
     double max_iops = 0, got;
     if (!c->quiet) sim_info("curve: measuring the maximum rate (qd %u)", o->qd);

@@ -260,6 +260,11 @@ typedef struct tr_replay_opts {
     uint64_t loops;        /* passes over the source (0 = 1; with duration: until then) */
     uint64_t duration_ns;  /* stop after this long, looping the source (0 = one pass x loops) */
     bool discard_files;    /* punch holes for trims on a file target (default: skip, counted) */
+    /* afap on a target served by io_uring worker threads: keep the submitter's wake-up
+     * preemption (by default it runs as SCHED_BATCH there, docs/io.md). The curve's
+     * maximum-rate run sets it, so that its points, which must wake on time, are
+     * fractions of a rate a paced submitter can reach. */
+    bool timely_wakeups;
     uint64_t seed;
     const tr_scan *scan; /* optional: a scan of src done by the caller */
 } tr_replay_opts;
@@ -279,7 +284,8 @@ void tr_replay_run_config(sim_run_config *cfg);
  * "bytes_read","bytes_written","passes","data_bytes","submission_lag_us":{count,
  * p50_us,p99_us,max_us,mean_us},"placement":{map,aligned,wrapped,scaled,clipped,
  * layout...},"source":{reader counts},"offered_in_measure" (timed and rate modes),
- * "first_error" (when some I/O failed)}. docs/trace.md describes every field.
+ * "first_error" (when some I/O failed),"target_nowait","submitter_policy"}. docs/trace.md
+ * describes every field.
  * Returns SIM_EXIT_OK, SIM_EXIT_USAGE (does not fit, bad region) or SIM_EXIT_FAIL, with err.
  */
 int tr_replay(sim_run *run, tr_source *src, st_target *t, const tr_replay_opts *o, json_t **stats,

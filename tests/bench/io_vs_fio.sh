@@ -10,6 +10,8 @@
 # Usage: tests/bench/io_vs_fio.sh [DIR] [FILE_SIZE] [DURATION] [ROUNDS]
 #   ZRAM=1 (root): both run on a zram device of FILE_SIZE the script creates and removes
 #   (RAM-backed: the disk's noise out, the tools' own costs in), filled with random data.
+# appsim's line names its submitter's scheduling policy (batch where io_uring serves the
+# target with worker threads, e.g. zram; docs/io.md).
 # Needs: fio, python3, /usr/bin/time. Not run by ctest. The load average is printed
 # before every round and beside every pair's ratios (which tool goes first alternates
 # with the round): on a shared machine, compare the two lines of one pair, and read the
@@ -47,9 +49,10 @@ appsim_round() { # label, then appsim's definition options
   python3 - "$DIR/a.json" "$DIR/time.a" "$label" <<'PY' | tee "$DIR/a.line"
 import json, sys
 d = json.load(open(sys.argv[1])); e, u, s = map(float, open(sys.argv[2]).read().split()[-3:])
-n = d["profiles"][0]["replay"]["completed"]
-print("  %-18s appsim %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s)"
-      % (sys.argv[3], d["summary"]["iops"], (u + s) / n * 1e6 if n else float("nan"), n, e))
+r = d["profiles"][0]["replay"]; n = r["completed"]
+print("  %-18s appsim %9.0f IOPS  %6.2f CPU s per million I/Os  (%d I/Os, wall %.1f s, "
+      "submitter %s)" % (sys.argv[3], d["summary"]["iops"],
+                         (u + s) / n * 1e6 if n else float("nan"), n, e, r["submitter_policy"]))
 PY
 }
 fio_round() { # label, then fio's options

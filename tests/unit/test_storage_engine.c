@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,6 +429,25 @@ static void test_engine_handed_to_another_thread(void **state)
     close(fd);
 }
 
+/* The NOWAIT probe: a file on the test's O_DIRECT target takes I/O without blocking
+ * (ext4, XFS, btrfs); procfs never does; an fd that cannot be read at an offset (a
+ * pipe) fails for another reason and is not taken for one without NOWAIT. */
+static void test_nowait_probe(void **state)
+{
+    int fd = new_file("nowait.dat");
+    assert_true(st_fd_nowait(fd, BLK));
+    close(fd);
+    fd = open("/proc/self/stat", O_RDONLY);
+    assert_true(fd >= 0);
+    assert_false(st_fd_nowait(fd, BLK));
+    close(fd);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_true(st_fd_nowait(p[0], BLK));
+    close(p[0]);
+    close(p[1]);
+}
+
 static void test_bad_engine_requests(void **state)
 {
     char err[1024];
@@ -454,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_submit_reap_loop),
         cmocka_unit_test(test_reap_until),
         cmocka_unit_test(test_engine_handed_to_another_thread),
+        cmocka_unit_test(test_nowait_probe),
         cmocka_unit_test(test_bad_engine_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +120,10 @@ static void test_accounting(void **state)
     assert_int_equal(sim_run_count(run, 0, -1), 2 * 2000);
     assert_int_equal(sim_run_count(run, 1, -1), 2 * 1000);
     assert_int_equal(sim_run_counter(run, 0, -1), 2 * rb);
+    /* ext4 takes O_DIRECT I/O without blocking: no io_uring worker, policy untouched */
+    assert_true(json_is_true(json_object_get(st, "target_nowait")));
+    if (sched_getscheduler(0) == SCHED_OTHER)
+        assert_string_equal(json_string_value(json_object_get(st, "submitter_policy")), "normal");
     json_decref(st);
     sim_run_free(run);
     tr_close(s);
@@ -221,6 +227,55 @@ static void test_timing(void **state)
     free(t);
 }
 
+/* A buffered target in /dev/shm: tmpfs has no NOWAIT support on current kernels, so
+ * io_uring serves it with worker threads and an afap replay runs its submitter as
+ * SCHED_BATCH, restored afterwards; a paced replay keeps the default policy. Where the
+ * kernel's tmpfs takes NOWAIT I/O, the policy must stay the default in both. */
+static void test_submitter_policy(void **state)
+{
+    if (!have_shm || sched_getscheduler(0) != SCHED_OTHER) skip();
+    st_target_opts to = {.path = shm, .buffered = true};
+    st_target *t;
+    char err[512];
+    if (st_target_open(&to, &t, err, sizeof err)) fail_msg("%s", err);
+    uint64_t rb, wb;
+    char *log = make_log(500, 10, 4096, &rb, &wb);
+    const char *expect[2] = {"batch", "normal"};
+    for (int paced = 0; paced < 2; paced++) {
+        tr_source *s = open_log(log);
+        tr_replay_opts o;
+        tr_replay_opts_default(&o);
+        o.timing = paced ? TR_TIMING_RATE : TR_TIMING_AFAP;
+        o.rate = 50000;
+        o.file_name = "policy.data";
+        sim_run_config cfg;
+        tr_replay_run_config(&cfg);
+        cfg.quiet = true;
+        sim_run *run = sim_run_new(&cfg);
+        json_t *st;
+        if (tr_replay(run, s, t, &o, &st, err, sizeof err)) fail_msg("%s", err);
+        bool nowait = json_is_true(json_object_get(st, "target_nowait"));
+        char path[512];
+        snprintf(path, sizeof path, "%s/policy.data", shm);
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(nowait, st_fd_nowait(fd, 4096));
+        close(fd);
+        printf("tmpfs: target_nowait %d, %s replay's policy %s\n", nowait, paced ? "paced" : "afap",
+               json_string_value(json_object_get(st, "submitter_policy")));
+        assert_string_equal(json_string_value(json_object_get(st, "submitter_policy")),
+                            nowait ? "normal" : expect[paced]);
+        assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+        assert_int_equal(geti(st, "completed"), 500);
+        json_decref(st);
+        sim_run_free(run);
+        tr_close(s);
+    }
+    free(log);
+    st_target_cleanup(t, err, sizeof err);
+    st_target_close(t);
+}
+
 static void test_curve(void **state)
 {
     /* The rate accuracy of the replayer, not the drive's speed, is under test here:
@@ -280,6 +335,10 @@ static void test_curve(void **state)
             assert_true(fabs(iops - offered) <= 0.05 * offered);
             checked++;
         }
+        /* points wake on time: the default policy, also in the maximum-rate run */
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(p, "replay"), "submitter_policy")),
+            "normal");
         /* reads and writes are reported apart */
         assert_true(json_real_value(json_object_get(json_object_get(p, "read"), "iops")) > 0);
         assert_true(json_real_value(json_object_get(json_object_get(p, "write"), "iops")) > 0);
@@ -295,9 +354,8 @@ static void test_curve(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accounting),
-        cmocka_unit_test(test_placement),
-        cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_accounting), cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_timing),     cmocka_unit_test(test_submitter_policy),
         cmocka_unit_test(test_curve),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
