@@ -12,13 +12,14 @@
 # usage: tests/bench/sysbench_threads.sh TARGET_DIR [DURATION (60s)] [WARMUP (20s)]
 #        [extra appsim sysbench options...]
 # The target holds `appsim sysbench prepare --tables 8 --table-size 1000000` (or
-# TABLES/SIZE); BUFFER (160M), ROUNDS (1). Targets: TPS 16/1 at least 2.96x and I/Os
+# TABLES/SIZE); BUFFER (160M), ROUNDS (1); results in OUT.r<round>-<pf>-<gc>-t<threads>.json
+# (OUT defaults to TARGET_DIR). Targets: TPS 16/1 at least 2.96x and I/Os
 # in flight at least 4.55x (PostgreSQL 15 + sysbench on the same kind of disk).
 set -euo pipefail
 APPSIM=${APPSIM:-$(dirname "$0")/../../build/appsim}
 T=${1:?target directory}; D=${2:-60s}; W=${3:-20s}; shift $(( $# < 3 ? $# : 3 ))
 THREADS=${THREADS:-1 16}; CONFIGS=${CONFIGS:-on,on off,off}; ROUNDS=${ROUNDS:-1}
-TABLES=${TABLES:-8}; SIZE=${SIZE:-1000000}; BUFFER=${BUFFER:-160M}
+TABLES=${TABLES:-8}; SIZE=${SIZE:-1000000}; BUFFER=${BUFFER:-160M}; OUT=${OUT:-$T}
 drop_cache() {
   sync
   if [ -w /proc/sys/vm/drop_caches ]; then echo 1 > /proc/sys/vm/drop_caches
@@ -30,7 +31,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for cfg in $CONFIGS; do
     pf=${cfg%,*}; gc=${cfg#*,}
     for th in $THREADS; do
-      out="$T.r$r-$pf-$gc-t$th.json"
+      out="$OUT.r$r-$pf-$gc-t$th.json"
       drop_cache
       "$APPSIM" sysbench run --target "$T" --tables "$TABLES" --table-size "$SIZE" \
         --threads "$th" --buffer "$BUFFER" --duration "$D" --warmup "$W" --prefetch "$pf" \
@@ -54,7 +55,7 @@ first=${THREADS%% *}; last=${THREADS##* }
 for r in $(seq 1 "$ROUNDS"); do
   for cfg in $CONFIGS; do
     pf=${cfg%,*}; gc=${cfg#*,}
-    jq -rn --slurpfile a "$T.r$r-$pf-$gc-t$first.json" --slurpfile b "$T.r$r-$pf-$gc-t$last.json" \
+    jq -rn --slurpfile a "$OUT.r$r-$pf-$gc-t$first.json" --slurpfile b "$OUT.r$r-$pf-$gc-t$last.json" \
       --arg r "$r" --arg cfg "$cfg" --arg n "$first -> $last" '
       def q(x): x.device_io.queue_time_ms / (x.device_io.seconds * 1000);
       "round \($r) \($cfg) \($n) threads: TPS \($b[0].summary.tps / $a[0].summary.tps * 100 | round / 100)x, disk in flight \(q($b[0]) / q($a[0]) * 100 | round / 100)x, own reads in flight \($b[0].sysbench.waits.own_reads_in_flight / $a[0].sysbench.waits.own_reads_in_flight * 100 | round / 100)x"'

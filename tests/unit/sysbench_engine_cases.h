@@ -20,6 +20,7 @@
 
 static const char *engine_name; /* set by the including file's main */
 static bool target_buffered;
+static bool workers_prefetch; /* run_threads' events announce their writes ahead */
 
 typedef struct fixture {
     char dir[256];
@@ -213,8 +214,12 @@ static void *worker(void *p)
         a->failures = -1;
         return NULL;
     }
-    sb_event_cfg cfg = {
-        .engine = a->f->e, .workload = a->w, .tables = 2, .table_size = ROWS, .max_retries = 1000};
+    sb_event_cfg cfg = {.engine = a->f->e,
+                        .workload = a->w,
+                        .tables = 2,
+                        .table_size = ROWS,
+                        .max_retries = 1000,
+                        .prefetch = workers_prefetch};
     cfg.mix = (sb_mix){10, 1, 1, 1, 1, 1, 1, 1, 100, true, false};
     sb_dist_init(&cfg.dist, "uniform", 12, 1, 75, 0.2, 0.8, err, sizeof err);
     sim_rng rng;

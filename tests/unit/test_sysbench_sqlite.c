@@ -97,6 +97,60 @@ static void test_snapshot_per_file(void **state)
     expect_consistent(f, ROWS - 1, ROWS - 1);
 }
 
+/* With sync full and group commit (on appsim's VFS), 4 concurrent read_write threads
+ * announcing their writes ahead: every file commit made durable by WAL syncs that
+ * served one or more each, the connection's waits timed, the tables consistent. */
+static void test_group_commit_and_prefetch(void **state)
+{
+    fixture *f = *state;
+    char err[512];
+    f->e->close(f->db);
+    sb_db_opts o = {.tables = 2,
+                    .table_size = ROWS,
+                    .sync = "full",
+                    .max_connections = 8,
+                    .group_commit = true};
+    assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), 0);
+    workers_prefetch = true;
+    sb_counts n = {0};
+    run_threads(f, SB_WL_READ_WRITE, 4, 100, &n);
+    workers_prefetch = false;
+    json_t *j = f->e->json(f->db);
+    const json_t *gc = json_object_get(j, "group_commit");
+    bool on = json_is_true(json_object_get(gc, "on"));
+    assert_true(on == !target_buffered);
+    if (on) {
+        json_int_t commits = json_integer_value(json_object_get(gc, "commits"));
+        json_int_t syncs = json_integer_value(json_object_get(gc, "wal_syncs"));
+        assert_true(commits >= 4 * 100); /* each transaction writes one or two files */
+        assert_true(syncs > 0 && syncs <= commits);
+    }
+    json_decref(j);
+    expect_consistent(f, ROWS, ROWS);
+
+    /* one connection's waits over a few events */
+    void *c = f->e->connect(f->db, err, sizeof err);
+    sb_event_cfg cfg = {.engine = f->e,
+                        .workload = SB_WL_READ_WRITE,
+                        .tables = 2,
+                        .table_size = ROWS,
+                        .max_retries = 10,
+                        .prefetch = true};
+    cfg.mix = (sb_mix){10, 1, 1, 1, 1, 1, 1, 1, 100, true, false};
+    sb_dist_init(&cfg.dist, "uniform", 12, 1, 75, 0.2, 0.8, err, sizeof err);
+    sim_rng rng;
+    sim_rng_seed(&rng, 5, 0);
+    sb_counts m = {0};
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(sb_event(&cfg, c, &rng, &m, err, sizeof err), SB_OK);
+    sb_waits w;
+    f->e->waits(c, &w);
+    assert_true(w.prefetch_ns > 0 && w.held_ns > 0 && w.commit_ns > 0);
+    assert_true(on ? w.durable_ns > 0 : w.durable_ns == 0);
+    assert_int_equal(w.prefetch_failed, 0);
+    f->e->disconnect(c);
+}
+
 int main(void)
 {
     engine_name = "sqlite";
@@ -105,6 +159,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_writers_of_two_tables_at_once, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_opposite_order_is_a_retry, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_per_file, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_and_prefetch, fx_setup, fx_teardown),
     };
     int failed = run_engine_cases();
     return failed + cmocka_run_group_tests(file_per_table, NULL, NULL);
