@@ -31,7 +31,9 @@ if [ "${ZRAM:-0}" = 1 ]; then
   [ "$(id -u)" -eq 0 ] || { echo "ZRAM=1 needs root" >&2; exit 2; }
   ZID=$(cat /sys/class/zram-control/hot_add)
   DATA=/dev/zram$ZID
-  trap 'echo "$ZID" >/sys/class/zram-control/hot_remove' EXIT
+  # The device stays busy for a moment after the last tool exits: retry the removal
+  # (a device left behind keeps its gigabyte of RAM).
+  trap 'for _ in 1 2 3 4 5 6 7 8 9 10; do echo "$ZID" >/sys/class/zram-control/hot_remove 2>/dev/null && break; sleep 0.5; done' EXIT
   echo "$SIZE" >/sys/block/zram$ZID/disksize
   dd if=/dev/urandom of="$DATA" bs=1M oflag=direct status=none || true
   TARGET=(--target "$DATA" --allow-destroy)
