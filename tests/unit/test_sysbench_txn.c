@@ -143,22 +143,7 @@ static const sb_engine_ops mock_ops = {
     .begin = mk_begin,
     .commit = mk_commit,
     .rollback = mk_rollback,
-    .point_select = mk_point,
-    .range = mk_range,
-    .update_index = mk_upd_idx,
-    .update_non_index = mk_upd_nonidx,
-    .delete_row = mk_del,
-    .insert_row = mk_ins,
-};
-
-/* The same with prefetch_writes. */
-static const sb_engine_ops mock_pf_ops = {
-    .name = "mock-prefetch",
-    .conn_error = mk_err,
-    .begin = mk_begin,
-    .commit = mk_commit,
-    .rollback = mk_rollback,
-    .prefetch_writes = mk_prefetch,
+    .prefetch_writes = mk_prefetch, /* called only when a test turns prefetch on */
     .point_select = mk_point,
     .range = mk_range,
     .update_index = mk_upd_idx,
@@ -334,7 +319,7 @@ static void test_prefetch_announces_the_writes(void **state)
     sb_workload wls[] = {SB_WL_READ_WRITE, SB_WL_WRITE_ONLY};
     for (size_t i = 0; i < 2; i++) {
         sb_event_cfg c = cfg_for(wls[i]);
-        c.engine = &mock_pf_ops;
+        c.engine = &mock_ops;
         c.prefetch = true;
         c.mix = (sb_mix){3, 1, 1, 1, 1, 2, 3, 2, 10, true, false};
         sb_counts n = {0};
@@ -348,7 +333,7 @@ static void test_prefetch_announces_the_writes(void **state)
         assert_int_equal(M.ins, 200);
     }
     sb_event_cfg c = cfg_for(SB_WL_READ_WRITE);
-    c.engine = &mock_pf_ops;
+    c.engine = &mock_ops;
     sb_counts n = {0};
     run_events(&c, 10, &n); /* prefetch off */
     assert_int_equal(M.pf_calls, 0);
@@ -358,7 +343,7 @@ static void test_prefetch_announces_the_writes(void **state)
     assert_int_equal(M.pf_calls, 0);
     /* more writes than SB_PREFETCH_MAX: the first ones are announced */
     c = cfg_for(SB_WL_WRITE_ONLY);
-    c.engine = &mock_pf_ops;
+    c.engine = &mock_ops;
     c.prefetch = true;
     c.mix.index_updates = SB_PREFETCH_MAX + 5;
     run_events(&c, 1, &n);
