@@ -192,7 +192,7 @@ static st_engine *thread_engine(vf_instance *vi)
 static __thread uint64_t tl_reads[VF_NFILES], tl_dev_reads[VF_NFILES];
 /* Time this thread spent in device reads, so that a workload can say how much of a
  * transaction was waiting for the drive (sysbench's wait breakdown). */
-static __thread uint64_t tl_dev_read_ns[VF_NFILES];
+static __thread uint64_t tl_dev_read_ns; /* both files */
 
 void st_db_thread_reads_get(st_db_thread_reads *out)
 {
@@ -200,7 +200,7 @@ void st_db_thread_reads_get(st_db_thread_reads *out)
     out->db_device_reads = tl_dev_reads[VF_MAIN];
     out->wal_reads = tl_reads[VF_WAL];
     out->wal_device_reads = tl_dev_reads[VF_WAL];
-    out->device_read_ns = tl_dev_read_ns[VF_MAIN] + tl_dev_read_ns[VF_WAL];
+    out->device_read_ns = tl_dev_read_ns;
 }
 
 /* ------------------------------------------------------------------ device I/O */
@@ -247,7 +247,7 @@ static int64_t dev_io(vf_file *f, int op, void *buf, uint64_t off, uint32_t len)
     ctr_add(&f->sf->vi->ctr[f->sf->kind].io_ns, dt);
     if (op == ST_OP_READ) {
         ctr_add(&f->sf->vi->ctr[f->sf->kind].read_ns, dt);
-        tl_dev_read_ns[f->sf->kind] += dt;
+        tl_dev_read_ns += dt;
     }
     return n;
 }
