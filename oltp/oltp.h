@@ -17,6 +17,16 @@
 #include "sim/sim.h"
 #include "storage/storage.h"
 
+/* ===== Options both workloads share (oltp/oltp_opts.c) ===== */
+
+/* `--group-commit on` makes --sync full commits durable with shared WAL syncs on
+ * appsim's VFS. Given by name (opts' "group-commit" set) with another --sync or with
+ * --buffered it could not apply, so it is refused: SIM_EXIT_USAGE after printing why;
+ * otherwise SIM_EXIT_OK (the default "on" then quietly does not apply, and the result
+ * says so). */
+int oltp_check_group_commit(const sim_opt *opts, const char *group_commit, const char *sync,
+                            bool buffered);
+
 /* ===== TPC-C (oltp/tpcc_*.c) ===== */
 
 /*

@@ -225,20 +225,6 @@ static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
     database_opts(c, opts, n, &at);
 }
 
-/* Group commit makes --sync full commits durable with shared WAL syncs: asked for by
- * name with another --sync or through the page cache, it would be ignored, so it is
- * refused (by default it is then off, and the result says why). */
-static int check_group_commit(const sb_cmd *c, const sim_opt *opts)
-{
-    if (!sim_opts_find(opts, "group-commit")->set || strcmp(c->group_commit, "on")) return 0;
-    if (strcmp(c->sync, "full") || c->buffered) {
-        sim_error("--group-commit on needs --sync full and appsim's VFS (no --buffered): it "
-                  "shares the WAL syncs that sync full makes; drop it or use --sync full");
-        return SIM_EXIT_USAGE;
-    }
-    return SIM_EXIT_OK;
-}
-
 /* What the chosen database engine can do: options that do not apply to it are refused
  * (none is accepted and ignored) and recorded as not applicable. */
 static int check_engine(sb_cmd *c, const sim_opt *opts)
@@ -248,7 +234,8 @@ static int check_engine(sb_cmd *c, const sim_opt *opts)
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
     }
-    if (c->engine->on_vfs) return check_group_commit(c, opts);
+    if (c->engine->on_vfs)
+        return oltp_check_group_commit(opts, c->group_commit, c->sync, c->buffered);
     if (sim_opts_find(opts, "prefetch")->set || sim_opts_find(opts, "group-commit")->set) {
         sim_error("--prefetch and --group-commit apply to SQLite (one writer per table file); "
                   "LMDB has one writer per environment and syncs its own commits");

@@ -898,6 +898,8 @@ static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, co
     int rc = sim_opts_parse("tpcc", opts, argc, argv, pos, 1, &npos, usage_text);
     if (rc) return rc;
     if ((rc = sim_steady_opts_check("tpcc", opts, opt->warmup_ns))) return rc;
+    if ((rc = oltp_check_group_commit(opts, opt->group_commit, opt->sync, opt->target.buffered)))
+        return rc;
     *action = npos ? pos[0] : NULL;
     const char *a = *action;
     if (a && strcmp(a, "prepare") && strcmp(a, "run") && strcmp(a, "check") &&

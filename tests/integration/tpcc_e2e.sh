@@ -141,6 +141,8 @@ set +e
 [ $? -eq 2 ] || fail "a non-directory target"
 "$APPSIM" tpcc run --target "$T" --vusers 4 --connections 5 2>/dev/null
 [ $? -eq 2 ] || fail "more connections than users"
+"$APPSIM" tpcc run --target "$T" --sync off --group-commit on 2>"$APPSIM_TMP/err.txt"
+[ $? -eq 2 ] && grep -q "needs --sync full" "$APPSIM_TMP/err.txt" || fail "group commit without sync full"
 set -e
 
 # --- space refusal with the estimate, before anything is loaded
