@@ -277,13 +277,15 @@ static void writer_lock_take(tpcc_conn *c)
     c->w.ns[TPCC_W_HANDOVER] += handover;
 }
 
+/* The hold ends before the release: a waiter woken by it may run first on this core,
+ * and that time is the next owner's, not this one's. */
 static void writer_lock_give(tpcc_conn *c)
 {
-    sim_fifo_lock_release(c->lock->fifo);
     uint64_t held = sim_now_ns() - c->held_since_ns;
+    c->w.ns[TPCC_W_READS_HELD] += thread_read_ns() - c->read_mark_ns;
+    sim_fifo_lock_release(c->lock->fifo);
     c->w.ns[TPCC_W_HELD] += held;
     c->w.txn_held_ns += held;
-    c->w.ns[TPCC_W_READS_HELD] += thread_read_ns() - c->read_mark_ns;
     c->held_since_ns = 0;
 }
 
