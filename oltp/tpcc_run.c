@@ -428,8 +428,8 @@ static void print_waits(FILE *out, const json_t *w)
             "(reads %.1f %%, commit %.1f %%), group-commit sync %.1f %%, reads outside %.1f "
             "%%, other %.1f %%\n",
             SH("writer_lock_queue"), SH("writer_lock_handover"), SH("writer_lock_held"),
-            SH("reads_under_writer_lock"), SH("commit_under_writer_lock"),
-            SH("group_commit_sync"), SH("reads_outside_writer_lock"), SH("other"));
+            SH("reads_under_writer_lock"), SH("commit_under_writer_lock"), SH("group_commit_sync"),
+            SH("reads_outside_writer_lock"), SH("other"));
 #undef SH
     const json_t *all = json_object_get(json_object_get(w, "writer_lock_hold_us"), "all_writes");
     fprintf(out, "  writer lock held per write transaction: mean %.3f ms, p99 %.3f ms\n",

@@ -188,7 +188,7 @@ struct tpcc_conn {
     int busy_in_try; /* busy-handler calls in the current attempt */
     tpcc_waits w;
     uint64_t held_since_ns, read_mark_ns; /* while holding the writer lock */
-    char cdata[512]; /* Payment's new c_data for bad-credit customers */
+    char cdata[512];                      /* Payment's new c_data for bad-credit customers */
 };
 
 /* Waits a little and lets SQLite retry, up to a bound per attempt; counted. */
@@ -444,7 +444,8 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
         if (write && c->lock) writer_lock_give(c);
         /* Group commit: the commit is written but not yet synced; the next writer
          * already runs while this one waits for the (shared) WAL sync. */
-        if (rc == SQLITE_OK && write && !requested_rollback && c->durable && make_durable(c, err, errlen))
+        if (rc == SQLITE_OK && write && !requested_rollback && c->durable &&
+            make_durable(c, err, errlen))
             return SIM_ERR;
         if (rc == SQLITE_OK) return requested_rollback ? TXN_ROLLED_BACK : TXN_COMMITTED;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {

@@ -30,16 +30,21 @@ enum {
     F_OTHER,
     F_N
 };
-static const char *const figure_names[F_N] = {
-    "writer_lock_queue",       "writer_lock_handover",     "writer_lock_held",
-    "begin_under_writer_lock", "reads_under_writer_lock",  "commit_under_writer_lock",
-    "group_commit_sync",       "reads_outside_writer_lock", "prefetch",
-    "other"};
+static const char *const figure_names[F_N] = {"writer_lock_queue",
+                                              "writer_lock_handover",
+                                              "writer_lock_held",
+                                              "begin_under_writer_lock",
+                                              "reads_under_writer_lock",
+                                              "commit_under_writer_lock",
+                                              "group_commit_sync",
+                                              "reads_outside_writer_lock",
+                                              "prefetch",
+                                              "other"};
 
 /* The raw totals' keys, one per tpcc_wait_part. */
 static const char *const part_names[TPCC_W_NPARTS] = {
-    "lock_queue_ns", "handover_ns", "held_ns",    "begin_held_ns", "reads_held_ns",
-    "commit_held_ns", "durable_ns", "reads_ns", "prefetch_ns"};
+    "lock_queue_ns",  "handover_ns", "held_ns",  "begin_held_ns", "reads_held_ns",
+    "commit_held_ns", "durable_ns",  "reads_ns", "prefetch_ns"};
 
 static void figures(const uint64_t ns[TPCC_W_NPARTS], uint64_t event_ns, double f[F_N])
 {
@@ -53,8 +58,7 @@ static void figures(const uint64_t ns[TPCC_W_NPARTS], uint64_t event_ns, double 
     f[F_SYNC] = (double)ns[TPCC_W_DURABLE];
     f[F_READS_OUT] = reads_out;
     f[F_PREFETCH] = (double)ns[TPCC_W_PREFETCH];
-    f[F_OTHER] =
-        (double)event_ns - f[F_QUEUE] - f[F_HANDOVER] - f[F_HELD] - f[F_SYNC] - reads_out;
+    f[F_OTHER] = (double)event_ns - f[F_QUEUE] - f[F_HANDOVER] - f[F_HELD] - f[F_SYNC] - reads_out;
 }
 
 /* Shares of the thread time and ms per transaction of one set of totals. */
@@ -142,7 +146,8 @@ static uint64_t u64_of(const json_t *o, const char *key)
 void tpcc_waits_add_json(const json_t *waits, tpcc_wait_totals *t, sim_hist *held[TPCC_NTYPES])
 {
     const json_t *tot = json_object_get(waits, "totals");
-    const json_t *hists = json_object_get(json_object_get(waits, "writer_lock_hold_us"), "histograms");
+    const json_t *hists =
+        json_object_get(json_object_get(waits, "writer_lock_hold_us"), "histograms");
     for (int ty = 0; ty < TPCC_NTYPES; ty++) {
         const json_t *one = json_object_get(tot, tpcc_type_names[ty]);
         t->txns[ty] += u64_of(one, "transactions");

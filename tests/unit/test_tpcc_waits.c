@@ -58,15 +58,14 @@ static void check(const json_t *w, int k)
     assert_float_equal(json_number_value(json_object_get(w, "thread_seconds")), 1.2 * k, 1e-9);
     assert_float_equal(num(w, "share", "reads_outside_writer_lock"), 0.15 / 1.2, 1e-9);
     double top = 0;
-    const char *parts[] = {"writer_lock_queue", "writer_lock_handover", "writer_lock_held",
+    const char *parts[] = {"writer_lock_queue", "writer_lock_handover",      "writer_lock_held",
                            "group_commit_sync", "reads_outside_writer_lock", "other"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         top += num(w, "share", parts[i]);
     assert_float_equal(top, 1.0, 1e-9);
     const json_t *hold = json_object_get(w, "writer_lock_hold_us");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(hold, "all_writes"),
-                                                        "count")),
-                     10 * k);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(hold, "all_writes"), "count")), 10 * k);
     assert_float_equal(num(hold, "new_order", "mean_us"), 20000.0, 1.0);
     assert_null(json_object_get(hold, "stock_level"));
 }
