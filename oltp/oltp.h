@@ -27,6 +27,24 @@
 int oltp_check_group_commit(const sim_opt *opts, const char *group_commit, const char *sync,
                             bool buffered);
 
+/* Option-table entries for the two choices (const char * "on"|"off" at dst_), one help
+ * text for both workloads: tpcc's one writer per database and sysbench's one per table
+ * file are the same writer lock. */
+#define OLTP_OPT_PREFETCH(dst_)                                                                    \
+    {                                                                                              \
+        .name = "prefetch", .kind = SIM_OPT_CHOICE, .dst = &(dst_), .choices = "on|off",           \
+        .help = "SQLite: a write transaction first reads the pages it is going to change in a "    \
+                "read snapshot, then queues for the writer lock, so the drive sees concurrent "    \
+                "reads (docs/tpcc.md, Concurrency at scale)"                                       \
+    }
+#define OLTP_OPT_GROUP_COMMIT(dst_)                                                                \
+    {                                                                                              \
+        .name = "group-commit", .kind = SIM_OPT_CHOICE, .dst = &(dst_), .choices = "on|off",       \
+        .help = "SQLite with --sync full on appsim's VFS: a commit releases the writer lock "      \
+                "before its WAL sync, concurrent commits share one sync, and each returns only "   \
+                "when durable"                                                                     \
+    }
+
 /* ===== TPC-C (oltp/tpcc_*.c) ===== */
 
 /*

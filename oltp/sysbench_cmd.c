@@ -185,18 +185,8 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .help = "SQLite prepare: pages (appsim writes the b-tree pages in SQLite's file "
                  "format) or sql (INSERT, then CREATE INDEX)",
          .choices = "pages|sql"},
-        {.name = "prefetch",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &c->prefetch,
-         .help = "SQLite: a write transaction reads its rows' pages before queueing for the "
-                 "tables' writer locks",
-         .choices = "on|off"},
-        {.name = "group-commit",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &c->group_commit,
-         .help = "SQLite with --sync full: commits wait for a WAL sync shared with the other "
-                 "commits of the table's file, after releasing its writer lock",
-         .choices = "on|off"},
+        OLTP_OPT_PREFETCH(c->prefetch),
+        OLTP_OPT_GROUP_COMMIT(c->group_commit),
         ST_OPT_BUFFERED(c->buffered),
         SIM_VOCAB_SEED(&c->seed, "data and transactions"),
         U64("max-retries", max_retries, 0, 1000000,

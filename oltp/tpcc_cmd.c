@@ -146,19 +146,8 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .choices = "full|quick|off",
          .help = "SQLite integrity check done by the check (default full for `check`, off when no "
                  "action is given)"},
-        {.name = "prefetch",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &o->prefetch,
-         .choices = "on|off",
-         .help = "on: write transactions read their pages in a read transaction before taking the "
-                 "writer lock, so the drive sees concurrent reads (docs/tpcc.md, Concurrency)"},
-        {.name = "group-commit",
-         .kind = SIM_OPT_CHOICE,
-         .dst = &o->group_commit,
-         .choices = "on|off",
-         .help = "with --sync full: a write transaction releases the writer lock before its WAL "
-                 "sync, and concurrent commits share one sync; each still returns only when "
-                 "durable (docs/tpcc.md, Concurrency)"},
+        OLTP_OPT_PREFETCH(o->prefetch),
+        OLTP_OPT_GROUP_COMMIT(o->group_commit),
         {.name = "wal-limit",
          .kind = SIM_OPT_SIZE,
          .dst = &o->wal_limit,

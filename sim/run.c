@@ -242,9 +242,12 @@ sim_meter *sim_run_meter(sim_run *r, int instance)
 void sim_run_add_probe(sim_run *r, const sim_probe_ops *ops, void *ctx)
 {
     pthread_mutex_lock(&r->lock);
-    assert(r->nprobes < (int)(sizeof r->probes / sizeof r->probes[0])); /* a build mistake */
-    if (r->nprobes < (int)(sizeof r->probes / sizeof r->probes[0]))
-        r->probes[r->nprobes++] = (probe){.ops = ops, .ctx = ctx};
+    /* a build mistake, not an input: stop rather than run without a probe's figures */
+    if (r->nprobes == (int)(sizeof r->probes / sizeof r->probes[0])) {
+        fprintf(stderr, "appsim: too many run probes\n");
+        abort();
+    }
+    r->probes[r->nprobes++] = (probe){.ops = ops, .ctx = ctx};
     pthread_mutex_unlock(&r->lock);
 }
 
