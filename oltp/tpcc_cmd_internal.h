@@ -92,6 +92,12 @@ typedef struct tpcc_instance {
      * the thread that ran them (the delivery worker for Delivery). */
     _Atomic uint64_t rd_txns[TPCC_NTYPES];
     _Atomic uint64_t rd_blocks[TPCC_NTYPES][4]; /* db, db device, wal, wal device */
+    /* Measured transactions' waits by type (tpcc_waits parts) and thread time in them;
+     * the hold-time histograms of the write types are merged from the connections'
+     * when they close (under dq_mu). */
+    _Atomic uint64_t w_txns[TPCC_NTYPES], w_event_ns[TPCC_NTYPES];
+    _Atomic uint64_t w_ns[TPCC_NTYPES][TPCC_W_NPARTS];
+    sim_hist *lock_held[TPCC_NTYPES];
 } tpcc_instance;
 
 void tpcc_db_name(int instance, char *buf, size_t len);
@@ -115,6 +121,18 @@ json_t *tpcc_reads_json(const uint64_t txns[TPCC_NTYPES], const uint64_t blocks[
 json_t *tpcc_p90_json(const sim_hist *h, double limit_s);
 /* tpcc.delivery_deferred: counts, latency, p90 limit and the histogram. */
 json_t *tpcc_deferred_json(const sim_hist *h, uint64_t errors, uint64_t skipped, uint64_t pending);
+/* The measured transactions' waits by type, summed over instances (or ranks). */
+typedef struct tpcc_wait_totals {
+    uint64_t txns[TPCC_NTYPES], event_ns[TPCC_NTYPES];
+    uint64_t ns[TPCC_NTYPES][TPCC_W_NPARTS];
+} tpcc_wait_totals;
+/* tpcc.waits (oltp/tpcc_waits.c): shares of the connections' time in transactions and
+ * ms per transaction, overall and by type, and the writer lock's hold time per write
+ * transaction from held[] (histograms of ns, indexed by type; the read-only types'
+ * are not used), with the raw totals and histograms for merging. */
+json_t *tpcc_waits_json(const tpcc_wait_totals *t, sim_hist *const held[TPCC_NTYPES]);
+/* Adds a tpcc.waits section's raw totals and histograms to t and held (ranks' merge). */
+void tpcc_waits_add_json(const json_t *waits, tpcc_wait_totals *t, sim_hist *held[TPCC_NTYPES]);
 /* A job of several ranks (docs/mpi.md): replaces the job's section tj's rank-0 parts
  * (deferred deliveries, reads per transaction, instances, scheduler) by the merge of the
  * ranks' own sections, ranks[i].tpcc (oltp/tpcc_ranks.c). */

@@ -161,6 +161,34 @@ typedef int (*tpcc_durable_fn)(void *arg, char *err, size_t errlen);
 void tpcc_conn_set_durable(tpcc_conn *c, tpcc_durable_fn durable, void *arg);
 sqlite3 *tpcc_conn_db(const tpcc_conn *c);
 
+/* Where a connection's time went, cumulative ns, for the result's tpcc.waits
+ * (tpcc_waits.c). Callers take differences around a transaction, on the thread that
+ * runs it. The writer-lock parts: queued until granted; granted by the previous owner
+ * but not yet running (the hand-over: the lock is idle); holding it, which includes
+ * BEGIN IMMEDIATE (SQLite's own write lock: waits for a checkpoint's WAL restart), the
+ * thread's device reads and COMMIT under it. After it, the group commit's WAL sync.
+ * Before it, the prefetch read transaction (its device reads included). READS is every
+ * device read of the thread (st_db_thread_reads). */
+enum tpcc_wait_part {
+    TPCC_W_LOCK_QUEUE,
+    TPCC_W_HANDOVER,
+    TPCC_W_HELD,
+    TPCC_W_BEGIN_HELD,
+    TPCC_W_READS_HELD,
+    TPCC_W_COMMIT_HELD,
+    TPCC_W_DURABLE,
+    TPCC_W_READS,
+    TPCC_W_PREFETCH,
+    TPCC_W_NPARTS
+};
+typedef struct tpcc_waits {
+    uint64_t ns[TPCC_W_NPARTS];
+    /* The last write transaction's time holding the writer lock, over its attempts
+     * (0 for a read-only one): one sample of the hold-time histogram. */
+    uint64_t txn_held_ns;
+} tpcc_waits;
+void tpcc_conn_waits(const tpcc_conn *c, tpcc_waits *out);
+
 /* Counts since the last tpcc_conn_take_counts (per connection, single thread). */
 typedef struct tpcc_counts {
     uint64_t v[TPCC_NCOUNTERS];

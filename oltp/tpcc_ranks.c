@@ -3,7 +3,8 @@
  * rank's own section is in the result's ranks[i].tpcc; the job's is merged from them
  * exactly: deferred deliveries from the ranks' histograms (summed bucket by bucket, so
  * the job's p90 is that of every rank's deliveries together) and counts, block reads per
- * transaction from the ranks' block and transaction counts, every rank's instances side
+ * transaction from the ranks' block and transaction counts, the waits from their raw
+ * totals and writer-lock hold histograms, every rank's instances side
  * by side, the user scheduler's counts summed and its worst lateness. Rates and the
  * per-type 90th percentiles come from the job's merged run (tpcc_run.c).
  */
@@ -125,10 +126,29 @@ static void merge_scheduler(json_t *tj, const json_t *ranks)
                                   "ranks[].tpcc.vu_engine"));
 }
 
+/* Every rank's wait totals summed and hold-time histograms merged. */
+static void merge_waits(json_t *tj, const json_t *ranks)
+{
+    tpcc_wait_totals t = {0};
+    sim_hist *held[TPCC_NTYPES];
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        held[ty] = sim_hist_new();
+    size_t i;
+    const json_t *rk;
+    json_array_foreach(ranks, i, rk)
+    {
+        tpcc_waits_add_json(json_object_get(json_object_get(rk, "tpcc"), "waits"), &t, held);
+    }
+    json_object_set_new(tj, "waits", tpcc_waits_json(&t, held));
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        sim_hist_free(held[ty]);
+}
+
 void tpcc_merge_ranks(json_t *tj, const json_t *ranks)
 {
     merge_deferred(tj, ranks);
     merge_reads(tj, ranks);
+    merge_waits(tj, ranks);
     merge_instances(tj, ranks);
     merge_scheduler(tj, ranks);
 }

@@ -34,7 +34,30 @@ typedef struct wl {
 typedef struct wconn {
     sqlite3 *db;
     tpcc_conn *c;
+    tpcc_instance *I;
+    sim_hist *held[TPCC_NTYPES]; /* writer-lock hold per measured write transaction */
 } wconn;
+
+static bool new_hists(sim_hist *h[TPCC_NTYPES])
+{
+    bool ok = true;
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        ok = (h[ty] = sim_hist_new()) && ok;
+    return ok;
+}
+
+/* A connection's hold-time histograms into its instance's, then freed. */
+static void merge_hists(tpcc_instance *I, sim_hist *h[TPCC_NTYPES])
+{
+    pthread_mutex_lock(&I->dq_mu);
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        if (h[ty]) sim_hist_merge(I->lock_held[ty], h[ty]);
+    pthread_mutex_unlock(&I->dq_mu);
+    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+        sim_hist_free(h[ty]);
+        h[ty] = NULL;
+    }
+}
 
 static void report_error(tpcc_instance *I, const char *what, const char *err)
 {
@@ -74,8 +97,16 @@ static void *worker_open(void *vwl, int instance, int worker)
     char err[512];
     wconn *wc = calloc(1, sizeof *wc);
     if (!wc) return NULL;
+    wc->I = I;
+    if (!new_hists(wc->held)) {
+        sim_error("tpcc: instance %d, connection %d: out of memory", instance + 1, worker + 1);
+        merge_hists(I, wc->held);
+        free(wc);
+        return NULL;
+    }
     if (st_db_connect(I->db, &wc->db, err, sizeof err)) {
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
+        merge_hists(I, wc->held);
         free(wc);
         return NULL;
     }
@@ -83,6 +114,7 @@ static void *worker_open(void *vwl, int instance, int worker)
     if (!wc->c) {
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
         sqlite3_close(wc->db);
+        merge_hists(I, wc->held);
         free(wc);
         return NULL;
     }
@@ -90,6 +122,7 @@ static void *worker_open(void *vwl, int instance, int worker)
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
         tpcc_conn_free(wc->c);
         sqlite3_close(wc->db);
+        merge_hists(I, wc->held);
         free(wc);
         return NULL;
     }
@@ -102,6 +135,7 @@ static void worker_close(void *vwl, void *conn)
     wconn *wc = conn;
     tpcc_conn_free(wc->c);
     sqlite3_close(wc->db);
+    merge_hists(wc->I, wc->held);
     free(wc);
 }
 
@@ -148,6 +182,38 @@ static void note_reads(tpcc_instance *I, sim_run *run, int type, const st_db_thr
     atomic_fetch_add(&I->rd_blocks[type][3], now.wal_device_reads - before->wal_device_reads);
 }
 
+/* Adds one measured transaction's waits (w1 - w0) and its time on the thread; a write
+ * transaction's hold of the writer lock goes to held[type]. */
+static void note_waits(tpcc_instance *I, int type, const tpcc_waits *w0, const tpcc_waits *w1,
+                       uint64_t event_ns, sim_hist *held[TPCC_NTYPES])
+{
+    atomic_fetch_add(&I->w_txns[type], 1);
+    atomic_fetch_add(&I->w_event_ns[type], event_ns);
+    for (int p = 0; p < TPCC_W_NPARTS; p++)
+        atomic_fetch_add(&I->w_ns[type][p], w1->ns[p] - w0->ns[p]);
+    if (w1->txn_held_ns) sim_hist_record(held[type], w1->txn_held_ns);
+}
+
+static json_t *waits_json(const tpcc_instance *inst, int n)
+{
+    tpcc_wait_totals t = {0};
+    sim_hist *held[TPCC_NTYPES];
+    for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+        held[ty] = sim_hist_new();
+        for (int i = 0; i < n; i++) {
+            t.txns[ty] += atomic_load(&inst[i].w_txns[ty]);
+            t.event_ns[ty] += atomic_load(&inst[i].w_event_ns[ty]);
+            for (int p = 0; p < TPCC_W_NPARTS; p++)
+                t.ns[ty][p] += atomic_load(&inst[i].w_ns[ty][p]);
+            if (inst[i].lock_held[ty]) sim_hist_merge(held[ty], inst[i].lock_held[ty]);
+        }
+    }
+    json_t *j = tpcc_waits_json(&t, held);
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        sim_hist_free(held[ty]);
+    return j;
+}
+
 /* Per transaction type, over all instances: block reads per measured transaction. */
 static json_t *reads_json(const tpcc_instance *inst, int n)
 {
@@ -174,6 +240,9 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     int rc = 0;
     st_db_thread_reads before;
     st_db_thread_reads_get(&before);
+    tpcc_waits w0, w1;
+    tpcc_conn_waits(wc->c, &w0);
+    uint64_t t0 = sim_now_ns();
     switch (type) {
     case TPCC_NEW_ORDER: {
         tpcc_no_in in;
@@ -209,8 +278,13 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
         break;
     }
     }
+    uint64_t event_ns = sim_now_ns() - t0;
     flush_counts(wc->c, m);
     if (!rc && type != TPCC_DELIVERY) note_reads(I, w->run, type, &before);
+    if (!rc && type != TPCC_DELIVERY && sim_run_phase(w->run) == SIM_PHASE_MEASURE) {
+        tpcc_conn_waits(wc->c, &w1);
+        note_waits(I, type, &w0, &w1, event_ns, wc->held);
+    }
     if (rc) {
         report_error(I, tpcc_type_names[type], err);
         return -(type + 1);
@@ -258,6 +332,8 @@ static void *delivery_worker(void *arg)
         return NULL;
     }
     sim_meter *m = sim_run_meter(run, I->index);
+    sim_hist *held[TPCC_NTYPES] = {NULL};
+    if (!new_hists(held)) abort();
     for (;;) {
         pthread_mutex_lock(&I->dq_mu);
         while (!I->dq_len && !I->dq_stop)
@@ -275,12 +351,19 @@ static void *delivery_worker(void *arg)
         int skipped = 0;
         st_db_thread_reads before;
         st_db_thread_reads_get(&before);
+        tpcc_waits w0, w1;
+        tpcc_conn_waits(c, &w0);
+        uint64_t start = sim_now_ns();
         int rc = tpcc_delivery(c, &in, &skipped, err, sizeof err);
         if (!rc) note_reads(I, run, TPCC_DELIVERY, &before);
         uint64_t end = sim_now_ns();
         flush_counts(c, m);
         /* Its counts and its deferred figures fall in the same phase. */
         bool measured = sim_meter_settle(m, end);
+        if (!rc && measured) {
+            tpcc_conn_waits(c, &w1);
+            note_waits(I, TPCC_DELIVERY, &w0, &w1, end - start, held);
+        }
         if (rc) report_error(I, "deferred delivery", err);
         pthread_mutex_lock(&I->dq_mu);
         I->deferred_done_total++;
@@ -294,6 +377,7 @@ static void *delivery_worker(void *arg)
         }
         pthread_mutex_unlock(&I->dq_mu);
     }
+    merge_hists(I, held);
     tpcc_conn_free(c);
     sqlite3_close(db);
     return NULL;
@@ -332,6 +416,25 @@ static json_t *rates_json(const sim_run *run, const tpcc_options *o, int i, int 
     return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "tpmC", tpmc, "nopm", nopm, "efficiency_pct",
                      100.0 * tpmc / (SPEC_TPMC_PER_WAREHOUSE * wh), "warehouses", wh, "new_orders",
                      (json_int_t)no, "rolled_back", (json_int_t)rb);
+}
+
+/* Where the connections' time went, and the writer lock's hold per write transaction. */
+static void print_waits(FILE *out, const json_t *w)
+{
+    const json_t *sh = json_object_get(w, "share");
+#define SH(k) (100.0 * json_number_value(json_object_get(sh, k)))
+    fprintf(out,
+            "  connections' time: writer lock queue %.1f %%, hand-over %.1f %%, held %.1f %% "
+            "(reads %.1f %%, commit %.1f %%), group-commit sync %.1f %%, reads outside %.1f "
+            "%%, other %.1f %%\n",
+            SH("writer_lock_queue"), SH("writer_lock_handover"), SH("writer_lock_held"),
+            SH("reads_under_writer_lock"), SH("commit_under_writer_lock"), SH("group_commit_sync"),
+            SH("reads_outside_writer_lock"), SH("other"));
+#undef SH
+    const json_t *all = json_object_get(json_object_get(w, "writer_lock_hold_us"), "all_writes");
+    fprintf(out, "  writer lock held per write transaction: mean %.3f ms, p99 %.3f ms\n",
+            json_number_value(json_object_get(all, "mean_us")) / 1000,
+            json_number_value(json_object_get(all, "p99_us")) / 1000);
 }
 
 static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
@@ -377,6 +480,7 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
         if (json_is_number(dr)) fprintf(out, " %s %.1f", k, json_number_value(dr));
     }
     fputc('\n', out);
+    print_waits(out, json_object_get(t, "waits"));
     const json_t *per = json_object_get(t, "per_instance");
     if (o->instances > 1) {
         size_t i;
@@ -405,7 +509,7 @@ static int init_instances(const tpcc_options *o, tpcc_instance *inst, int n)
         I->lock = tpcc_writer_lock_new();
         I->users = calloc(o->vusers, sizeof *I->users);
         I->deferred = sim_hist_new();
-        if (!I->lock || !I->users || !I->deferred) {
+        if (!I->lock || !I->users || !I->deferred || !new_hists(I->lock_held)) {
             sim_error("tpcc: out of memory for %llu users", (unsigned long long)o->vusers);
             return SIM_EXIT_FAIL;
         }
@@ -433,6 +537,10 @@ static void free_instances(tpcc_instance *inst, int n)
         free(I->users);
         free(I->dq);
         sim_hist_free(I->deferred);
+        for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+            sim_hist_free(I->lock_held[ty]);
+            I->lock_held[ty] = NULL;
+        }
         pthread_mutex_destroy(&I->dq_mu);
         pthread_cond_destroy(&I->dq_cv);
         I->lock = NULL;
@@ -544,6 +652,7 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
                         tpcc_deferred_json(dall, derr, dskip, pending_total));
     json_object_set_new(tj, "per_instance", per);
     json_object_set_new(tj, "reads_per_txn", reads_json(inst, n));
+    json_object_set_new(tj, "waits", waits_json(inst, n));
     json_object_set_new(tj, "vu_engine",
                         json_pack("{s:I, s:I, s:f, s:f}", "units", (json_int_t)vs->units,
                                   "max_queue", (json_int_t)vs->max_queue, "wake_late_p99_us",

@@ -186,7 +186,9 @@ struct tpcc_conn {
     tpcc_durable_fn durable; /* group commit: makes a commit durable after the lock */
     void *durable_arg;
     int busy_in_try; /* busy-handler calls in the current attempt */
-    char cdata[512]; /* Payment's new c_data for bad-credit customers */
+    tpcc_waits w;
+    uint64_t held_since_ns, read_mark_ns; /* while holding the writer lock */
+    char cdata[512];                      /* Payment's new c_data for bad-credit customers */
 };
 
 /* Waits a little and lets SQLite retry, up to a bound per attempt; counted. */
@@ -249,6 +251,44 @@ sqlite3 *tpcc_conn_db(const tpcc_conn *c)
     return c->db;
 }
 
+static uint64_t thread_read_ns(void)
+{
+    st_db_thread_reads r;
+    st_db_thread_reads_get(&r);
+    return r.device_read_ns;
+}
+
+void tpcc_conn_waits(const tpcc_conn *c, tpcc_waits *out)
+{
+    *out = c->w;
+    out->ns[TPCC_W_READS] = thread_read_ns();
+}
+
+/* Queues for the writer lock, timing the queue and the hand-over. */
+static void writer_lock_take(tpcc_conn *c)
+{
+    uint64_t t0 = sim_now_ns();
+    uint64_t handover = sim_fifo_lock_acquire_handover(c->lock->fifo);
+    c->held_since_ns = sim_now_ns();
+    c->read_mark_ns = thread_read_ns();
+    uint64_t waited = c->held_since_ns - t0;
+    handover = handover < waited ? handover : waited;
+    c->w.ns[TPCC_W_LOCK_QUEUE] += waited - handover;
+    c->w.ns[TPCC_W_HANDOVER] += handover;
+}
+
+/* The hold ends before the release: a waiter woken by it may run first on this core,
+ * and that time is the next owner's, not this one's. */
+static void writer_lock_give(tpcc_conn *c)
+{
+    uint64_t held = sim_now_ns() - c->held_since_ns;
+    c->w.ns[TPCC_W_READS_HELD] += thread_read_ns() - c->read_mark_ns;
+    sim_fifo_lock_release(c->lock->fifo);
+    c->w.ns[TPCC_W_HELD] += held;
+    c->w.txn_held_ns += held;
+    c->held_since_ns = 0;
+}
+
 void tpcc_conn_take_counts(tpcc_conn *c, tpcc_counts *out)
 {
     *out = c->counts;
@@ -274,6 +314,16 @@ static int run_done(sqlite3_stmt *st)
         ;
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Runs statement s to its end; its time goes to wait part `part` while the writer
+ * lock is held. */
+static int run_timed(tpcc_conn *c, int s, int part)
+{
+    uint64_t t0 = c->held_since_ns ? sim_now_ns() : 0;
+    int rc = run_done(B(c, s));
+    if (t0) c->w.ns[part] += sim_now_ns() - t0;
+    return rc;
 }
 
 /* Steps to the first row: SQLITE_ROW, SQLITE_DONE (no row) or an error. The caller
@@ -322,6 +372,7 @@ static int touch(tpcc_conn *c, int s, const int64_t *v, int n)
 
 static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
 {
+    uint64_t t0 = sim_now_ns();
     c->busy_in_try = 0;
     int rc = run_done(B(c, S_BEGIN_R));
     if (rc == SQLITE_OK) {
@@ -334,6 +385,16 @@ static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
         if (sqlite3_get_autocommit(c->db) == 0) run_done(B(c, S_ROLLBACK));
     }
     if (rc != SQLITE_OK) c->counts.v[TPCC_CNT_PREFETCH_FAILED]++;
+    c->w.ns[TPCC_W_PREFETCH] += sim_now_ns() - t0;
+}
+
+/* Group commit's wait for the WAL sync, after the writer lock. */
+static int make_durable(tpcc_conn *c, char *err, size_t errlen)
+{
+    uint64_t t0 = sim_now_ns();
+    int rc = c->durable(c->durable_arg, err, errlen);
+    c->w.ns[TPCC_W_DURABLE] += sim_now_ns() - t0;
+    return rc;
 }
 
 /*
@@ -347,11 +408,12 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
                    size_t errlen)
 {
     bool write = reads != NULL;
+    c->w.txn_held_ns = 0;
     if (write && c->prefetch) prefetch(c, reads, in);
     for (int attempt = 0;; attempt++) {
         c->busy_in_try = 0;
-        if (write && c->lock) sim_fifo_lock_acquire(c->lock->fifo);
-        int rc = run_done(B(c, write ? S_BEGIN_W : S_BEGIN_R));
+        if (write && c->lock) writer_lock_take(c);
+        int rc = run_timed(c, write ? S_BEGIN_W : S_BEGIN_R, TPCC_W_BEGIN_HELD);
         bool requested_rollback = false;
         if (rc == SQLITE_OK) {
             rc = body(c, in, out);
@@ -363,7 +425,7 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
                 requested_rollback = true;
                 rc = run_done(B(c, S_ROLLBACK));
             } else if (rc == SQLITE_OK) {
-                rc = run_done(B(c, S_COMMIT));
+                rc = run_timed(c, S_COMMIT, TPCC_W_COMMIT_HELD);
             }
         }
         if (rc != SQLITE_OK && sqlite3_get_autocommit(c->db) == 0) {
@@ -379,11 +441,11 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
             snprintf(err, errlen,
                      "a row the transaction reads is missing (is the database"
                      " complete? `appsim tpcc check` tests it)");
-        if (write && c->lock) sim_fifo_lock_release(c->lock->fifo);
+        if (write && c->lock) writer_lock_give(c);
         /* Group commit: the commit is written but not yet synced; the next writer
          * already runs while this one waits for the (shared) WAL sync. */
         if (rc == SQLITE_OK && write && !requested_rollback && c->durable &&
-            c->durable(c->durable_arg, err, errlen))
+            make_durable(c, err, errlen))
             return SIM_ERR;
         if (rc == SQLITE_OK) return requested_rollback ? TXN_ROLLED_BACK : TXN_COMMITTED;
         if (!retryable(rc) || attempt >= MAX_RETRIES) {

@@ -23,6 +23,7 @@
 typedef struct waiter {
     pthread_cond_t cond;
     bool granted;
+    uint64_t granted_ns; /* when the previous owner handed the lock over */
     struct waiter *next;
 } waiter;
 
@@ -49,11 +50,16 @@ void sim_fifo_lock_free(sim_fifo_lock *l)
 
 void sim_fifo_lock_acquire(sim_fifo_lock *l)
 {
+    sim_fifo_lock_acquire_handover(l);
+}
+
+uint64_t sim_fifo_lock_acquire_handover(sim_fifo_lock *l)
+{
     pthread_mutex_lock(&l->mu);
     if (!l->held && !l->head) {
         l->held = true;
         pthread_mutex_unlock(&l->mu);
-        return;
+        return 0;
     }
     waiter me = {.granted = false, .next = NULL};
     pthread_cond_init(&me.cond, NULL);
@@ -69,6 +75,8 @@ void sim_fifo_lock_acquire(sim_fifo_lock *l)
         pthread_cond_wait(&me.cond, &l->mu);
     pthread_mutex_unlock(&l->mu);
     pthread_cond_destroy(&me.cond);
+    uint64_t now = sim_now_ns();
+    return now > me.granted_ns ? now - me.granted_ns : 0;
 }
 
 bool sim_fifo_lock_try(sim_fifo_lock *l)
@@ -90,6 +98,7 @@ void sim_fifo_lock_release(sim_fifo_lock *l)
         if (!l->head) l->tail = NULL;
         l->nwaiting--;
         w->granted = true;
+        w->granted_ns = sim_now_ns();
         pthread_cond_signal(&w->cond);
     } else {
         l->held = false;

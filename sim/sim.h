@@ -608,6 +608,10 @@ typedef struct sim_fifo_lock sim_fifo_lock;
 sim_fifo_lock *sim_fifo_lock_new(void); /* NULL when out of memory */
 void sim_fifo_lock_free(sim_fifo_lock *l);
 void sim_fifo_lock_acquire(sim_fifo_lock *l);
+/* The same, returning the hand-over: how long the lock was this thread's (granted by
+ * the previous owner) before the thread ran again, during which nobody uses it; 0 when
+ * it was taken free. */
+uint64_t sim_fifo_lock_acquire_handover(sim_fifo_lock *l);
 /* Takes the lock only if it is free and nobody waits; true when taken. */
 bool sim_fifo_lock_try(sim_fifo_lock *l);
 void sim_fifo_lock_release(sim_fifo_lock *l);

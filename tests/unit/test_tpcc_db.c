@@ -235,6 +235,28 @@ static void test_two_connections(void **state)
     tpcc_counts k;
     tpcc_conn_take_counts(a, &k);
     assert_int_equal(k.v[TPCC_CNT_RETRIES], 0);
+    /* The waits: a write transaction holds the lock (BEGIN and COMMIT under it), a
+     * read-only one does not; prefetch is timed when on. */
+    tpcc_waits w0, w1;
+    tpcc_conn_waits(a, &w0);
+    assert_true(w0.ns[TPCC_W_HELD] > 0);
+    assert_true(w0.ns[TPCC_W_HELD] >= w0.ns[TPCC_W_BEGIN_HELD] + w0.ns[TPCC_W_COMMIT_HELD]);
+    assert_true(w0.ns[TPCC_W_BEGIN_HELD] > 0 && w0.ns[TPCC_W_COMMIT_HELD] > 0);
+    assert_int_equal(w0.ns[TPCC_W_PREFETCH], 0);
+    tpcc_conn_set_prefetch(a, true);
+    tpcc_pay_in p;
+    tpcc_gen_payment(&r, &m.c_load, 1, 1, &p);
+    assert_int_equal(tpcc_payment(a, &p, err, sizeof err), 0);
+    tpcc_conn_waits(a, &w1);
+    assert_true(w1.txn_held_ns > 0);
+    assert_int_equal(w1.ns[TPCC_W_HELD] - w0.ns[TPCC_W_HELD], w1.txn_held_ns);
+    assert_true(w1.ns[TPCC_W_PREFETCH] > 0);
+    tpcc_os_in os;
+    tpcc_gen_order_status(&r, &m.c_load, 1, &os);
+    assert_int_equal(tpcc_order_status(a, &os, err, sizeof err), 0);
+    tpcc_conn_waits(a, &w0);
+    assert_int_equal(w0.txn_held_ns, 0);
+    assert_int_equal(w0.ns[TPCC_W_HELD], w1.ns[TPCC_W_HELD]);
     tpcc_conn_free(a);
     tpcc_conn_free(b);
     tpcc_writer_lock_free(lock);
