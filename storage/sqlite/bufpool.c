@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { F_EMPTY, F_LOADING, F_VALID };
 
@@ -73,10 +74,16 @@ static inline uint64_t make_key(uint32_t file, uint64_t blk)
 }
 
 /* Fibonacci hashing: the shard takes bits 20 and up of the product, a shard's bucket
- * bits 32 and up, so the two choices do not follow each other. */
+ * bits 32 and up, so the two choices do not follow each other. Consecutive blocks of a
+ * file spread evenly; the file number first moves a file's blocks by a large odd
+ * offset, because multiplying the key as packed (file in bits 48 and up) would leave
+ * every bit below 48 alone and put block b of the WAL in the bucket of block b of the
+ * database (computed for the blocks of a scale-10 tpcc database and its WAL: 1.54
+ * frames visited per hit against 1.37). */
 static inline uint64_t mix_key(uint64_t key)
 {
-    return key * 0x9E3779B97F4A7C15ULL;
+    uint64_t blk = key & ((1ULL << 48) - 1), file = key >> 48;
+    return (blk + file * 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
 }
 
 static inline uint32_t hash_key(const bp_shard *p, uint64_t key)
@@ -108,6 +115,28 @@ static bp_shard *shard_of_frame(const bp_pool *p, uint32_t f)
     return &p->shards[i < p->nshards ? i : p->nshards - 1];
 }
 
+/* Memory for the frames' metadata and the hash buckets, both written whole when the pool
+ * is made. Every block read touches a bucket and a frame's metadata at random, so with
+ * 4 KiB pages nearly every lookup also misses the TLB (a page walk, costlier in a VM);
+ * 2 MiB pages (transparent huge pages, which Linux gives on request in its default
+ * "madvise" mode) make the walks rare. Not for the frames' memory: it is faulted in
+ * block by block as misses fill the pool, and a huge-page fault there zeroes 2 MiB and
+ * may compact memory first, in the middle of a cold pool's reads (docs/sqlite-vfs.md,
+ * "CPU per block read"). Below 2 MiB, or where the kernel refuses, it is ordinary
+ * memory. Aligned to at least `align`. */
+#define HUGE_PAGE (2u << 20)
+static void *alloc_meta(size_t len, size_t align)
+{
+    if (len >= HUGE_PAGE && align < HUGE_PAGE) align = HUGE_PAGE;
+    if (align < sizeof(void *)) align = sizeof(void *); /* posix_memalign's minimum */
+    void *m = NULL;
+    if (posix_memalign(&m, align, len)) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (len >= HUGE_PAGE) (void)madvise(m, len, MADV_HUGEPAGE); /* a hint: fine if refused */
+#endif
+    return m;
+}
+
 static int shard_init(bp_shard *s, bp_pool *p, uint32_t base, uint32_t n)
 {
     s->unit = p->unit;
@@ -119,7 +148,7 @@ static int shard_init(bp_shard *s, bp_pool *p, uint32_t base, uint32_t n)
     while (nb < n * 2u && nb < (1u << 31))
         nb <<= 1;
     s->mask = nb - 1;
-    s->buckets = malloc(sizeof(uint32_t) * nb);
+    s->buckets = alloc_meta(sizeof(uint32_t) * nb, sizeof(uint32_t));
     if (!s->buckets) return SIM_ERR;
     memset(s->buckets, 0xff, sizeof(uint32_t) * nb);
     for (uint32_t i = 0; i < n; i++)
@@ -140,7 +169,8 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
     while (p->nshards < SHARDS_MAX && nframes / (p->nshards * 2u) >= SHARD_MIN_FRAMES)
         p->nshards *= 2;
     p->per_shard = p->nframes / p->nshards;
-    p->frames = calloc(p->nframes, sizeof(bp_frame));
+    p->frames = alloc_meta((size_t)p->nframes * sizeof(bp_frame), sizeof(uint64_t));
+    if (p->frames) memset(p->frames, 0, (size_t)p->nframes * sizeof(bp_frame));
     p->mem_len = (size_t)nframes * unit;
     void *mem = NULL;
     if (posix_memalign(&mem, unit > 4096 ? unit : 4096, p->mem_len)) mem = NULL;

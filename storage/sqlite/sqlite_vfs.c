@@ -71,7 +71,8 @@ struct vf_shared {
     pthread_mutex_t mu; /* everything below */
     int fd;
     int refs;
-    uint64_t size; /* logical size SQLite sees */
+    /* logical size SQLite sees: changed under mu, read without it (file_size) */
+    uint64_t size;
     bool persist_wal;
     /* WAL write-back: byte range holding dirty blocks not yet written. */
     bool pending;
@@ -450,15 +451,20 @@ static int vf_close(sqlite3_file *pf)
     return rc;
 }
 
+/* The logical size, without sf->mu: every block read asks for it, from every
+ * connection, and a lock shared by all of them would be taken twice per page. */
+static inline uint64_t file_size(vf_shared *sf)
+{
+    return __atomic_load_n(&sf->size, __ATOMIC_ACQUIRE);
+}
+
 static int vf_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 ofst)
 {
     vf_file *f = (vf_file *)pf;
     vf_shared *sf = f->sf;
     vf_instance *vi = sf->vi;
     uint32_t unit = vi->unit;
-    pthread_mutex_lock(&sf->mu);
-    uint64_t size = sf->size;
-    pthread_mutex_unlock(&sf->mu);
+    uint64_t size = file_size(sf);
     uint64_t off = (uint64_t)ofst;
     uint64_t avail = off < size ? size - off : 0;
     if (avail > (uint64_t)amt) avail = (uint64_t)amt;
@@ -525,7 +531,8 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     }
     bool flush = false;
     pthread_mutex_lock(&sf->mu);
-    if (off + (uint64_t)amt > sf->size) sf->size = off + (uint64_t)amt;
+    if (off + (uint64_t)amt > sf->size)
+        __atomic_store_n(&sf->size, off + (uint64_t)amt, __ATOMIC_RELEASE);
     if (wal) {
         if (!sf->pending) {
             sf->pending = true;
@@ -581,7 +588,7 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
         return SQLITE_IOERR_TRUNCATE;
     }
     pthread_mutex_lock(&sf->mu);
-    sf->size = sz;
+    __atomic_store_n(&sf->size, sz, __ATOMIC_RELEASE);
     if (sf->pending && sf->pend_hi > sz) sf->pend_hi = sz > sf->pend_lo ? sz : sf->pend_lo;
     pthread_mutex_unlock(&sf->mu);
     return SQLITE_OK;
@@ -645,10 +652,7 @@ int vf_wal_durable(vf_instance *vi)
 
 static int vf_file_size(sqlite3_file *pf, sqlite3_int64 *size)
 {
-    vf_shared *sf = ((vf_file *)pf)->sf;
-    pthread_mutex_lock(&sf->mu);
-    *size = (sqlite3_int64)sf->size;
-    pthread_mutex_unlock(&sf->mu);
+    *size = (sqlite3_int64)file_size(((vf_file *)pf)->sf);
     return SQLITE_OK;
 }
 
@@ -995,7 +999,7 @@ static int open_shared_fd(vf_shared *sf, bool create, char *err, size_t errlen)
         return SQLITE_CANTOPEN;
     }
     sf->fd = fd;
-    sf->size = (uint64_t)st.st_size;
+    __atomic_store_n(&sf->size, (uint64_t)st.st_size, __ATOMIC_RELEASE);
     return SQLITE_OK;
 }
 
@@ -1044,7 +1048,7 @@ static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
     pthread_mutex_lock(&sf->mu);
     bp_invalidate(vi->pool, sf->file_id, 0);
     sf->pending = false;
-    sf->size = 0;
+    __atomic_store_n(&sf->size, 0, __ATOMIC_RELEASE);
     if (sf->refs == 0 && sf->fd >= 0) {
         close(sf->fd);
         sf->fd = -1;
