@@ -176,6 +176,26 @@ static const char *const sql_text[S_N] = {
     [S_PF_DL_ORDER] = "SELECT o_c_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3",
 };
 
+/* What New-Order reads of an item (clause 2.4.2.2): whether the id is used, the
+ * price, and whether i_data says ORIGINAL. */
+typedef struct no_item {
+    bool found, original;
+    int64_t price;
+} no_item;
+
+/* What a write transaction's prefetch read that no transaction ever changes, so that
+ * the part under the writer lock need not read it again (docs/tpcc.md, "What the
+ * writer lock holds"): New-Order's items (the item table is never written), the
+ * warehouse's w_tax and the customer's c_discount; the customer Payment picks by last
+ * name (names and ids never change). Valid only for the transaction in progress, and
+ * only when its prefetch succeeded. */
+typedef struct pf_kept {
+    bool valid;
+    no_item items[15];
+    double w_tax, c_discount;
+    uint32_t c_id;
+} pf_kept;
+
 struct tpcc_conn {
     sqlite3 *db;
     int64_t scale;
@@ -188,7 +208,8 @@ struct tpcc_conn {
     int busy_in_try; /* busy-handler calls in the current attempt */
     tpcc_waits w;
     uint64_t held_since_ns, read_mark_ns; /* while holding the writer lock */
-    char cdata[512];                      /* Payment's new c_data for bad-credit customers */
+    pf_kept kept;
+    char cdata[512]; /* Payment's new c_data for bad-credit customers */
 };
 
 /* Waits a little and lets SQLite retry, up to a bound per attempt; counted. */
@@ -370,6 +391,21 @@ static int touch(tpcc_conn *c, int s, const int64_t *v, int n)
     touch((c), (s), (const int64_t[]){__VA_ARGS__},                                                \
           (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 
+/* Column 0 of statement s's first row as a double; SQLITE_NOTFOUND without a row. */
+static int read_real(tpcc_conn *c, int s, double *out, const int64_t *v, int n)
+{
+    sqlite3_stmt *st = B(c, s);
+    for (int i = 0; i < n; i++)
+        BI(st, i + 1, v[i]);
+    int rc = run_row(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_double(st, 0);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? SQLITE_OK : rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+}
+#define READ_REAL(c, s, out, ...)                                                                  \
+    read_real((c), (s), (out), (const int64_t[]){__VA_ARGS__},                                     \
+              (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+
 static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
 {
     uint64_t t0 = sim_now_ns();
@@ -384,7 +420,10 @@ static void prefetch(tpcc_conn *c, body_fn reads, const void *in)
         if (rc == SQLITE_OK) rc = end;
         if (sqlite3_get_autocommit(c->db) == 0) run_done(B(c, S_ROLLBACK));
     }
-    if (rc != SQLITE_OK) c->counts.v[TPCC_CNT_PREFETCH_FAILED]++;
+    if (rc != SQLITE_OK) {
+        c->counts.v[TPCC_CNT_PREFETCH_FAILED]++;
+        c->kept.valid = false;
+    }
     c->w.ns[TPCC_W_PREFETCH] += sim_now_ns() - t0;
 }
 
@@ -409,6 +448,7 @@ static int run_txn(tpcc_conn *c, body_fn reads, body_fn body, const void *in, vo
 {
     bool write = reads != NULL;
     c->w.txn_held_ns = 0;
+    c->kept.valid = false;
     if (write && c->prefetch) prefetch(c, reads, in);
     for (int attempt = 0;; attempt++) {
         c->busy_in_try = 0;
@@ -491,12 +531,12 @@ static int no_read_header(tpcc_conn *c, const tpcc_no_in *in, double *w_tax, dou
                           int64_t *o_id, double *c_discount)
 {
     int rc;
-    sqlite3_stmt *st = B(c, S_NO_WTAX);
-    BI(st, 1, in->w_id);
-    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-    *w_tax = sqlite3_column_double(st, 0);
+    if (c->kept.valid)
+        *w_tax = c->kept.w_tax;
+    else if ((rc = READ_REAL(c, S_NO_WTAX, w_tax, in->w_id)) != SQLITE_OK)
+        return rc;
 
-    st = B(c, S_NO_DIST);
+    sqlite3_stmt *st = B(c, S_NO_DIST);
     BI(st, 1, in->w_id);
     BI(st, 2, in->d_id);
     if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
@@ -504,13 +544,11 @@ static int no_read_header(tpcc_conn *c, const tpcc_no_in *in, double *w_tax, dou
     *o_id = sqlite3_column_int64(st, 1);
     if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
-    st = B(c, S_NO_CUST);
-    BI(st, 1, in->w_id);
-    BI(st, 2, in->d_id);
-    BI(st, 3, in->c_id);
-    if ((rc = run_row(st)) != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
-    *c_discount = sqlite3_column_double(st, 0);
-    return SQLITE_OK;
+    if (c->kept.valid) {
+        *c_discount = c->kept.c_discount;
+        return SQLITE_OK;
+    }
+    return READ_REAL(c, S_NO_CUST, c_discount, in->w_id, in->d_id, in->c_id);
 }
 
 /* The order row and its new-order row. An SQLite code. */
@@ -536,26 +574,46 @@ static int no_insert_order(tpcc_conn *c, const tpcc_no_in *in, int64_t o_id, int
     return run_done(st);
 }
 
+/* Reads item `id` (its row's price and data). An SQLite code. */
+static int no_read_item(tpcc_conn *c, uint32_t id, no_item *it)
+{
+    sqlite3_stmt *st = B(c, S_NO_ITEM);
+    BI(st, 1, id);
+    int rc = run_row(st);
+    *it = (no_item){.found = rc == SQLITE_ROW};
+    if (rc == SQLITE_ROW) {
+        it->price = sqlite3_column_int64(st, 0);
+        it->original = strstr((const char *)sqlite3_column_text(st, 2), "ORIGINAL");
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* Order line i: the item's price, the stock's update, the line's row; its amount is
- * added to *total_cents. SQLITE_ABORT for an unused item id (the order rolls back). */
+ * added to *total_cents. SQLITE_ABORT for an unused item id (the order rolls back).
+ * The item comes from the prefetch when it read it: no transaction writes the item
+ * table, so the row read before the writer lock is the row under it, and reading it
+ * again there would only lengthen the hold every other writer waits for. */
 static int no_line(tpcc_conn *c, const tpcc_no_in *in, uint32_t i, int64_t o_id, no_out *out,
                    int64_t *total_cents)
 {
-    sqlite3_stmt *st = B(c, S_NO_ITEM);
-    BI(st, 1, in->i_id[i]);
-    int rc = run_row(st);
-    if (rc == SQLITE_DONE) {
+    no_item it;
+    int rc = SQLITE_OK;
+    if (c->kept.valid)
+        it = c->kept.items[i];
+    else if ((rc = no_read_item(c, in->i_id[i], &it)) != SQLITE_OK)
+        return rc;
+    if (!it.found) {
         /* Clause 2.4.2.3: an unused item id rolls the whole order back. */
         out->rolled_back = true;
         return SQLITE_ABORT;
     }
-    if (rc != SQLITE_ROW) return rc;
-    int64_t price = sqlite3_column_int64(st, 0);
+    int64_t price = it.price;
     /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
      * ORIGINAL; it is only displayed, but the work is part of the transaction. */
-    bool item_original = strstr((const char *)sqlite3_column_text(st, 2), "ORIGINAL");
+    bool item_original = it.original;
 
-    st = B(c, S_NO_STOCK_UPD);
+    sqlite3_stmt *st = B(c, S_NO_STOCK_UPD);
     BI(st, 1, in->supply_w_id[i]);
     BI(st, 2, in->i_id[i]);
     BI(st, 3, in->qty[i]);
@@ -600,24 +658,25 @@ static int new_order_body(tpcc_conn *c, const void *vin, void *vout)
     return SQLITE_OK;
 }
 
-/* New-Order's pages: warehouse, district, customer, each item and stock row, and the
- * ends of the district's orders, new_order and order_line ranges and of the customer's
- * orders in orders_customer, where the inserts go. */
+/* New-Order's pages: warehouse (w_tax kept), district, customer (c_discount kept), each
+ * item (kept) and stock row, and the ends of the district's orders, new_order and order_line ranges
+ * and of the customer's orders in orders_customer, where the inserts go. */
 static int new_order_reads(tpcc_conn *c, const void *vin, void *unused)
 {
     const tpcc_no_in *in = vin;
     (void)unused;
-    int rc = TOUCH(c, S_NO_WTAX, in->w_id);
+    int rc = READ_REAL(c, S_NO_WTAX, &c->kept.w_tax, in->w_id);
     if (!rc) rc = TOUCH(c, S_SL_NEXT, in->w_id, in->d_id);
-    if (!rc) rc = TOUCH(c, S_NO_CUST, in->w_id, in->d_id, in->c_id);
+    if (!rc) rc = READ_REAL(c, S_NO_CUST, &c->kept.c_discount, in->w_id, in->d_id, in->c_id);
     if (!rc) rc = TOUCH(c, S_PF_ORDER_END, in->w_id, in->d_id);
     if (!rc) rc = TOUCH(c, S_OS_ORDER, in->w_id, in->d_id, in->c_id);
     if (!rc) rc = TOUCH(c, S_PF_NEWORDER_END, in->w_id, in->d_id);
     if (!rc) rc = TOUCH(c, S_PF_LINE_END, in->w_id, in->d_id);
     for (uint32_t i = 0; i < in->ol_cnt && !rc; i++) {
-        rc = TOUCH(c, S_NO_ITEM, in->i_id[i]);
+        rc = no_read_item(c, in->i_id[i], &c->kept.items[i]);
         if (!rc) rc = TOUCH(c, S_PF_STOCK, in->supply_w_id[i], in->i_id[i]);
     }
+    c->kept.valid = rc == SQLITE_OK;
     return rc;
 }
 
@@ -659,7 +718,9 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
     if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
     uint32_t c_id = in->c_id;
-    if (in->by_name && (rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id)))
+    if (in->by_name && c->kept.valid)
+        c_id = c->kept.c_id;
+    else if (in->by_name && (rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id)))
         return rc;
 
     st = B(c, S_PAY_CUST);
@@ -700,7 +761,8 @@ static int payment_body(tpcc_conn *c, const void *vin, void *vout)
 }
 
 /* Payment's pages: warehouse, district, the customer (through the last-name index when
- * by name). The history insert appends to the table's last leaf, which stays hot. */
+ * by name; the customer it picks is kept). The history insert appends to the table's last leaf,
+ * which stays hot. */
 static int payment_reads(tpcc_conn *c, const void *vin, void *unused)
 {
     const tpcc_pay_in *in = vin;
@@ -710,6 +772,8 @@ static int payment_reads(tpcc_conn *c, const void *vin, void *unused)
     uint32_t c_id = in->c_id;
     if (!rc && in->by_name) rc = customer_by_name(c, in->c_w_id, in->c_d_id, in->c_last, &c_id);
     if (!rc) rc = TOUCH(c, S_PAY_CUST, in->c_w_id, in->c_d_id, c_id);
+    c->kept.c_id = c_id;
+    c->kept.valid = rc == SQLITE_OK;
     return rc;
 }
 

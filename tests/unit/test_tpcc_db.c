@@ -146,6 +146,28 @@ static void test_checks_detect_damage(void **state)
     check_all(true);
 }
 
+/* The last payment went to the customer in the middle (by first name) of those with
+ * its last name (clause 2.5.2.2): 1 when so. */
+static int paid_middle_customer(const tpcc_pay_in *p)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT c_id FROM customer WHERE c_w_id = ?1 AND"
+                                        " c_d_id = ?2 AND c_last = ?3 ORDER BY c_first",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int(st, 1, (int)p->c_w_id);
+    sqlite3_bind_int(st, 2, (int)p->c_d_id);
+    sqlite3_bind_text(st, 3, p->c_last, -1, SQLITE_STATIC);
+    int64_t ids[3000];
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < 3000)
+        ids[n++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    assert_true(n > 0);
+    return count("SELECT h_c_id FROM history ORDER BY rowid DESC LIMIT 1") == ids[(n - 1) / 2];
+}
+
 static void test_transactions(void **state)
 {
     (void)state;
@@ -160,8 +182,10 @@ static void test_transactions(void **state)
     tpcc_consts run;
     tpcc_consts_run(&run, &m.c_load, &r);
     int64_t next0 = count("SELECT sum(d_next_o_id) FROM district");
-    int rolled = 0, ok_no = 0, skipped_total = 0;
+    int rolled = 0, ok_no = 0, skipped_total = 0, by_name = 0, by_name_paid = 0;
     for (int i = 0; i < 400; i++) {
+        /* Every other transaction prefetches (New-Order then takes its items from it). */
+        tpcc_conn_set_prefetch(c, i % 2);
         tpcc_no_in no;
         tpcc_gen_new_order(&r, &run, 1, 1, &no);
         bool rb;
@@ -172,6 +196,10 @@ static void test_transactions(void **state)
         tpcc_pay_in p;
         tpcc_gen_payment(&r, &run, 1, 1, &p);
         assert_int_equal(tpcc_payment(c, &p, err, sizeof err), 0);
+        if (p.by_name) {
+            by_name++;
+            by_name_paid += paid_middle_customer(&p);
+        }
         tpcc_os_in os;
         tpcc_gen_order_status(&r, &run, 1, &os);
         assert_int_equal(tpcc_order_status(c, &os, err, sizeof err), 0);
@@ -189,8 +217,17 @@ static void test_transactions(void **state)
         }
     }
     assert_int_equal(skipped_total, 0);
+    /* By name, prefetched or not, every payment went to the right customer. */
+    assert_true(by_name > 100);
+    assert_int_equal(by_name_paid, by_name);
     /* Committed New-Orders advanced d_next_o_id; rolled back ones left no trace. */
     assert_int_equal(count("SELECT sum(d_next_o_id) FROM district") - next0, ok_no);
+    /* Every line of the new orders (the loaded ones end at 3000) is priced from its
+     * item, prefetched or not. */
+    assert_true(count("SELECT count(*) FROM order_line WHERE ol_o_id > 3000") > 1000);
+    assert_int_equal(count("SELECT count(*) FROM order_line JOIN item ON i_id = ol_i_id"
+                           " WHERE ol_o_id > 3000 AND ol_amount != ol_quantity * i_price"),
+                     0);
     assert_true(rolled < 20);
     tpcc_counts cnt;
     tpcc_conn_take_counts(c, &cnt);
