@@ -38,6 +38,10 @@ int io_xfer_parse(const char *s, io_xfer *x, char *err, size_t errlen);
 uint32_t io_xfer_draw(const io_xfer *x, sim_rng *rng);
 uint32_t io_xfer_max(const io_xfer *x);
 uint32_t io_xfer_min(const io_xfer *x);
+/* A value whose lowest set bit is the lowest set bit of any size the distribution can
+ * draw (the OR of its sizes; for min..max in steps, min | step): a block size that
+ * divides it divides every size. */
+uint32_t io_xfer_size_bits(const io_xfer *x);
 /* The mean transfer size in bytes (for MB/s targets and messages). */
 double io_xfer_mean(const io_xfer *x);
 /* vdbench's spelling: "4k", "(4k,70,8k,30)", "(4k,64k,4k)". */

@@ -111,5 +111,8 @@ int io_source_scan(const io_spec *s, uint64_t length, tr_scan *out, char *err, s
     out->span = length;
     out->records = 1; /* endless; the replay only needs to know there is some I/O */
     out->max_length = io_xfer_max(&s->xfer);
+    /* Random offsets are multiples of the alignment or of the I/O's own size, and the
+     * sequential stream advances by sizes (and wraps to 0). */
+    out->align_bits = (uint64_t)io_xfer_size_bits(&s->xfer) | s->align;
     return SIM_EXIT_OK;
 }

@@ -177,6 +177,16 @@ uint32_t io_xfer_max(const io_xfer *x)
     return m;
 }
 
+uint32_t io_xfer_size_bits(const io_xfer *x)
+{
+    /* min + k * step: the lowest set bit of a sum is at least the lower of the two. */
+    if (x->kind == IO_XFER_RANGE) return x->min | x->step;
+    uint32_t bits = 0;
+    for (int i = 0; i < x->nbins; i++)
+        if (x->pct[i] > 0) bits |= x->size[i];
+    return bits;
+}
+
 uint32_t io_xfer_min(const io_xfer *x)
 {
     if (x->kind == IO_XFER_RANGE) return x->min;

@@ -1,7 +1,7 @@
 /*
  * trace/scan.c: one pass over a source to learn what placement needs before the first
  * I/O: the volumes and how far into each the trace reaches, the largest I/O, the
- * duration. Memory grows with the number of volumes only.
+ * duration, whether every I/O is aligned. Memory grows with the number of volumes only.
  */
 #include "trace/trace_internal.h"
 
@@ -61,8 +61,11 @@ static int scan_records(tr_source *src, tr_scan *out, char *err, size_t errlen)
                      "file or device can address: the trace is damaged or not in this format",
                      at, r.length, (unsigned long long)r.offset, (unsigned long long)TR_MAX_EXTENT);
             rc = SIM_EXIT_USAGE;
-        } else if (r.offset + r.length > out->volumes[i].end) {
-            out->volumes[i] = (tr_volume_span){r.volume, r.offset + r.length, r.pos, out->records};
+        } else {
+            out->align_bits |= r.offset | r.length;
+            if (r.offset + r.length > out->volumes[i].end)
+                out->volumes[i] =
+                    (tr_volume_span){r.volume, r.offset + r.length, r.pos, out->records};
         }
     }
     tr_volmap_free(&map);

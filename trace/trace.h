@@ -197,6 +197,9 @@ typedef struct tr_scan {
     uint64_t span;           /* sum of the volumes' ends (identity layout size) */
     uint32_t nvolumes;       /* distinct volumes, sorted by id in volumes[] */
     tr_volume_span *volumes;
+    /* The OR of every read's, write's and discard's offset and length: a block size
+     * that divides it divides them all, so no I/O of the trace straddles a block. */
+    uint64_t align_bits;
 } tr_scan;
 /* Offsets are checked: a record reaching TR_MAX_EXTENT or beyond, or volumes whose
  * ends add up past it, are an input error (SIM_EXIT_USAGE, naming file:line). */

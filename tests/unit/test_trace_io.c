@@ -162,13 +162,48 @@ static void test_alignment_and_limit(void **state)
     tr_close(src);
 }
 
+/* The scan's align_bits: the lowest set bit is a power of two dividing the offset and
+ * the length of every record the source draws (what the replay's buffer size rests
+ * on), and no larger one divides them all. */
+static void check_scan_alignment(const char *bs, uint32_t align, int random_pct, uint64_t want)
+{
+    io_spec s = {.read_pct = 50, .random_pct = random_pct, .threads = 1, .align = align};
+    char err[256];
+    assert_int_equal(io_xfer_parse(bs, &s.xfer, err, sizeof err), 0);
+    tr_scan scan;
+    assert_int_equal(io_source_scan(&s, 1 << 30, &scan, err, sizeof err), 0);
+    uint64_t low = scan.align_bits & -scan.align_bits;
+    if (low != want)
+        fail_msg("%s align %u: lowest bit %llu, want %llu", bs, align, (unsigned long long)low,
+                 (unsigned long long)want);
+    tr_source *src;
+    assert_int_equal(io_source_open(&s, 1 << 30, 100000, 1, &src, err, sizeof err), 0);
+    tr_record r;
+    uint64_t seen = 0;
+    while (tr_next(src, &r) == 1)
+        seen |= r.offset | r.length;
+    assert_int_equal(seen & -seen, want);
+    tr_close(src);
+    tr_scan_free(&scan);
+}
+
+static void test_scan_alignment(void **state)
+{
+    check_scan_alignment("4k", 0, 100, 4096);
+    check_scan_alignment("4k", 512, 100, 512);
+    check_scan_alignment("128k", 0, 0, 131072);
+    check_scan_alignment("4k/70:8k/30", 0, 50, 4096);
+    check_scan_alignment("(8k,80,16k,5,128k,10,1m,5)", 0, 80, 8192);
+    check_scan_alignment("(4k,64k,4k)", 0, 100, 4096);
+    check_scan_alignment("(1536,6k,1536)", 0, 100, 512);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_xfer_forms),
-        cmocka_unit_test(test_range_draws),
-        cmocka_unit_test(test_profiles),
-        cmocka_unit_test(test_alignment_and_limit),
+        cmocka_unit_test(test_xfer_forms),     cmocka_unit_test(test_range_draws),
+        cmocka_unit_test(test_profiles),       cmocka_unit_test(test_alignment_and_limit),
+        cmocka_unit_test(test_scan_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,7 @@ static void test_volumes_inside_region(void **state)
     tr_scan scan;
     char err[1024];
     assert_int_equal(tr_scan_source(s, &scan, err, sizeof err), 0);
+    assert_int_equal(scan.align_bits % 4096, 0); /* every I/O on 4 KiB boundaries */
     const uint64_t lo = 2 << 20, hi = 3 << 20;
     for (int map = TR_MAP_WRAP; map <= TR_MAP_SCALE; map++) {
         tr_place pl;

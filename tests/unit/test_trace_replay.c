@@ -110,6 +110,8 @@ static void test_accounting(void **state)
     if (rc) fail_msg("%s", err);
     assert_int_equal(geti(st, "records"), 2 * 3002);
     assert_int_equal(geti(st, "issued"), 2 * 3000);
+    /* every I/O aligned: the buffers are the I/O's size apart, no block of padding */
+    assert_int_equal(geti(st, "buffer_bytes"), 4096);
     assert_int_equal(geti(st, "completed"), 2 * 3000);
     assert_int_equal(geti(st, "zero_length_skipped"), 2);
     assert_int_equal(geti(st, "trims_skipped"), 2);
@@ -161,6 +163,9 @@ static void test_placement(void **state)
     assert_int_equal(geti(st, "errors"), 0);
     assert_int_equal(geti(pl, "wrapped"), 1);
     assert_int_equal(geti(pl, "aligned"), 1); /* 1000+3000 -> 0+4096 */
+    /* an unaligned I/O can straddle a block: one block more than the largest I/O */
+    uint32_t bs = st_target_buffered(target) ? 0 : st_target_block_size(target);
+    assert_int_equal(geti(st, "buffer_bytes"), 4096 + bs);
     json_decref(st);
     sim_run_free(run);
     o.map = TR_MAP_SCALE;
