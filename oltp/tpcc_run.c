@@ -320,9 +320,13 @@ static void *delivery_worker(void *arg)
     char err[512];
     sqlite3 *db = NULL;
     tpcc_conn *c = NULL;
-    if (st_db_connect(I->db, &db, err, sizeof err) ||
+    sim_hist *held[TPCC_NTYPES] = {NULL};
+    bool hists = new_hists(held);
+    if (!hists) snprintf(err, sizeof err, "out of memory");
+    if (!hists || st_db_connect(I->db, &db, err, sizeof err) ||
         !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err)) ||
         setup_conn(a->w->o, I, db, c, err, sizeof err)) {
+        merge_hists(I, held);
         tpcc_conn_free(c);
         report_error(I, "deferred delivery worker", err);
         if (db) sqlite3_close(db);
@@ -332,8 +336,6 @@ static void *delivery_worker(void *arg)
         return NULL;
     }
     sim_meter *m = sim_run_meter(run, I->index);
-    sim_hist *held[TPCC_NTYPES] = {NULL};
-    if (!new_hists(held)) abort();
     for (;;) {
         pthread_mutex_lock(&I->dq_mu);
         while (!I->dq_len && !I->dq_stop)
