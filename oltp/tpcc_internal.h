@@ -195,9 +195,15 @@ typedef struct tpcc_counts {
 } tpcc_counts;
 void tpcc_conn_take_counts(tpcc_conn *c, tpcc_counts *out);
 
+/* Clause 2.4.1.3: a New-Order has 5 to 15 order lines (and the loader's orders too,
+ * clause 4.3.3.1). */
+#define TPCC_MIN_ORDER_LINES 5
+#define TPCC_MAX_ORDER_LINES 15
+
 typedef struct tpcc_no_in {
     uint32_t w_id, d_id, c_id, ol_cnt;
-    uint32_t i_id[15], supply_w_id[15], qty[15];
+    uint32_t i_id[TPCC_MAX_ORDER_LINES], supply_w_id[TPCC_MAX_ORDER_LINES],
+        qty[TPCC_MAX_ORDER_LINES];
     bool rollback; /* last item id is unused */
 } tpcc_no_in;
 

@@ -394,7 +394,7 @@ static bool gen_orders(loader *L, int64_t w, int d, sim_rng *r)
     }
     for (int o = 1; o <= TPCC_ORD_PER_DIST; o++) {
         if (!row_begin(L, T_ORDERS)) return false;
-        olcnt[o] = (uint8_t)sim_rng_range(r, 5, 15);
+        olcnt[o] = (uint8_t)sim_rng_range(r, TPCC_MIN_ORDER_LINES, TPCC_MAX_ORDER_LINES);
         put_int(L, o);
         put_int(L, d);
         put_int(L, w);

@@ -26,7 +26,7 @@ void tpcc_gen_new_order(sim_rng *r, const tpcc_consts *c, int64_t scale, uint32_
     in->w_id = w_id;
     in->d_id = (uint32_t)sim_rng_range(r, 1, TPCC_DIST_PER_WH);
     in->c_id = tpcc_nurand(r, 1023, c->c_id, 1, TPCC_CUST_PER_DIST);
-    in->ol_cnt = (uint32_t)sim_rng_range(r, 5, 15);
+    in->ol_cnt = (uint32_t)sim_rng_range(r, TPCC_MIN_ORDER_LINES, TPCC_MAX_ORDER_LINES);
     in->rollback = sim_rng_range(r, 1, 100) == 1;
     for (uint32_t i = 0; i < in->ol_cnt; i++) {
         in->i_id[i] = tpcc_nurand(r, 8191, c->ol_i_id, 1, TPCC_ITEMS);

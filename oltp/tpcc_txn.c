@@ -191,7 +191,7 @@ typedef struct no_item {
  * only when its prefetch succeeded. */
 typedef struct pf_kept {
     bool valid;
-    no_item items[15];
+    no_item items[TPCC_MAX_ORDER_LINES];
     double w_tax, c_discount;
     uint32_t c_id;
 } pf_kept;
