@@ -89,8 +89,9 @@ static void size_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_U64,
          .dst = &o->connections,
          .min = 0,
-         .max = 1024,
-         .help = "worker connections per instance (0 = min(users, 32)); one more per 8 of them "
+         .max = TPCC_MAX_CONNECTIONS,
+         .help = "worker connections per instance (0 = one per 64 users, at least 32, at most one "
+                 "per user); one more per 8 of them "
                  "runs deferred deliveries"},
     };
     SIM_OPTS_APPEND(opts, n, at, part);
@@ -152,7 +153,8 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_SIZE,
          .dst = &o->wal_limit,
          .help = "the SQLite WAL's bound: restarted from half of it on, writers held back from "
-                 "7/8 (0 = 64 MiB; e.g. 1T for practically none)"},
+                 "7/8 (0 = a sixteenth of the database's estimated size, 64 MiB to 1 GiB; e.g. "
+                 "1T for practically none)"},
         {.name = "keep-pristine",
          .kind = SIM_OPT_FLAG,
          .dst = &o->keep_pristine,
@@ -212,7 +214,20 @@ uint64_t tpcc_estimate_bytes(uint64_t scale)
 static uint64_t connections_of(const tpcc_options *o, uint64_t vusers)
 {
     if (o->connections) return o->connections;
-    return vusers < TPCC_DEFAULT_CONNECTIONS ? vusers : TPCC_DEFAULT_CONNECTIONS;
+    uint64_t n = (vusers + TPCC_USERS_PER_CONNECTION - 1) / TPCC_USERS_PER_CONNECTION;
+    if (n < TPCC_MIN_DEFAULT_CONNECTIONS) n = TPCC_MIN_DEFAULT_CONNECTIONS;
+    if (n > TPCC_MAX_CONNECTIONS) n = TPCC_MAX_CONNECTIONS;
+    return vusers < n ? vusers : n;
+}
+
+/* --wal-limit, or the default that grows with the database (TPCC_WAL_LIMIT_SHARE). */
+static uint64_t wal_limit_of(const tpcc_options *o)
+{
+    if (o->wal_limit) return o->wal_limit;
+    uint64_t limit = tpcc_estimate_bytes(o->scale) / TPCC_WAL_LIMIT_SHARE;
+    if (limit < TPCC_MIN_WAL_LIMIT) limit = TPCC_MIN_WAL_LIMIT;
+    if (limit > TPCC_MAX_WAL_LIMIT) limit = TPCC_MAX_WAL_LIMIT;
+    return limit;
 }
 
 int tpcc_delivery_workers(const tpcc_options *o)
@@ -244,7 +259,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->checkpoint_mode = "passive";
     dbo->max_connections = (int)connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
     dbo->engine = o->engine;
-    dbo->wal_limit_bytes = o->wal_limit;
+    dbo->wal_limit_bytes = wal_limit_of(o);
 }
 
 /* ---------------------------------------------------------------- prepare */

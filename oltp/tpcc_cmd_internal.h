@@ -33,7 +33,7 @@ typedef struct tpcc_options {
     const char *integrity;
     bool keep_pristine;
     uint64_t keep_free; /* bytes the run and the load leave free on the target */
-    uint64_t wal_limit; /* the WAL's bound (0 = storage's default) */
+    uint64_t wal_limit; /* the WAL's bound (0 = grows with the database, tpcc_cmd.c) */
     bool quiet;
     st_target_opts target;
     const char *engine;
@@ -60,11 +60,25 @@ typedef struct tpcc_dq_item {
  * one for all, the queue outgrew the run at scale (scale 500, 5,000 users, 32
  * connections: 24 deliveries/s queued, 20/s served, 5,193 pending at the end). */
 #define TPCC_CONNECTIONS_PER_DELIVERY_WORKER 8
-/* Worker connections when --connections is 0: min(users, this). At scale the
- * connections, not the users, bound the transactions in flight, and a transaction
- * there spends most of its time waiting for the drive (scale 500, 5,000 users on the
- * test VM: 473 TPS on 8 connections, 610 on 32, 620 on 64). */
-#define TPCC_DEFAULT_CONNECTIONS 32
+/* Worker connections when --connections is 0: one per TPCC_USERS_PER_CONNECTION users,
+ * at least TPCC_MIN_DEFAULT_CONNECTIONS, at most one per user and TPCC_MAX_CONNECTIONS. At scale
+ * the connections, not the users, bound the transactions in flight, and a transaction there spends
+ * most of its time waiting for the drive, the writer lock and the WAL sync; a pool that is busy all
+ * the time adds its own queue to every user's latency. Scale 500, 5,000 users at review pacing
+ * (1,055 TPS offered) on the test VM: 32 connections 1,008 TPS at 220 ms mean, 64 connections 1,045
+ * TPS at 49 ms, 128 connections 1,044 TPS at 58 ms (docs/tpcc.md, "Scale 500: the index, the
+ * connections and the WAL's restarts"). */
+#define TPCC_USERS_PER_CONNECTION 64
+#define TPCC_MIN_DEFAULT_CONNECTIONS 32
+#define TPCC_MAX_CONNECTIONS 1024 /* --connections, and the default's cap */
+/* The SQLite WAL's bound when --wal-limit is 0: a sixteenth of the estimated database,
+ * within [64 MiB, 1 GiB] (the cap is PostgreSQL's max_wal_size default). Every restart
+ * of the WAL holds writers back while readers of older snapshots finish (tens of ms at
+ * scale); at scale 500 with the 64-MiB bound the WAL restarted about once a second and
+ * writers were held back 8.6 % of the time. */
+#define TPCC_WAL_LIMIT_SHARE 16
+#define TPCC_MIN_WAL_LIMIT (64ull << 20)
+#define TPCC_MAX_WAL_LIMIT (1ull << 30)
 #define TPCC_MAX_DELIVERY_WORKERS 16
 
 typedef struct tpcc_instance {
