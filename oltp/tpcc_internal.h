@@ -187,7 +187,9 @@ typedef struct tpcc_waits {
      * (0 for a read-only one): one sample of the hold-time histogram. */
     uint64_t txn_held_ns;
 } tpcc_waits;
-void tpcc_conn_waits(const tpcc_conn *c, tpcc_waits *out);
+/* The connection's waits so far; READS from `reads`, the caller's snapshot of this
+ * thread's counters (st_db_thread_reads_get), which it also uses for its block counts. */
+void tpcc_conn_waits(const tpcc_conn *c, const st_db_thread_reads *reads, tpcc_waits *out);
 
 /* Counts since the last tpcc_conn_take_counts (per connection, single thread). */
 typedef struct tpcc_counts {

@@ -168,18 +168,16 @@ static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t 
     pthread_mutex_unlock(&I->dq_mu);
 }
 
-/* Adds one transaction's block reads (since *before) when it ended in the measured
- * phase. */
-static void note_reads(tpcc_instance *I, sim_run *run, int type, const st_db_thread_reads *before)
+/* Adds one measured transaction's block reads (from the thread's counters before and
+ * after it). */
+static void note_reads(tpcc_instance *I, int type, const st_db_thread_reads *before,
+                       const st_db_thread_reads *now)
 {
-    if (sim_run_phase(run) != SIM_PHASE_MEASURE) return;
-    st_db_thread_reads now;
-    st_db_thread_reads_get(&now);
     atomic_fetch_add(&I->rd_txns[type], 1);
-    atomic_fetch_add(&I->rd_blocks[type][0], now.db_reads - before->db_reads);
-    atomic_fetch_add(&I->rd_blocks[type][1], now.db_device_reads - before->db_device_reads);
-    atomic_fetch_add(&I->rd_blocks[type][2], now.wal_reads - before->wal_reads);
-    atomic_fetch_add(&I->rd_blocks[type][3], now.wal_device_reads - before->wal_device_reads);
+    atomic_fetch_add(&I->rd_blocks[type][0], now->db_reads - before->db_reads);
+    atomic_fetch_add(&I->rd_blocks[type][1], now->db_device_reads - before->db_device_reads);
+    atomic_fetch_add(&I->rd_blocks[type][2], now->wal_reads - before->wal_reads);
+    atomic_fetch_add(&I->rd_blocks[type][3], now->wal_device_reads - before->wal_device_reads);
 }
 
 /* Adds one measured transaction's waits (w1 - w0) and its time on the thread; a write
@@ -241,7 +239,7 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     st_db_thread_reads before;
     st_db_thread_reads_get(&before);
     tpcc_waits w0, w1;
-    tpcc_conn_waits(wc->c, &w0);
+    tpcc_conn_waits(wc->c, &before, &w0);
     uint64_t t0 = sim_now_ns();
     switch (type) {
     case TPCC_NEW_ORDER: {
@@ -280,9 +278,11 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     }
     uint64_t event_ns = sim_now_ns() - t0;
     flush_counts(wc->c, m);
-    if (!rc && type != TPCC_DELIVERY) note_reads(I, w->run, type, &before);
     if (!rc && type != TPCC_DELIVERY && sim_run_phase(w->run) == SIM_PHASE_MEASURE) {
-        tpcc_conn_waits(wc->c, &w1);
+        st_db_thread_reads after;
+        st_db_thread_reads_get(&after);
+        note_reads(I, type, &before, &after);
+        tpcc_conn_waits(wc->c, &after, &w1);
         note_waits(I, type, &w0, &w1, event_ns, wc->held);
     }
     if (rc) {
@@ -354,16 +354,19 @@ static void *delivery_worker(void *arg)
         st_db_thread_reads before;
         st_db_thread_reads_get(&before);
         tpcc_waits w0, w1;
-        tpcc_conn_waits(c, &w0);
+        tpcc_conn_waits(c, &before, &w0);
         uint64_t start = sim_now_ns();
         int rc = tpcc_delivery(c, &in, &skipped, err, sizeof err);
-        if (!rc) note_reads(I, run, TPCC_DELIVERY, &before);
+        st_db_thread_reads after;
+        st_db_thread_reads_get(&after);
+        if (!rc && sim_run_phase(run) == SIM_PHASE_MEASURE)
+            note_reads(I, TPCC_DELIVERY, &before, &after);
         uint64_t end = sim_now_ns();
         flush_counts(c, m);
         /* Its counts and its deferred figures fall in the same phase. */
         bool measured = sim_meter_settle(m, end);
         if (!rc && measured) {
-            tpcc_conn_waits(c, &w1);
+            tpcc_conn_waits(c, &after, &w1);
             note_waits(I, TPCC_DELIVERY, &w0, &w1, end - start, held);
         }
         if (rc) report_error(I, "deferred delivery", err);

@@ -284,10 +284,10 @@ static uint64_t thread_read_ns(void)
     return r.device_read_ns;
 }
 
-void tpcc_conn_waits(const tpcc_conn *c, tpcc_waits *out)
+void tpcc_conn_waits(const tpcc_conn *c, const st_db_thread_reads *reads, tpcc_waits *out)
 {
     *out = c->w;
-    out->ns[TPCC_W_READS] = thread_read_ns();
+    out->ns[TPCC_W_READS] = reads->device_read_ns;
 }
 
 /* Queues for the writer lock, timing the queue and the hand-over. */
@@ -613,11 +613,6 @@ static int no_line(tpcc_conn *c, const tpcc_no_in *in, uint32_t i, int64_t o_id,
         out->rolled_back = true;
         return SQLITE_ABORT;
     }
-    int64_t price = it.price;
-    /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
-     * ORIGINAL; it is only displayed, but the work is part of the transaction. */
-    bool item_original = it.original;
-
     sqlite3_stmt *st = B(c, S_NO_STOCK_UPD);
     BI(st, 1, in->supply_w_id[i]);
     BI(st, 2, in->i_id[i]);
@@ -628,10 +623,12 @@ static int no_line(tpcc_conn *c, const tpcc_no_in *in, uint32_t i, int64_t o_id,
     bool stock_original = strstr((const char *)sqlite3_column_text(st, 1), "ORIGINAL");
     char dist_info[25];
     snprintf(dist_info, sizeof dist_info, "%s", (const char *)sqlite3_column_text(st, 2));
-    out->brand_generic[i] = item_original && stock_original ? 'B' : 'G';
+    /* Clause 2.4.2.2: brand-generic is "B" when item and stock data both say
+     * ORIGINAL; it is only displayed, but the work is part of the transaction. */
+    out->brand_generic[i] = it.original && stock_original ? 'B' : 'G';
     if ((rc = run_done(st)) != SQLITE_OK) return rc;
 
-    int64_t amount = (int64_t)in->qty[i] * price;
+    int64_t amount = (int64_t)in->qty[i] * it.price;
     *total_cents += amount;
     st = B(c, S_NO_INS_OL);
     BI(st, 1, o_id);

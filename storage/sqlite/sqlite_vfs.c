@@ -451,7 +451,7 @@ static int vf_close(sqlite3_file *pf)
     return rc;
 }
 
-/* The logical size, without sf->mu: every block read asks for it, from every
+/* The logical size, without sf->mu: every read and write asks for it, from every
  * connection, and a lock shared by all of them would be taken twice per page. */
 static inline uint64_t file_size(vf_shared *sf)
 {
@@ -500,9 +500,7 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     bool wal = sf->kind == VF_WAL;
     int refused = refuse_after_fault();
     if (refused) return refused;
-    pthread_mutex_lock(&sf->mu);
-    uint64_t size = sf->size;
-    pthread_mutex_unlock(&sf->mu);
+    uint64_t size = file_size(sf);
     uint64_t off = (uint64_t)ofst;
     const uint8_t *src = buf;
     load_ctx lc = {f};
