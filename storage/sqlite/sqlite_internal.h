@@ -74,6 +74,8 @@ bool bp_take_dirty(bp_pool *p, uint32_t file, uint64_t blk, void *dst, uint32_t 
 /* Drops every block of file numbered >= from_blk (truncation, deletion). Waits for
  * pinned frames of those blocks. Dirty frames are dropped too. */
 void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk);
+/* The same for blocks [from_blk, to_blk) only. */
+void bp_invalidate_range(bp_pool *p, uint32_t file, uint64_t from_blk, uint64_t to_blk);
 
 /* ------------------------------------------------------------------ VFS */
 

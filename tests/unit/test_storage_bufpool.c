@@ -242,6 +242,32 @@ static void invalidate_and_failed_load(void **state)
     bp_free(p);
 }
 
+/* A range drops exactly its blocks, whether short against the pool (looked up block
+ * by block) or long (every frame's key read); other files keep theirs. */
+static void invalidate_range_only(void **state)
+{
+    reset_dev();
+    bp_pool *p = bp_new(64, UNIT); /* one shard; ranges of up to 16 blocks are looked up */
+    bool hit;
+    for (int b = 0; b < 40; b++)
+        read_word(p, 0, (uint64_t)b, &hit);
+    for (int b = 0; b < 10; b++)
+        read_word(p, 1, (uint64_t)b, &hit);
+    bp_invalidate_range(p, 0, 10, 14);
+    bp_invalidate_range(p, 0, 20, 40);
+    bp_invalidate_range(p, 0, 5, 5); /* empty */
+    for (int b = 0; b < 40; b++) {
+        read_word(p, 0, (uint64_t)b, &hit);
+        bool dropped = (b >= 10 && b < 14) || b >= 20;
+        assert_int_equal(hit, !dropped);
+    }
+    for (int b = 0; b < 10; b++) {
+        read_word(p, 1, (uint64_t)b, &hit);
+        assert_true(hit);
+    }
+    bp_free(p);
+}
+
 /* Readers check that every block they read holds one version throughout (no torn
  * copy) and never a version older than the device had before the read started. */
 typedef struct th_arg {
@@ -330,6 +356,7 @@ int main(void)
         cmocka_unit_test(sharded_pool),
         cmocka_unit_test(dirty_and_pinned_stay),
         cmocka_unit_test(invalidate_and_failed_load),
+        cmocka_unit_test(invalidate_range_only),
         cmocka_unit_test(threads_see_whole_current_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
