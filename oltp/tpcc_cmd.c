@@ -225,7 +225,7 @@ static uint64_t wal_limit_of(const tpcc_options *o)
 {
     if (o->wal_limit) return o->wal_limit;
     uint64_t limit = tpcc_estimate_bytes(o->scale) / TPCC_WAL_LIMIT_SHARE;
-    if (limit < TPCC_MIN_WAL_LIMIT) limit = TPCC_MIN_WAL_LIMIT;
+    if (limit < ST_DB_DEFAULT_WAL_LIMIT) limit = ST_DB_DEFAULT_WAL_LIMIT;
     if (limit > TPCC_MAX_WAL_LIMIT) limit = TPCC_MAX_WAL_LIMIT;
     return limit;
 }

@@ -72,12 +72,12 @@ typedef struct tpcc_dq_item {
 #define TPCC_MIN_DEFAULT_CONNECTIONS 32
 #define TPCC_MAX_CONNECTIONS 1024 /* --connections, and the default's cap */
 /* The SQLite WAL's bound when --wal-limit is 0: a sixteenth of the estimated database,
- * within [64 MiB, 1 GiB] (the cap is PostgreSQL's max_wal_size default). Every restart
+ * from storage's default (ST_DB_DEFAULT_WAL_LIMIT, 64 MiB) to 1 GiB (the cap is
+ * PostgreSQL's max_wal_size default). Every restart
  * of the WAL holds writers back while readers of older snapshots finish (tens of ms at
  * scale); at scale 500 with the 64-MiB bound the WAL restarted about once a second and
  * writers were held back 8.6 % of the time. */
 #define TPCC_WAL_LIMIT_SHARE 16
-#define TPCC_MIN_WAL_LIMIT (64ull << 20)
 #define TPCC_MAX_WAL_LIMIT (1ull << 30)
 #define TPCC_MAX_DELIVERY_WORKERS 16
 

@@ -497,11 +497,14 @@ static void invalidate_block(bp_pool *pool, uint64_t key)
     pthread_mutex_lock(&p->mu);
     for (;;) {
         uint32_t f = lookup(p, key);
-        if (f == NIL || drop_frame(p, f)) break;
+        if (f == NIL) break;
+        if (drop_frame(p, f)) {
+            pthread_cond_broadcast(&p->cv); /* a frame is free for a waiting victim search */
+            break;
+        }
         p->waits++;
         pthread_cond_wait(&p->cv, &p->mu);
     }
-    pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
 

@@ -33,6 +33,9 @@ extern "C" {
  * in play). WAL mode; the WAL index in process memory; checkpoints on a background
  * thread by the policy below.
  */
+/* The WAL's bound when nothing larger is asked for (st_db_opts.wal_limit_bytes). */
+#define ST_DB_DEFAULT_WAL_LIMIT (64ull << 20)
+
 typedef struct st_db_opts {
     uint64_t buffer_bytes;         /* the database's memory (--buffer) */
     const char *sync;              /* "full" (default), "normal", "off" */
@@ -43,8 +46,8 @@ typedef struct st_db_opts {
     /* The WAL's bound: from half of it on, the checkpointer restarts the WAL from its
      * beginning (holding writers back while the readers of older snapshots finish);
      * from 7/8 of it writers wait until it has (docs/sqlite-vfs.md). 0 = the larger of
-     * 64 MiB and four times checkpoint_wal_bytes; UINT64_MAX = no bound (SQLite's own
-     * behaviour, for comparison). */
+     * ST_DB_DEFAULT_WAL_LIMIT and four times checkpoint_wal_bytes; UINT64_MAX = no bound
+     * (SQLite's own behaviour, for comparison). */
     uint64_t wal_limit_bytes;
 } st_db_opts;
 

@@ -47,7 +47,6 @@
 #define WAL_HEADER 32
 #define CONN_BUSY_MS 10000
 #define CHECKPOINT_BUSY_MS 1000
-#define DEFAULT_WAL_LIMIT (64ull << 20)
 #define MIN_WAL_LIMIT_FRAMES 64
 #define RESTART_WAIT_MS 100 /* a restart before the hold waits this long for old readers */
 #define LIMIT_WAIT_MS 10000 /* at the hold, this long */
@@ -135,7 +134,7 @@ static uint64_t wal_limit_of(const st_db_opts *opts, uint64_t ck_wal_bytes)
 {
     if (opts->wal_limit_bytes == UINT64_MAX) return 0; /* no bound */
     if (opts->wal_limit_bytes) return opts->wal_limit_bytes;
-    return ck_wal_bytes > DEFAULT_WAL_LIMIT / 4 ? 4 * ck_wal_bytes : DEFAULT_WAL_LIMIT;
+    return ck_wal_bytes > ST_DB_DEFAULT_WAL_LIMIT / 4 ? 4 * ck_wal_bytes : ST_DB_DEFAULT_WAL_LIMIT;
 }
 
 static uint32_t page_size_for(const st_target *t)

@@ -33,7 +33,8 @@ static st_db_opts opts_for(uint64_t scale, uint64_t vusers, uint64_t connections
 static int workers_of(uint64_t vusers, uint64_t connections)
 {
     tpcc_options o = {.scale = 1, .vusers = vusers, .instances = 1, .connections = connections};
-    st_db_opts dbo = opts_for(1, vusers, connections, 0);
+    st_db_opts dbo;
+    tpcc_db_opts(&o, &dbo);
     return dbo.max_connections - tpcc_delivery_workers(&o) - 1;
 }
 
