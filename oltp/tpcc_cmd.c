@@ -417,7 +417,9 @@ static int instance_state(st_target *t, const tpcc_options *o, int i, char *err,
     rc = st_db_connect(db, &c, err, errlen);
     tpcc_meta m;
     int state = INSTANCE_TO_LOAD;
-    if (!rc && tpcc_meta_read(c, &m, err, errlen) == TPCC_META_READ && m.complete) {
+    int mr = rc ? SIM_ERR : tpcc_meta_read(c, &m, err, errlen);
+    if (mr == TPCC_META_OLD) sim_warn("tpcc prepare: %s: %s; loading it again", name, err);
+    if (mr == TPCC_META_READ && m.complete) {
         if ((uint64_t)m.scale == o->scale) {
             state = INSTANCE_LOADED;
         } else {
@@ -640,9 +642,10 @@ static int open_for_check(const tpcc_options *o, st_target *t, int i, const char
     }
     int mr = tpcc_meta_read(*c, m, err, sizeof err);
     if (mr != TPCC_META_READ || !m->complete) {
+        bool why = mr < 0 || mr == TPCC_META_OLD;
         sim_error("tpcc check: instance %d (%s) is not a completely loaded TPC-C database%s%s; "
                   "run `appsim tpcc prepare`",
-                  i + 1, name, mr < 0 ? ": " : "", mr < 0 ? err : "");
+                  i + 1, name, why ? ": " : "", why ? err : "");
         sqlite3_close(*c);
         st_db_close(*db);
         return SIM_EXIT_FAIL;
@@ -805,9 +808,11 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
         int mr = tpcc_meta_read(c, &inst[i].meta, err, sizeof err);
         if (mr != TPCC_META_READ || !inst[i].meta.complete) {
             sqlite3_close(c);
-            sim_error("tpcc run: instance %d (%s) is not a completely loaded database; run "
+            bool why = mr < 0 || mr == TPCC_META_OLD;
+            sim_error("tpcc run: instance %d (%s) is not a completely loaded database%s%s; run "
                       "`appsim tpcc prepare --target %s --scale %llu`",
-                      i + 1, name, st_target_path(t), (unsigned long long)o->scale);
+                      i + 1, name, why ? ": " : "", why ? err : "", st_target_path(t),
+                      (unsigned long long)o->scale);
             return SIM_EXIT_USAGE;
         }
         if ((uint64_t)inst[i].meta.scale != o->scale) {

@@ -28,6 +28,26 @@
 #define TPCC_STOCK_PER_WH 100000
 #define TPCC_NEW_ORD_START 2101 /* orders >= this are undelivered after load */
 
+/* The layout of the tables (appsim_tpcc.format): a database of another layout is
+ * loaded again by prepare and refused by run and check. 2: stock and customer are
+ * rowid tables keyed by the integers below (1: WITHOUT ROWID on the composite key). */
+#define TPCC_FORMAT 2
+
+/* Stock (about 310 bytes a row) and customer (about 650) are keyed by one integer made
+ * from the composite key, in the same order, instead of being WITHOUT ROWID tables on
+ * it: those keep whole rows in their interior pages too (12 and 7 children a page,
+ * trees of 8 and 9 levels at 500 warehouses, 2.9 GB of interior pages), where a rowid
+ * table's interior cell is a child and an integer (hundreds a page: 4 levels), as the
+ * clustered indexes of SQL Server and InnoDB keep only keys above the leaves. SQLite's
+ * own advice is WITHOUT ROWID only for rows under a twentieth of a page. The key is SQL
+ * text over SQL operands, so statements bind the spec's columns as before. */
+#define TPCC_SQL_NUM_(x) #x
+#define TPCC_SQL_NUM(x) TPCC_SQL_NUM_(x)
+#define TPCC_STOCK_KEY_SQL(w, i) "((" w ") - 1) * " TPCC_SQL_NUM(TPCC_STOCK_PER_WH) " + (" i ")"
+#define TPCC_CUSTOMER_KEY_SQL(w, d, c)                                                             \
+    "(((" w ") - 1) * " TPCC_SQL_NUM(TPCC_DIST_PER_WH) " + (" d ") - 1) * " TPCC_SQL_NUM(          \
+        TPCC_CUST_PER_DIST) " + (" c ")"
+
 enum tpcc_type {
     TPCC_NEW_ORDER,
     TPCC_PAYMENT,
@@ -90,6 +110,7 @@ int tpcc_schema_indexes(sqlite3 *db, char *err, size_t errlen);
 
 /* Metadata row stored in the database: what was loaded and whether it finished. */
 typedef struct tpcc_meta {
+    int format; /* TPCC_FORMAT when read as TPCC_META_READ */
     int64_t scale;
     uint64_t seed;
     tpcc_consts c_load;
@@ -102,6 +123,7 @@ typedef struct tpcc_meta {
 enum {
     TPCC_META_READ = SIM_OK, /* *m filled */
     TPCC_META_NONE = 1,      /* no metadata: not a TPC-C database, or an unfinished one */
+    TPCC_META_OLD = 2,       /* another layout (format), err says which: load it again */
 };
 int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen);
 int tpcc_meta_set_fresh(sqlite3 *db, bool fresh, char *err, size_t errlen);

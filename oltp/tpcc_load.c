@@ -34,21 +34,27 @@ enum {
     T_NTABLES
 };
 
-/* Column lists in the order the generator emits values (the spec's order). */
+/* Column lists in the order the generator emits values (the spec's order); stock's and
+ * customer's integer keys are made from the values of their key columns. */
+#define STOCK_KEY_OF_ROW TPCC_STOCK_KEY_SQL("?2", "?1")
+#define CUSTOMER_KEY_OF_ROW TPCC_CUSTOMER_KEY_SQL("?3", "?2", "?1")
 static const char *const insert_sql[T_NTABLES] = {
     [T_ITEM] = "INSERT INTO item (i_id, i_im_id, i_name, i_price, i_data) VALUES (?,?,?,?,?)",
     [T_WAREHOUSE] = "INSERT INTO warehouse (w_id, w_name, w_street_1, w_street_2, w_city,"
                     " w_state, w_zip, w_tax, w_ytd) VALUES (?,?,?,?,?,?,?,?,?)",
-    [T_STOCK] = "INSERT INTO stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02,"
+    [T_STOCK] = "INSERT INTO stock (s_key, s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02,"
                 " s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09,"
                 " s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (" STOCK_KEY_OF_ROW ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                " ?12, ?13, ?14, ?15, ?16, ?17)",
     [T_DISTRICT] = "INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city,"
                    " d_state, d_zip, d_tax, d_ytd, d_next_o_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    [T_CUSTOMER] = "INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last,"
-                   " c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit,"
-                   " c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt,"
-                   " c_delivery_cnt, c_data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [T_CUSTOMER] = "INSERT INTO customer (c_key, c_id, c_d_id, c_w_id, c_first, c_middle,"
+                   " c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since,"
+                   " c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment,"
+                   " c_payment_cnt, c_delivery_cnt, c_data)"
+                   " VALUES (" CUSTOMER_KEY_OF_ROW ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+                   " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     [T_HISTORY] = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date,"
                   " h_amount, h_data) VALUES (?,?,?,?,?,?,?,?)",
     [T_ORDERS] = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id,"
@@ -596,10 +602,10 @@ static int finish_load(sqlite3 *db, const tpcc_load_opts *o, const tpcc_consts *
     if (tpcc_exec(db, "BEGIN", err, errlen) || tpcc_schema_indexes(db, err, errlen)) return SIM_ERR;
     char sql[512];
     snprintf(sql, sizeof sql,
-             "INSERT INTO appsim_tpcc VALUES (1, 1, %lld, %lld, %u, %u, %u, %d, 1, %lld);"
+             "INSERT INTO appsim_tpcc VALUES (1, %d, %lld, %lld, %u, %u, %u, %d, 1, %lld);"
              "COMMIT",
-             (long long)o->scale, (long long)o->seed, c_load->c_last, c_load->c_id, c_load->ol_i_id,
-             o->defer_complete ? 0 : 1, (long long)now);
+             TPCC_FORMAT, (long long)o->scale, (long long)o->seed, c_load->c_last, c_load->c_id,
+             c_load->ol_i_id, o->defer_complete ? 0 : 1, (long long)now);
     return tpcc_exec(db, sql, err, errlen);
 }
 

@@ -3,16 +3,21 @@
  * column names, the secondary indexes the transactions need, and appsim's metadata
  * row (scale, seed, C-Load, complete, fresh).
  *
- * Tables with a composite primary key are WITHOUT ROWID so that rows are clustered
- * by key, as SQL Server's clustered indexes are in the published setup; the loader
- * inserts in key order, so the b-trees are built by appending. History has no key in
- * the spec and stays a rowid table.
+ * Rows are clustered by their primary key, as SQL Server's clustered indexes are in the
+ * published setup; the loader inserts in key order, so the b-trees are built by
+ * appending. Tables of narrow rows are WITHOUT ROWID on the composite key. Stock and
+ * customer, whose rows are wide, are rowid tables keyed by an integer made from the
+ * composite key in the same order (s_key, c_key; tpcc_internal.h says why), with a CHECK
+ * that ties it to the key's columns. History has no key in the spec and stays a rowid
+ * table.
  */
 #include "oltp/tpcc_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#define STOCK_KEY_OF_COLUMNS TPCC_STOCK_KEY_SQL("s_w_id", "s_i_id")
+#define CUSTOMER_KEY_OF_COLUMNS TPCC_CUSTOMER_KEY_SQL("c_w_id", "c_d_id", "c_id")
 static const char schema_sql[] =
     "CREATE TABLE warehouse (w_id INTEGER, w_name TEXT, w_street_1 TEXT,"
     " w_street_2 TEXT, w_city TEXT, w_state TEXT, w_zip TEXT, w_tax REAL,"
@@ -21,13 +26,12 @@ static const char schema_sql[] =
     " d_street_1 TEXT, d_street_2 TEXT, d_city TEXT, d_state TEXT, d_zip TEXT,"
     " d_tax REAL, d_ytd INTEGER, d_next_o_id INTEGER,"
     " PRIMARY KEY (d_w_id, d_id)) WITHOUT ROWID;"
-    "CREATE TABLE customer (c_w_id INTEGER, c_d_id INTEGER,"
-    " c_id INTEGER, c_first TEXT, c_middle TEXT, c_last TEXT,"
-    " c_street_1 TEXT, c_street_2 TEXT, c_city TEXT, c_state TEXT, c_zip TEXT,"
+    "CREATE TABLE customer (c_key INTEGER PRIMARY KEY, c_w_id INTEGER NOT NULL,"
+    " c_d_id INTEGER NOT NULL, c_id INTEGER NOT NULL, c_first TEXT, c_middle TEXT,"
+    " c_last TEXT, c_street_1 TEXT, c_street_2 TEXT, c_city TEXT, c_state TEXT, c_zip TEXT,"
     " c_phone TEXT, c_since INTEGER, c_credit TEXT, c_credit_lim INTEGER,"
     " c_discount REAL, c_balance INTEGER, c_ytd_payment INTEGER, c_payment_cnt INTEGER,"
-    " c_delivery_cnt INTEGER, c_data TEXT,"
-    " PRIMARY KEY (c_w_id, c_d_id, c_id)) WITHOUT ROWID;"
+    " c_delivery_cnt INTEGER, c_data TEXT, CHECK (c_key = " CUSTOMER_KEY_OF_COLUMNS "));"
     "CREATE TABLE history (h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER,"
     " h_d_id INTEGER, h_w_id INTEGER, h_date INTEGER, h_amount INTEGER, h_data TEXT);"
     "CREATE TABLE new_order (no_w_id INTEGER, no_d_id INTEGER,"
@@ -43,18 +47,19 @@ static const char schema_sql[] =
     " PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number)) WITHOUT ROWID;"
     "CREATE TABLE item (i_id INTEGER, i_im_id INTEGER, i_name TEXT,"
     " i_price INTEGER, i_data TEXT, PRIMARY KEY (i_id)) WITHOUT ROWID;"
-    "CREATE TABLE stock (s_w_id INTEGER, s_i_id INTEGER,"
-    " s_quantity INTEGER, s_dist_01 TEXT, s_dist_02 TEXT, s_dist_03 TEXT,"
-    " s_dist_04 TEXT, s_dist_05 TEXT, s_dist_06 TEXT, s_dist_07 TEXT, s_dist_08 TEXT,"
-    " s_dist_09 TEXT, s_dist_10 TEXT, s_ytd INTEGER, s_order_cnt INTEGER,"
-    " s_remote_cnt INTEGER, s_data TEXT, PRIMARY KEY (s_w_id, s_i_id)) WITHOUT ROWID;"
+    "CREATE TABLE stock (s_key INTEGER PRIMARY KEY, s_w_id INTEGER NOT NULL,"
+    " s_i_id INTEGER NOT NULL, s_quantity INTEGER, s_dist_01 TEXT, s_dist_02 TEXT,"
+    " s_dist_03 TEXT, s_dist_04 TEXT, s_dist_05 TEXT, s_dist_06 TEXT, s_dist_07 TEXT,"
+    " s_dist_08 TEXT, s_dist_09 TEXT, s_dist_10 TEXT, s_ytd INTEGER, s_order_cnt INTEGER,"
+    " s_remote_cnt INTEGER, s_data TEXT, CHECK (s_key = " STOCK_KEY_OF_COLUMNS "));"
     "CREATE TABLE appsim_tpcc (id INTEGER PRIMARY KEY CHECK (id = 1), format INTEGER,"
     " scale INTEGER, seed INTEGER, c_load_last INTEGER, c_load_id INTEGER,"
     " c_load_ol_i_id INTEGER, complete INTEGER, fresh INTEGER, loaded_at INTEGER);";
 
-/* Payment and Order-Status by last name; Order-Status's latest order of a customer. */
+/* Payment and Order-Status by last name (with c_id, so that the index answers them
+ * alone); Order-Status's latest order of a customer. */
 static const char index_sql[] =
-    "CREATE INDEX customer_last ON customer (c_w_id, c_d_id, c_last, c_first);"
+    "CREATE INDEX customer_last ON customer (c_w_id, c_d_id, c_last, c_first, c_id);"
     "CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);";
 
 int tpcc_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -84,7 +89,8 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
                                 "SELECT scale, seed, c_load_last, c_load_id, c_load_ol_i_id,"
-                                " complete, fresh, loaded_at FROM appsim_tpcc WHERE id = 1",
+                                " complete, fresh, loaded_at, format FROM appsim_tpcc"
+                                " WHERE id = 1",
                                 -1, &st, NULL);
     if (rc != SQLITE_OK) {
         /* No such table: an empty file, another program's database, or a load that
@@ -103,7 +109,15 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
         m->complete = sqlite3_column_int(st, 5) != 0;
         m->fresh = sqlite3_column_int(st, 6) != 0;
         m->loaded_at = sqlite3_column_int64(st, 7);
+        m->format = sqlite3_column_int(st, 8);
         sqlite3_finalize(st);
+        if (m->format != TPCC_FORMAT) {
+            snprintf(err, errlen,
+                     "its tables are laid out as an earlier appsim did (format %d; this appsim "
+                     "reads format %d)",
+                     m->format, TPCC_FORMAT);
+            return TPCC_META_OLD;
+        }
         return TPCC_META_READ;
     }
     sqlite3_finalize(st);

@@ -97,6 +97,10 @@ enum {
     S_N
 };
 
+/* Stock's and customer's integer keys from the bound key columns: (?1, ?2) = (w, i) and
+ * (?1, ?2, ?3) = (w, d, c). */
+#define STOCK_KEY TPCC_STOCK_KEY_SQL("?1", "?2")
+#define CUSTOMER_KEY TPCC_CUSTOMER_KEY_SQL("?1", "?2", "?3")
 static const char *const sql_text[S_N] = {
     [S_BEGIN_W] = "BEGIN IMMEDIATE",
     [S_BEGIN_R] = "BEGIN",
@@ -106,7 +110,7 @@ static const char *const sql_text[S_N] = {
     [S_NO_DIST] = "UPDATE district SET d_next_o_id = d_next_o_id + 1"
                   " WHERE d_w_id = ?1 AND d_id = ?2 RETURNING d_tax, d_next_o_id - 1",
     [S_NO_CUST] = "SELECT c_discount, c_last, c_credit FROM customer"
-                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                  " WHERE c_key = " CUSTOMER_KEY,
     [S_NO_INS_ORDER] = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d,"
                        " o_carrier_id, o_ol_cnt, o_all_local)"
                        " VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7)",
@@ -115,7 +119,7 @@ static const char *const sql_text[S_N] = {
     [S_NO_STOCK_UPD] =
         "UPDATE stock SET s_quantity = CASE WHEN s_quantity - ?3 >= 10 THEN s_quantity - ?3"
         " ELSE s_quantity - ?3 + 91 END, s_ytd = s_ytd + ?3, s_order_cnt = s_order_cnt + 1,"
-        " s_remote_cnt = s_remote_cnt + ?4 WHERE s_w_id = ?1 AND s_i_id = ?2"
+        " s_remote_cnt = s_remote_cnt + ?4 WHERE s_key = " STOCK_KEY
         " RETURNING s_quantity, s_data, CASE ?5 WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02"
         " WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05"
         " WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08"
@@ -132,18 +136,18 @@ static const char *const sql_text[S_N] = {
     [S_PAY_CUST] = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city,"
                    " c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount,"
                    " c_balance, c_data FROM customer"
-                   " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                   " WHERE c_key = " CUSTOMER_KEY,
     [S_PAY_CUST_UPD] = "UPDATE customer SET c_balance = c_balance - ?4,"
                        " c_ytd_payment = c_ytd_payment + ?4, c_payment_cnt = c_payment_cnt + 1"
-                       " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                       " WHERE c_key = " CUSTOMER_KEY,
     [S_PAY_CUST_UPD_BC] = "UPDATE customer SET c_balance = c_balance - ?4,"
                           " c_ytd_payment = c_ytd_payment + ?4,"
                           " c_payment_cnt = c_payment_cnt + 1, c_data = ?5"
-                          " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                          " WHERE c_key = " CUSTOMER_KEY,
     [S_PAY_HIST] = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date,"
                    " h_amount, h_data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_OS_CUST] = "SELECT c_balance, c_first, c_middle, c_last FROM customer"
-                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                  " WHERE c_key = " CUSTOMER_KEY,
     /* Without statistics SQLite's planner prefers the primary key here, for its order,
      * and walks the district's orders backwards until it meets the customer: about half
      * of the district's orders, ten leaves or more, where the index needs one; and
@@ -164,13 +168,13 @@ static const char *const sql_text[S_N] = {
                  " AND ol_o_id = ?3",
     [S_DL_CUST] = "UPDATE customer SET c_balance = c_balance + ?4,"
                   " c_delivery_cnt = c_delivery_cnt + 1"
-                  " WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3",
+                  " WHERE c_key = " CUSTOMER_KEY,
     [S_SL_NEXT] = "SELECT d_next_o_id FROM district WHERE d_w_id = ?1 AND d_id = ?2",
     [S_SL_COUNT] = "SELECT count(DISTINCT s_i_id) FROM order_line, stock"
                    " WHERE ol_w_id = ?1 AND ol_d_id = ?2 AND ol_o_id < ?3 AND ol_o_id >= ?4"
-                   " AND s_w_id = ?1 AND s_i_id = ol_i_id AND s_quantity < ?5",
+                   " AND s_key = " TPCC_STOCK_KEY_SQL("?1", "ol_i_id") " AND s_quantity < ?5",
     [S_PF_WH] = "SELECT w_name FROM warehouse WHERE w_id = ?1",
-    [S_PF_STOCK] = "SELECT s_quantity FROM stock WHERE s_w_id = ?1 AND s_i_id = ?2",
+    [S_PF_STOCK] = "SELECT s_quantity FROM stock WHERE s_key = " STOCK_KEY,
     /* the b-tree leaves where New-Order appends its order, new_order and lines */
     [S_PF_ORDER_END] = "SELECT o_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2"
                        " ORDER BY o_id DESC LIMIT 1",
