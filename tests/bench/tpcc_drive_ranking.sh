@@ -91,6 +91,8 @@ for spec in "$@"; do
         fi
         prev=$tps
     done
+    # the RAM drive holds one binary's database at a time (ZRAM_SIZE fits one)
+    rm -rf "${ZMNT:?}/$name"
     if [ $order_ok = 1 ]; then
         echo "$name: ranks ram > disk > read-capped > write-capped (PostgreSQL's order)"
     else
