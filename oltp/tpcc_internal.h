@@ -36,7 +36,7 @@
 /* Stock (about 310 bytes a row) and customer (about 650) are keyed by one integer made
  * from the composite key, in the same order, instead of being WITHOUT ROWID tables on
  * it: those keep whole rows in their interior pages too (12 and 7 children a page,
- * trees of 8 and 9 levels at 500 warehouses, 2.9 GB of interior pages), where a rowid
+ * trees of 8 and 9 levels at 500 warehouses, 2.4 GB of interior pages), where a rowid
  * table's interior cell is a child and an integer (hundreds a page: 4 levels), as the
  * clustered indexes of SQL Server and InnoDB keep only keys above the leaves. SQLite's
  * own advice is WITHOUT ROWID only for rows under a twentieth of a page. The key is SQL
