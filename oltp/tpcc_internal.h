@@ -110,7 +110,6 @@ int tpcc_schema_indexes(sqlite3 *db, char *err, size_t errlen);
 
 /* Metadata row stored in the database: what was loaded and whether it finished. */
 typedef struct tpcc_meta {
-    int format; /* TPCC_FORMAT when read as TPCC_META_READ */
     int64_t scale;
     uint64_t seed;
     tpcc_consts c_load;

@@ -109,13 +109,13 @@ int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
         m->complete = sqlite3_column_int(st, 5) != 0;
         m->fresh = sqlite3_column_int(st, 6) != 0;
         m->loaded_at = sqlite3_column_int64(st, 7);
-        m->format = sqlite3_column_int(st, 8);
+        int format = sqlite3_column_int(st, 8);
         sqlite3_finalize(st);
-        if (m->format != TPCC_FORMAT) {
+        if (format != TPCC_FORMAT) {
             snprintf(err, errlen,
                      "its tables are laid out as an earlier appsim did (format %d; this appsim "
                      "reads format %d)",
-                     m->format, TPCC_FORMAT);
+                     format, TPCC_FORMAT);
             return TPCC_META_OLD;
         }
         return TPCC_META_READ;

@@ -71,9 +71,23 @@ struct bp_pool {
     size_t mem_len;
 };
 
+/* A frame's key: the file number above KEY_BLK_BITS, the block below. */
+#define KEY_BLK_BITS 48
+#define KEY_BLK_MASK ((1ULL << KEY_BLK_BITS) - 1)
+
 static inline uint64_t make_key(uint32_t file, uint64_t blk)
 {
-    return ((uint64_t)file << 48) | (blk & ((1ULL << 48) - 1));
+    return ((uint64_t)file << KEY_BLK_BITS) | (blk & KEY_BLK_MASK);
+}
+
+static inline uint64_t key_blk(uint64_t key)
+{
+    return key & KEY_BLK_MASK;
+}
+
+static inline uint64_t key_file(uint64_t key)
+{
+    return key >> KEY_BLK_BITS;
 }
 
 /* Fibonacci hashing: the shard takes bits 20 and up of the product, a shard's bucket
@@ -85,8 +99,7 @@ static inline uint64_t make_key(uint32_t file, uint64_t blk)
  * frames visited per hit against 1.37). */
 static inline uint64_t mix_key(uint64_t key)
 {
-    uint64_t blk = key & ((1ULL << 48) - 1), file = key >> 48;
-    return (blk + file * 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
+    return (key_blk(key) + key_file(key) * 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
 }
 
 static inline uint32_t hash_key(const bp_shard *p, uint64_t key)
@@ -479,8 +492,8 @@ static void invalidate_shard(bp_shard *p, uint32_t file, uint64_t from_blk, uint
     for (uint32_t f = 0; f < p->nframes; f++) {
         bp_frame *fr = &p->frames[f];
         for (;;) {
-            uint64_t blk = fr->key & ((1ULL << 48) - 1);
-            if (fr->state == F_EMPTY || (fr->key >> 48) != file || blk < from_blk ||
+            uint64_t blk = key_blk(fr->key);
+            if (fr->state == F_EMPTY || key_file(fr->key) != file || blk < from_blk ||
                 blk >= to_blk || drop_frame(p, f))
                 break;
             p->waits++;

@@ -101,19 +101,19 @@ static void test_wide_tables_keep_keys_above_leaves(void **state)
     (void)state;
     static const char *const tables[] = {"stock", "customer"};
     for (int i = 0; i < 2; i++) {
-        char sql[200];
-        snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM dbstat WHERE name = '%s' AND pagetype = 'leaf'", tables[i]);
-        int64_t leaves = count(sql);
-        snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM dbstat WHERE name = '%s' AND pagetype = 'internal'",
-                 tables[i]);
-        int64_t interior = count(sql);
-        snprintf(sql, sizeof sql,
-                 "SELECT max(length(path) - length(replace(path, '/', ''))) FROM dbstat"
-                 " WHERE name = '%s'",
-                 tables[i]);
-        int64_t levels = count(sql);
+        sqlite3_stmt *st;
+        assert_int_equal(
+            sqlite3_prepare_v2(db,
+                               "SELECT sum(pagetype = 'leaf'), sum(pagetype = 'internal'),"
+                               " max(length(path) - length(replace(path, '/', '')))"
+                               " FROM dbstat WHERE name = ?1",
+                               -1, &st, NULL),
+            SQLITE_OK);
+        sqlite3_bind_text(st, 1, tables[i], -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        int64_t leaves = sqlite3_column_int64(st, 0), interior = sqlite3_column_int64(st, 1),
+                levels = sqlite3_column_int64(st, 2);
+        sqlite3_finalize(st);
         fprintf(stderr, "%s: %lld leaves, %lld interior pages, %lld levels\n", tables[i],
                 (long long)leaves, (long long)interior, (long long)levels);
         assert_true(leaves > 1000);
