@@ -95,8 +95,9 @@ struct st_db {
     uint64_t ck_backfilled; /* frames of this WAL generation already checkpointed */
     uint64_t wal_frames_max;
     uint64_t ck_count, ck_busy, ck_errors, ck_frames, ck_total_ns, ck_max_ns, ck_manual;
-    uint64_t wal_gen;         /* restarts of the WAL seen (new generations) */
-    uint64_t gen_last_frames; /* frames of the generation before the last restart */
+    uint64_t ck_deep_count, ck_deep_ns; /* checkpoints written deeper than the minimum */
+    uint64_t wal_gen;                   /* restarts of the WAL seen (new generations) */
+    uint64_t gen_last_frames;           /* frames of the generation before the last restart */
     /* restart checkpoints: done, given up (readers held old snapshots past the wait),
      * run at the bound, and how long they held writers back */
     uint64_t rs_done, rs_busy, rs_at_limit, rs_total_ns, rs_max_ns;
@@ -348,15 +349,37 @@ static void account_truncate(st_db *db, uint64_t gen0, uint64_t b0)
     set_hold(db, false);
 }
 
+/* Adaptive flushing: the copy speeds up when the drive slows and the backlog grows, as
+ * InnoDB's page cleaner flushes harder as its redo log fills, and for the same reason:
+ * a WAL restart copies the backlog while writers wait. */
+unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigger)
+{
+    if (holds_writers) return VF_DB_DEPTH_MAX;
+    uint64_t easy = VF_CK_EASY_TRIGGERS * (trigger ? trigger : 1);
+    if (backlog <= easy) return VF_DB_DEPTH_MIN;
+    uint64_t d = VF_DB_DEPTH_MIN * backlog / easy;
+    return d < VF_DB_DEPTH_MAX ? (unsigned)d : VF_DB_DEPTH_MAX;
+}
+
+/* Frames in one checkpoint trigger (checkpoint_wal_bytes). */
+static uint64_t trigger_frames(const st_db *db)
+{
+    return db->ck_wal_bytes / (db->page_size + WAL_FRAME_HEADER);
+}
+
 /* Runs one checkpoint on the checkpoint connection and records it; in modes other than
- * passive it waits for locks up to wait_ms. */
-static int run_checkpoint(st_db *db, int mode, bool manual, uint64_t wait_ms, char *err,
+ * passive it waits for locks up to wait_ms. `deep`: writes at the full depth even in
+ * passive mode (the catch-up before a restart). */
+static int run_checkpoint(st_db *db, int mode, bool manual, bool deep, uint64_t wait_ms, char *err,
                           size_t errlen)
 {
     int nlog = 0, nckpt = 0;
     pthread_mutex_lock(&db->mu);
     uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled, gen0 = db->wal_gen;
     pthread_mutex_unlock(&db->mu);
+    unsigned depth = vf_ck_write_depth(deep || manual || mode != SQLITE_CHECKPOINT_PASSIVE,
+                                       w0 > b0 ? w0 - b0 : 0, trigger_frames(db));
+    if (db->vi) vf_set_db_depth(db->vi, depth);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
     db->ck_deadline_ns = t0 + wait_ms * 1000000ull;
@@ -371,6 +394,10 @@ static int run_checkpoint(st_db *db, int mode, bool manual, uint64_t wait_ms, ch
     if (manual) db->ck_manual++;
     db->ck_total_ns += dt;
     if (dt > db->ck_max_ns) db->ck_max_ns = dt;
+    if (db->vi && depth > VF_DB_DEPTH_MIN) {
+        db->ck_deep_count++;
+        db->ck_deep_ns += dt;
+    }
     if (rc == SQLITE_BUSY) {
         db->ck_busy++;
     } else if (rc != SQLITE_OK) {
@@ -404,9 +431,9 @@ static void restart_wal(st_db *db, bool at_limit)
     uint64_t left = db->wal_frames > db->ck_backfilled ? db->wal_frames - db->ck_backfilled : 0;
     pthread_mutex_unlock(&db->mu);
     if (left * frame_bytes >= RESTART_CATCHUP_BYTES)
-        run_checkpoint(db, SQLITE_CHECKPOINT_PASSIVE, false, 0, NULL, 0);
+        run_checkpoint(db, SQLITE_CHECKPOINT_PASSIVE, false, true, 0, NULL, 0);
     uint64_t t0 = sim_now_ns();
-    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, false,
+    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, false, true,
                             at_limit ? LIMIT_WAIT_MS : RESTART_WAIT_MS, NULL, 0);
     uint64_t dt = sim_now_ns() - t0;
     pthread_mutex_lock(&db->mu);
@@ -459,7 +486,7 @@ static void *checkpointer(void *arg)
         if (restart)
             restart_wal(db, at_limit);
         else
-            run_checkpoint(db, db->ck_mode, false, CHECKPOINT_BUSY_MS, NULL, 0);
+            run_checkpoint(db, db->ck_mode, false, false, CHECKPOINT_BUSY_MS, NULL, 0);
         pthread_mutex_lock(&db->mu);
         bool progressed = db->ck_backfilled != before || db->wal_gen != gen;
         seen_seq = progressed ? UINT64_MAX : seq;
@@ -475,7 +502,8 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen)
     pthread_mutex_lock(&db->ck_conn_mu);
     sqlite3_exec(db->ck_conn, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
     pthread_mutex_unlock(&db->ck_conn_mu);
-    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, CHECKPOINT_BUSY_MS, err, errlen);
+    int rc =
+        run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, true, true, CHECKPOINT_BUSY_MS, err, errlen);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", db->sync);
     pthread_mutex_lock(&db->ck_conn_mu);
@@ -797,6 +825,20 @@ static json_t *wal_limit_json(const st_db *db)
         "restart_ms_max", (double)db->rs_max_ns / 1e6, "writers_held", held_json(db));
 }
 
+/* The checkpointer's write depth (adaptive flushing) and how often it went deeper
+ * (db->mu held). */
+static json_t *write_depth_json(const st_db *db)
+{
+    if (!db->vi) return json_string("SQLite's default VFS: the page cache writes back");
+    return json_pack("{s:s,s:i,s:i,s:i,s:I,s:f}", "policy",
+                     "passive checkpoints deeper as the WAL's uncopied frames grow; those "
+                     "that hold writers back at the maximum",
+                     "min", (int)VF_DB_DEPTH_MIN, "max", (int)VF_DB_DEPTH_MAX,
+                     "from_backlog_frames", (int)(VF_CK_EASY_TRIGGERS * trigger_frames(db)),
+                     "deeper_count", (json_int_t)db->ck_deep_count, "deeper_ms",
+                     (double)db->ck_deep_ns / 1e6);
+}
+
 json_t *st_db_json(const st_db *cdb)
 {
     st_db *db = (st_db *)cdb;
@@ -850,6 +892,7 @@ json_t *st_db_json(const st_db *cdb)
                   "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
                   "wal_bytes_max", (json_int_t)wal_bytes_of(db, db->wal_frames_max));
     if (db->ck_errors) json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    json_object_set_new(ck, "write_depth", write_depth_json(db));
     json_object_set_new(ck, "wal_limit", wal_limit_json(db));
     pthread_mutex_unlock(&db->mu);
     json_object_set_new(j, "checkpoint", ck);

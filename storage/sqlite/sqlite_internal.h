@@ -118,8 +118,11 @@ struct vf_instance {
     uint32_t unit;
     uint64_t wal_flush_bytes; /* flush pending WAL bytes when this many are buffered */
     bool flush_at_commit;     /* write the WAL when the writer unlocks (sync != off) */
-    uint32_t db_batch;        /* dirty database blocks that trigger a flush */
-    uint64_t wal_keep_bytes;  /* a WAL truncation keeps this much of the file (restarts) */
+    uint32_t db_batch_cap;    /* dirty database blocks a flush gathers at most */
+    /* The database file's writes in flight at most: VF_DB_DEPTH_MIN unless the
+     * checkpointer asks for more (vf_set_db_depth). */
+    atomic_uint db_depth;
+    uint64_t wal_keep_bytes; /* a WAL truncation keeps this much of the file (restarts) */
     /* Set while the WAL is at its bound: the WAL write lock is refused (SQLITE_BUSY, the
      * writer's busy handler waits) to every connection but the checkpointer's. */
     atomic_bool hold_writers;
@@ -147,6 +150,20 @@ int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint3
 #define VF_FCNTL_CHECKPOINTER 0x61707301
 /* A group-commit connection: see vf_file.defer_wal_flush. */
 #define VF_FCNTL_GROUP_COMMIT 0x61707302
+/* Adaptive flushing: the checkpointer's database writes in flight. It sets the depth
+ * before each checkpoint from how far it is behind the WAL (sqlite_db.c); a deeper
+ * queue copies faster but makes every other read of the drive wait longer, so the
+ * steady state stays at the minimum. Clamped to [VF_DB_DEPTH_MIN, VF_DB_DEPTH_MAX]. */
+#define VF_DB_DEPTH_MIN 32u
+#define VF_DB_DEPTH_MAX 128u
+void vf_set_db_depth(vf_instance *vi, unsigned depth);
+/* The depth for a checkpoint (sqlite_db.c): VF_DB_DEPTH_MAX when it holds writers back
+ * (a restart and the passive catch-up just before it, a manual checkpoint, the modes
+ * other than passive); else VF_DB_DEPTH_MIN while its backlog of frames not yet copied
+ * is at most VF_CK_EASY_TRIGGERS checkpoint triggers of `trigger` frames, deeper in
+ * proportion beyond that (twice the backlog, twice the depth), up to the maximum. */
+#define VF_CK_EASY_TRIGGERS 2
+unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigger);
 /* Releases of WAL-index locks so far; and a wait (at most timeout_ns) until the count
  * passes seq: a busy handler's wait for the lock holder, woken when it lets go. */
 uint64_t vf_shm_release_seq(vf_instance *vi);

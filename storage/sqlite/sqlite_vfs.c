@@ -56,11 +56,15 @@
 #include <unistd.h>
 
 #define SHM_NLOCK 8
-/* Database-file write-back: flush once this many blocks are dirty (one batch of
- * concurrent device writes); the list holds twice that so one more xWrite fits. */
-#define DB_BATCH 128
-#define DB_DIRTY_CAP (2 * DB_BATCH)
-#define ENGINE_QD 32
+/* Database-file write-back: a flush starts once DB_BATCH_PER_DEPTH times the write
+ * depth (vi->db_depth) of blocks are dirty, so that a flush keeps the depth's writes
+ * in flight for a few rounds before it drains; the list holds twice the largest batch
+ * so one more xWrite fits. */
+#define DB_BATCH_PER_DEPTH 4
+#define DB_BATCH_MAX (DB_BATCH_PER_DEPTH * VF_DB_DEPTH_MAX)
+#define DB_DIRTY_CAP (2 * DB_BATCH_MAX)
+/* Each thread's engine holds the deepest flush. */
+#define ENGINE_QD VF_DB_DEPTH_MAX
 
 struct vf_shared {
     vf_instance *vi;
@@ -83,11 +87,23 @@ struct vf_shared {
     /* database-file write-back: blocks written since the last flush (may repeat) */
     uint64_t *dirty_blks;
     uint32_t ndirty;
-    /* serializes flushes; the bounce buffer gathers a run of dirty blocks */
+    /* serializes flushes; the bounce buffer gathers a run of dirty blocks, and the
+     * database file's flush keeps its I/Os in flush_io */
     pthread_mutex_t flush_mu;
     uint8_t *bounce;
     size_t bounce_len;
+    struct db_flush_io *flush_io;
 };
+
+/* The database file's flush (flush_db): the blocks it took from the dirty list, and
+ * one batch of their writes. Too large for a thread's stack inside SQLite's calls. */
+typedef struct db_flush_io {
+    uint64_t blks[DB_DIRTY_CAP];
+    st_io ios[DB_BATCH_MAX];
+    st_io *ptrs[DB_BATCH_MAX], *done[DB_BATCH_MAX];
+    uint32_t frames[DB_BATCH_MAX];
+    uint64_t sent_ns[DB_BATCH_MAX];
+} db_flush_io;
 
 struct vf_shm {
     pthread_mutex_t mu;
@@ -335,8 +351,24 @@ static int flush_wal_of(vf_file *dbf)
     return flush_pending(&tmp);
 }
 
+/* Blocks of the database file a flush gathers: DB_BATCH_PER_DEPTH times the write
+ * depth, at most an eighth of the pool (dirty blocks stay pinned until written). */
+static uint32_t db_batch_of(vf_instance *vi)
+{
+    uint32_t want = DB_BATCH_PER_DEPTH * atomic_load(&vi->db_depth);
+    return want < vi->db_batch_cap ? want : vi->db_batch_cap;
+}
+
+void vf_set_db_depth(vf_instance *vi, unsigned depth)
+{
+    if (depth < VF_DB_DEPTH_MIN) depth = VF_DB_DEPTH_MIN;
+    if (depth > VF_DB_DEPTH_MAX) depth = VF_DB_DEPTH_MAX;
+    atomic_store(&vi->db_depth, depth);
+}
+
 /* Writes the database file's dirty blocks: the WAL first (write-ahead rule), then the
- * blocks as one batch of concurrent writes through the engine. */
+ * blocks in batches of concurrent writes through the engine, at most vi->db_depth in
+ * flight. */
 static int flush_db(vf_file *f)
 {
     vf_shared *sf = f->sf;
@@ -346,57 +378,56 @@ static int flush_db(vf_file *f)
     if (rc) return rc;
     pthread_mutex_lock(&sf->flush_mu);
     rc = flush_wal_of(f);
-    uint64_t blks[DB_DIRTY_CAP];
+    db_flush_io *x = sf->flush_io;
     pthread_mutex_lock(&sf->mu);
     uint32_t n = sf->ndirty;
-    memcpy(blks, sf->dirty_blks, sizeof(uint64_t) * n);
+    memcpy(x->blks, sf->dirty_blks, sizeof(uint64_t) * n);
     sf->ndirty = 0;
     pthread_mutex_unlock(&sf->mu);
     st_engine *e = n ? thread_engine(vi) : NULL;
     if (n && !e) rc = SQLITE_IOERR_WRITE;
+    uint32_t depth = atomic_load(&vi->db_depth);
     uint32_t i = 0;
     while (rc == SQLITE_OK && i < n) {
-        st_io ios[DB_BATCH];
-        st_io *ptrs[DB_BATCH], *done[DB_BATCH];
-        uint32_t frames[DB_BATCH];
         uint32_t k = 0;
-        for (; i < n && k < DB_BATCH; i++) {
+        for (; i < n && k < vi->db_batch_cap; i++) {
             /* a block listed twice was taken the first time and is clean now */
-            if (!bp_take_dirty(vi->pool, sf->file_id, blks[i], sf->bounce + (size_t)k * unit,
-                               &frames[k]))
+            if (!bp_take_dirty(vi->pool, sf->file_id, x->blks[i], sf->bounce + (size_t)k * unit,
+                               &x->frames[k]))
                 continue;
-            ios[k] = (st_io){.op = ST_OP_WRITE,
-                             .fd = sf->fd,
-                             .buf = sf->bounce + (size_t)k * unit,
-                             .offset = blks[i] * unit,
-                             .len = unit};
-            ptrs[k] = &ios[k];
+            x->ios[k] = (st_io){.op = ST_OP_WRITE,
+                                .fd = sf->fd,
+                                .buf = sf->bounce + (size_t)k * unit,
+                                .offset = x->blks[i] * unit,
+                                .len = unit};
+            x->ptrs[k] = &x->ios[k];
             k++;
         }
         uint32_t submitted = 0, completed = 0;
-        uint64_t sent_ns[DB_BATCH];
         while (completed < k) {
-            if (submitted < k) {
+            uint32_t room = depth - (submitted - completed);
+            if (submitted < k && room > 0) {
                 uint64_t now = sim_now_ns();
-                int r = st_engine_submit(e, ptrs + submitted, k - submitted);
+                int r = st_engine_submit(e, x->ptrs + submitted,
+                                         k - submitted < room ? k - submitted : room);
                 if (r < 0) {
                     rc = SQLITE_IOERR_WRITE;
                     break;
                 }
                 for (int j = 0; j < r; j++)
-                    sent_ns[submitted + (uint32_t)j] = now;
+                    x->sent_ns[submitted + (uint32_t)j] = now;
                 submitted += (uint32_t)r;
             }
-            int r = st_engine_reap(e, done, DB_BATCH, 1);
+            int r = st_engine_reap(e, x->done, DB_BATCH_MAX, 1);
             if (r < 0) {
                 rc = SQLITE_IOERR_WRITE;
                 break;
             }
             uint64_t now = sim_now_ns();
             for (int j = 0; j < r; j++) {
-                ctr_add(&vi->ctr[sf->kind].io_ns, now - sent_ns[done[j] - ios]);
-                if (done[j]->result != (int64_t)unit)
-                    rc = write_rc(done[j]->result);
+                ctr_add(&vi->ctr[sf->kind].io_ns, now - x->sent_ns[x->done[j] - x->ios]);
+                if (x->done[j]->result != (int64_t)unit)
+                    rc = write_rc(x->done[j]->result);
                 else
                     ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
@@ -404,7 +435,7 @@ static int flush_db(vf_file *f)
             completed += (uint32_t)r;
         }
         for (uint32_t j = 0; j < k; j++)
-            bp_unpin(vi->pool, frames[j]);
+            bp_unpin(vi->pool, x->frames[j]);
     }
     pthread_mutex_unlock(&sf->flush_mu);
     return rc;
@@ -426,7 +457,7 @@ static int note_dirty(vf_file *f, uint64_t b0, uint64_t b1)
         pthread_mutex_unlock(&sf->mu);
     }
     pthread_mutex_lock(&sf->mu);
-    bool full = sf->ndirty >= sf->vi->db_batch;
+    bool full = sf->ndirty >= db_batch_of(sf->vi);
     pthread_mutex_unlock(&sf->mu);
     return full ? flush_db(f) : SQLITE_OK;
 }
@@ -1147,15 +1178,21 @@ static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
     sf->fd = -1;
     if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0) sf->name = NULL;
     if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0) sf->path = NULL;
-    sf->bounce_len = kind == VF_WAL ? 1u << 20 : kind == VF_MAIN ? (size_t)DB_BATCH * vi->unit : 0;
-    if (kind == VF_MAIN) sf->dirty_blks = calloc(DB_DIRTY_CAP, sizeof(uint64_t));
+    sf->bounce_len = kind == VF_WAL    ? 1u << 20
+                     : kind == VF_MAIN ? (size_t)vi->db_batch_cap * vi->unit
+                                       : 0;
+    if (kind == VF_MAIN) {
+        sf->dirty_blks = calloc(DB_DIRTY_CAP, sizeof(uint64_t));
+        sf->flush_io = malloc(sizeof *sf->flush_io);
+    }
     if (sf->bounce_len && posix_memalign((void **)&sf->bounce, 4096, sf->bounce_len))
         sf->bounce = NULL;
     pthread_mutex_init(&sf->mu, NULL);
     pthread_mutex_init(&sf->flush_mu, NULL);
     if (!sf->name || !sf->path || (sf->bounce_len && !sf->bounce) ||
-        (kind == VF_MAIN && !sf->dirty_blks)) {
+        (kind == VF_MAIN && (!sf->dirty_blks || !sf->flush_io))) {
         free(sf->dirty_blks);
+        free(sf->flush_io);
         free(sf->name);
         free(sf->path);
         free(sf->bounce);
@@ -1175,6 +1212,7 @@ static void shared_free(vf_shared *sf)
     free(sf->path);
     free(sf->bounce);
     free(sf->dirty_blks);
+    free(sf->flush_io);
     free(sf);
 }
 
@@ -1194,8 +1232,9 @@ static bool instance_alloc(vf_instance *vi, st_target *t, const char *name, uint
     if (vi->wal_flush_bytes < unit) vi->wal_flush_bytes = unit;
     /* Dirty database blocks stay pinned too: at most an eighth of the pool. */
     uint64_t frames = buffer_bytes / unit;
-    vi->db_batch = frames / 8 < DB_BATCH ? (uint32_t)(frames / 8) : DB_BATCH;
-    if (vi->db_batch < 1) vi->db_batch = 1;
+    vi->db_batch_cap = frames / 8 < DB_BATCH_MAX ? (uint32_t)(frames / 8) : DB_BATCH_MAX;
+    if (vi->db_batch_cap < 1) vi->db_batch_cap = 1;
+    atomic_init(&vi->db_depth, VF_DB_DEPTH_MIN);
     pthread_mutex_init(&vi->engines_mu, NULL);
     pthread_mutex_init(&vi->gc_mu, NULL);
     pthread_cond_init(&vi->gc_cv, NULL);

@@ -5,9 +5,12 @@
  * starvation). With a 1 MiB bound the WAL restarts and neither its frames nor its file
  * ever pass the bound; without one (the control) the same workload grows it past the
  * bound, so the first case can fail. Every committed update is in the database after
- * the run and after close and reopen. A bound below 64 frames is refused.
+ * the run and after close and reopen, and the restarts wrote at the checkpointer's full
+ * depth. A bound below 64 frames is refused. The checkpointer's write depth follows its
+ * backlog (adaptive flushing).
  */
 #include "storage/sqlite/sqlite.h"
+#include "storage/sqlite/sqlite_internal.h"
 #include "vfs_workload.h"
 
 #include <setjmp.h>
@@ -213,6 +216,10 @@ static void wal_stays_under_bound(void **state)
     assert_true(jint(lim, "wal_restarts") > 0);
     assert_true(jint(lim, "restart_checkpoints") > 0);
     assert_int_equal(jint(ck, "errors"), 0);
+    /* a restart holds writers back: it and its catch-up write at the full depth */
+    json_t *depth = json_object_get(ck, "write_depth");
+    assert_int_equal(jint(depth, "max"), VF_DB_DEPTH_MAX);
+    assert_true(jint(depth, "deeper_count") >= jint(lim, "restart_checkpoints"));
     /* the file too: a restart keeps the blocks it has, never more than the bound */
     json_t *wal = json_object_get(json_object_get(j, "files"), "wal");
     assert_true(jint(wal, "end_bytes") <= LIMIT);
@@ -256,12 +263,32 @@ static void tiny_bound_refused(void **state)
     st_target_close(t);
 }
 
+/* Adaptive flushing: the minimum depth while the backlog is small, deeper in proportion
+ * beyond that, never past the maximum; the maximum whenever writers are held back. */
+static void write_depth_follows_backlog(void **state)
+{
+    const uint64_t trigger = 1000, easy = VF_CK_EASY_TRIGGERS * trigger;
+    assert_int_equal(vf_ck_write_depth(false, 0, trigger), VF_DB_DEPTH_MIN);
+    assert_int_equal(vf_ck_write_depth(false, easy, trigger), VF_DB_DEPTH_MIN);
+    assert_int_equal(vf_ck_write_depth(false, 2 * easy, trigger), 2 * VF_DB_DEPTH_MIN);
+    assert_int_equal(vf_ck_write_depth(false, 1000 * easy, trigger), VF_DB_DEPTH_MAX);
+    for (uint64_t b = 0; b < 20 * easy; b += easy / 4) {
+        unsigned d = vf_ck_write_depth(false, b, trigger);
+        assert_true(d >= VF_DB_DEPTH_MIN && d <= VF_DB_DEPTH_MAX);
+        assert_true(d <= vf_ck_write_depth(false, b + easy / 4, trigger)); /* never shallower */
+        assert_int_equal(vf_ck_write_depth(true, b, trigger), VF_DB_DEPTH_MAX);
+    }
+    /* a trigger under one frame counts as one */
+    assert_int_equal(vf_ck_write_depth(false, 5, 0), vf_ck_write_depth(false, 5, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wal_stays_under_bound),
         cmocka_unit_test(without_bound_wal_grows),
         cmocka_unit_test(tiny_bound_refused),
+        cmocka_unit_test(write_depth_follows_backlog),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
