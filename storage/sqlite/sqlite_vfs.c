@@ -404,9 +404,11 @@ static int flush_db(vf_file *f)
             k++;
         }
         uint32_t submitted = 0, completed = 0;
-        while (completed < k) {
+        /* after a failed write nothing more is sent (fail-stop, sim/fault.c); what is in
+         * flight is still reaped before its frames are unpinned */
+        while (completed < submitted || (rc == SQLITE_OK && submitted < k)) {
             uint32_t room = depth - (submitted - completed);
-            if (submitted < k && room > 0) {
+            if (rc == SQLITE_OK && submitted < k && room > 0) {
                 uint64_t now = sim_now_ns();
                 int r = st_engine_submit(e, x->ptrs + submitted,
                                          k - submitted < room ? k - submitted : room);

@@ -3,11 +3,13 @@
  * writes fail must not corrupt the database. The fault is injected with RLIMIT_FSIZE:
  * the database file may not grow past its size, while the WAL (restarted at offset 0,
  * smaller than the database) still can; a checkpoint then has to append pages and gets
- * EFBIG. The first error is recorded (sim_fault_noted), nothing more is written, and
- * after the limit is lifted the reopened database passes integrity_check with every
- * committed row.
+ * EFBIG. The first error is recorded (sim_fault_noted), nothing more is written (the
+ * failing flush sends no write after the first failure comes back: at most one queue of
+ * them), and after the limit is lifted the reopened database passes integrity_check with
+ * every committed row.
  */
 #include "storage/sqlite/sqlite.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,6 +89,16 @@ static long long count_rows(sqlite3 *c)
     return n;
 }
 
+/* Writes the database file has sent to the device so far (failed ones included). */
+static long long db_writes(st_db *db)
+{
+    json_t *j = st_db_json(db);
+    long long n =
+        json_integer_value(json_object_get(json_object_get(j, "db_file"), "device_writes"));
+    json_decref(j);
+    return n;
+}
+
 static void test_failed_checkpoint_keeps_database(void **state)
 {
     (void)state;
@@ -102,8 +114,11 @@ static void test_failed_checkpoint_keeps_database(void **state)
         SQLITE_OK);
     assert_int_equal(insert(c, 0, 1000, 1), SQLITE_OK);
     assert_int_equal(st_db_checkpoint(db, err, sizeof err), 0);
-    /* 300 more rows: WAL frames for pages past the database file's end. */
+    /* 300 more rows (a page each): WAL frames for pages past the database file's end,
+     * more than twice the deepest queue, so a flush that went on after the first failure
+     * would send them all. */
     assert_int_equal(insert(c, 1000, 300, 3), SQLITE_OK);
+    assert_true(300 > 2 * VF_DB_DEPTH_MAX);
     char dbpath[400];
     snprintf(dbpath, sizeof dbpath, "%s/test.db", p);
     struct stat st;
@@ -115,14 +130,20 @@ static void test_failed_checkpoint_keeps_database(void **state)
     lim = old;
     lim.rlim_cur = (rlim_t)st.st_size;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    long long writes0 = db_writes(db);
     st_db_checkpoint(db, err, sizeof err); /* its page writes fail (SQLite may not say so) */
     int fault = sim_fault_noted();
+    long long sent = db_writes(db) - writes0;
     int after = insert(c, 1300, 10, 1); /* refused: nothing is written after a fault */
     sqlite3_close(c);
     st_db_close(db);
     setrlimit(RLIMIT_FSIZE, &old);
     assert_int_equal(fault, EFBIG);
     assert_int_not_equal(after, SQLITE_OK);
+    /* the pages inside the file, then at most one queue of failing appends */
+    fprintf(stderr, "database writes sent by the failing checkpoint: %lld\n", sent);
+    assert_true(sent > 0);
+    assert_true(sent <= VF_DB_DEPTH_MAX + 32);
     assert_non_null(strstr(sim_fault_message(), "test.db"));
 
     sim_fault_reset();
