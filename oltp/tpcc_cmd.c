@@ -642,10 +642,9 @@ static int open_for_check(const tpcc_options *o, st_target *t, int i, const char
     }
     int mr = tpcc_meta_read(*c, m, err, sizeof err);
     if (mr != TPCC_META_READ || !m->complete) {
-        bool why = mr < 0 || mr == TPCC_META_OLD;
         sim_error("tpcc check: instance %d (%s) is not a completely loaded TPC-C database%s%s; "
                   "run `appsim tpcc prepare`",
-                  i + 1, name, why ? ": " : "", why ? err : "");
+                  i + 1, name, err[0] ? ": " : "", err);
         sqlite3_close(*c);
         st_db_close(*db);
         return SIM_EXIT_FAIL;
@@ -808,10 +807,9 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
         int mr = tpcc_meta_read(c, &inst[i].meta, err, sizeof err);
         if (mr != TPCC_META_READ || !inst[i].meta.complete) {
             sqlite3_close(c);
-            bool why = mr < 0 || mr == TPCC_META_OLD;
             sim_error("tpcc run: instance %d (%s) is not a completely loaded database%s%s; run "
                       "`appsim tpcc prepare --target %s --scale %llu`",
-                      i + 1, name, why ? ": " : "", why ? err : "", st_target_path(t),
+                      i + 1, name, err[0] ? ": " : "", err, st_target_path(t),
                       (unsigned long long)o->scale);
             return SIM_EXIT_USAGE;
         }

@@ -118,7 +118,8 @@ typedef struct tpcc_meta {
     int64_t loaded_at;
 } tpcc_meta;
 
-/* What tpcc_meta_read answers besides SIM_ERR (with err). */
+/* What tpcc_meta_read answers besides SIM_ERR (with err). err is left empty unless there
+ * is a reason to give (SIM_ERR, TPCC_META_OLD). */
 enum {
     TPCC_META_READ = SIM_OK, /* *m filled */
     TPCC_META_NONE = 1,      /* no metadata: not a TPC-C database, or an unfinished one */

@@ -86,6 +86,7 @@ int tpcc_schema_indexes(sqlite3 *db, char *err, size_t errlen)
 int tpcc_meta_read(sqlite3 *db, tpcc_meta *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
+    if (errlen) err[0] = '\0';
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
                                 "SELECT scale, seed, c_load_last, c_load_id, c_load_ol_i_id,"

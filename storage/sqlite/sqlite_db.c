@@ -352,10 +352,16 @@ static void account_truncate(st_db *db, uint64_t gen0, uint64_t b0)
 /* Adaptive flushing: the copy speeds up when the drive slows and the backlog grows, as
  * InnoDB's page cleaner flushes harder as its redo log fills, and for the same reason:
  * a WAL restart copies the backlog while writers wait. */
+/* The largest backlog (frames) still copied at VF_DB_DEPTH_MIN. */
+static uint64_t easy_backlog(uint64_t trigger)
+{
+    return VF_CK_EASY_TRIGGERS * (trigger ? trigger : 1);
+}
+
 unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigger)
 {
     if (holds_writers) return VF_DB_DEPTH_MAX;
-    uint64_t easy = VF_CK_EASY_TRIGGERS * (trigger ? trigger : 1);
+    uint64_t easy = easy_backlog(trigger);
     if (backlog <= easy) return VF_DB_DEPTH_MIN;
     uint64_t d = VF_DB_DEPTH_MIN * backlog / easy;
     return d < VF_DB_DEPTH_MAX ? (unsigned)d : VF_DB_DEPTH_MAX;
@@ -830,11 +836,11 @@ static json_t *wal_limit_json(const st_db *db)
 static json_t *write_depth_json(const st_db *db)
 {
     if (!db->vi) return json_string("SQLite's default VFS: the page cache writes back");
-    return json_pack("{s:s,s:i,s:i,s:i,s:I,s:f}", "policy",
+    return json_pack("{s:s,s:i,s:i,s:I,s:I,s:f}", "policy",
                      "passive checkpoints deeper as the WAL's uncopied frames grow; those "
                      "that hold writers back at the maximum",
                      "min", (int)VF_DB_DEPTH_MIN, "max", (int)VF_DB_DEPTH_MAX,
-                     "from_backlog_frames", (int)(VF_CK_EASY_TRIGGERS * trigger_frames(db)),
+                     "from_backlog_frames", (json_int_t)easy_backlog(trigger_frames(db)),
                      "deeper_count", (json_int_t)db->ck_deep_count, "deeper_ms",
                      (double)db->ck_deep_ns / 1e6);
 }
