@@ -94,9 +94,17 @@ st_engine *st_engine_open(const char *name, unsigned queue_depth, char *err, siz
     return e;
 }
 
+static int backend_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
+
 void st_engine_close(st_engine *e)
 {
     if (!e) return;
+    /* A caller that stops on an error may leave I/Os in flight: they are waited for
+     * here, so none outlives the buffers its caller frees after closing. */
+    while (e->inflight > 0) {
+        st_io *d[64];
+        if (backend_reap(e, d, 64, 1) <= 0) break;
+    }
     e->ops->close(e);
     free(e->stash);
     free(e);
@@ -140,11 +148,30 @@ int st_engine_register_buffer(st_engine *e, void *buf, size_t len)
     return e->ops->register_buffer ? e->ops->register_buffer(e, buf, len) : 0;
 }
 
+/* Fail-stop (sim/fault.c), for every caller at once: once a storage fault is noted the
+ * engine takes no more writes or discards, so a thread that has not yet seen the fault
+ * (a checkpointer, a replay's next batch, another file's writer) cannot send one. Reads
+ * and syncs still go: they change nothing on the drive, and a caller may need them to
+ * finish what it reports. Returns how many of ios[0..n) may be queued (those before
+ * the first write or discard), or the fault as -errno when the first may not. */
+static int fault_allows(st_io *const *ios, unsigned n)
+{
+    int err = sim_fault_noted();
+    if (!err || n == 0) return (int)n;
+    unsigned k = 0;
+    while (k < n && ios[k]->op != ST_OP_WRITE && ios[k]->op != ST_OP_DISCARD)
+        k++;
+    return k ? (int)k : -err;
+}
+
 int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
 {
     unsigned room = e->qd - e->inflight;
     if (n > room) n = room;
     if (n == 0) return 0;
+    int allowed = fault_allows(ios, n);
+    if (allowed < 0) return allowed;
+    n = (unsigned)allowed;
     int r = e->ops->submit(e, ios, n);
     assert(r <= (int)n); /* a backend takes at most what it was given */
     if (r > 0) e->inflight += (unsigned)r;
@@ -159,6 +186,9 @@ static int submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wai
     unsigned room = e->qd - e->inflight;
     if (n > room) n = room;
     if (n == 0) return 0;
+    int allowed = fault_allows(ios, n);
+    if (allowed < 0) return allowed;
+    n = (unsigned)allowed;
     if (wait_nr > e->inflight + n) wait_nr = e->inflight + n;
     int r = e->ops->submit_wait && wait_nr ? e->ops->submit_wait(e, ios, n, wait_nr)
                                            : e->ops->submit(e, ios, n);

@@ -105,7 +105,7 @@ static int run(writer *w, st_precond_outcome *out)
     }
     int rc = 0;
     for (;;) {
-        bool stopping = w->error || sim_interrupted();
+        bool stopping = rc || w->error || sim_interrupted() || sim_fault_noted();
         int nb = stopping ? 0 : fill_queue(w, batch);
         if (nb == 0 && st_engine_inflight(w->eng) == 0) break;
         unsigned taken = 0;
@@ -115,8 +115,9 @@ static int run(writer *w, st_precond_outcome *out)
             w->free_ios[w->nfree++] = batch[i];
         }
         if (n < 0 && n != -EINTR) {
-            rc = n;
-            break;
+            if (!rc) rc = n;
+            if (nb == 0) break; /* waiting failed: nothing more comes back */
+            continue;           /* submitting failed (refused after a fault): drain first */
         }
         if (n > 0) settle(w, done, n);
         tick(w);

@@ -217,12 +217,15 @@ void st_register_engine(const st_engine_ops *ops);
  * "io_uring" tries io_uring and falls back to psync with a warning when the kernel
  * refuses the ring; an explicit "psync" uses it directly. */
 st_engine *st_engine_open(const char *name, unsigned queue_depth, char *err, size_t errlen);
-void st_engine_close(st_engine *e);
+void st_engine_close(st_engine *e); /* waits for I/Os still in flight first */
 const char *st_engine_name(const st_engine *e);
 unsigned st_engine_queue_depth(const st_engine *e);
 unsigned st_engine_inflight(const st_engine *e);
 /* Queues up to n I/Os (never more than the free slots); returns how many were taken,
- * or -errno. */
+ * or -errno. Fail-stop: once a storage fault is noted (sim_fault_noted) no write or
+ * discard is taken: the I/Os before the first one are, and when it is the first the
+ * call returns the fault's -errno (so does st_engine_do for a write); reads and syncs
+ * still go. */
 int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n);
 /* Waits for at least min_wait completions (0 = poll); returns how many were put in
  * done[0..max), or -errno. */

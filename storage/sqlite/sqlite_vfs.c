@@ -413,8 +413,10 @@ static int flush_db(vf_file *f)
                 int r = st_engine_submit(e, x->ptrs + submitted,
                                          k - submitted < room ? k - submitted : room);
                 if (r < 0) {
-                    rc = SQLITE_IOERR_WRITE;
-                    break;
+                    /* refused (a fault noted by another thread) or failed: what is in
+                     * flight is still reaped below, before its frames are unpinned */
+                    rc = write_rc(r);
+                    continue;
                 }
                 for (int j = 0; j < r; j++)
                     x->sent_ns[submitted + (uint32_t)j] = now;

@@ -276,6 +276,55 @@ static void test_sync_discard_and_errors(void **state)
     }
 }
 
+/* Fail-stop in the engine: once a fault is noted no write or discard is taken, by any
+ * path (batched, synchronous); reads and syncs still are, and the I/Os before the first
+ * write of a batch go. Closing with I/Os in flight waits for them. */
+static void test_writes_refused_after_fault(void **state)
+{
+    const char *names[] = {"io_uring", "psync"};
+    for (int n = 0; n < 2; n++) {
+        char fname[32];
+        snprintf(fname, sizeof fname, "failstop-%d.dat", n);
+        int fd = new_file(fname);
+        uint8_t *bufs = st_alloc_aligned((size_t)NBLK * BLK);
+        st_engine *e = open_engine(names[n]);
+        write_all(e, fd, bufs, 11);
+        sim_fault_note(EIO, "writing a test file");
+        st_io r0 = {.op = ST_OP_READ, .fd = fd, .buf = bufs, .offset = 0, .len = BLK};
+        st_io r1 = {.op = ST_OP_READ, .fd = fd, .buf = bufs + BLK, .offset = BLK, .len = BLK};
+        st_io w = {.op = ST_OP_WRITE, .fd = fd, .buf = bufs + 2 * BLK, .offset = 0, .len = BLK};
+        st_io *batch[] = {&r0, &r1, &w};
+        assert_int_equal(st_engine_submit(e, batch, 3), 2); /* the reads, not the write */
+        st_io *done[4];
+        unsigned got = 0;
+        while (got < 2) {
+            int k = st_engine_reap(e, done, 4, 1);
+            assert_true(k > 0);
+            got += (unsigned)k;
+        }
+        assert_int_equal(r0.result, BLK);
+        assert_int_equal(st_engine_submit(e, batch + 2, 1), -EIO);
+        unsigned taken = 99;
+        assert_int_equal(st_engine_submit_reap(e, batch + 2, 1, &taken, done, 4, 0), -EIO);
+        assert_int_equal(st_engine_do(e, &w), -EIO);
+        st_io d = {.op = ST_OP_DISCARD, .fd = fd, .offset = 0, .len = BLK};
+        assert_int_equal(st_engine_do(e, &d), -EIO);
+        st_io s = {.op = ST_OP_FSYNC, .fd = fd};
+        assert_int_equal(st_engine_do(e, &s), 0);
+        /* The block the refused writes aimed at still holds what write_all put there. */
+        assert_int_equal(st_engine_do(e, &r0), BLK);
+        uint8_t want[BLK];
+        pattern(want, 0, 11);
+        assert_memory_equal(bufs, want, BLK);
+        /* Reads left in flight at close are waited for. */
+        assert_int_equal(st_engine_submit(e, batch, 2), 2);
+        st_engine_close(e);
+        sim_fault_reset();
+        st_free_aligned(bufs);
+        close(fd);
+    }
+}
+
 static void test_latency_into_meter(void **state)
 {
     static const char *const types[] = {"read", "write", "sync"};
@@ -470,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_fixed_files_and_buffers),
         cmocka_unit_test(test_queue_depth_bound_and_sync_path),
         cmocka_unit_test(test_sync_discard_and_errors),
+        cmocka_unit_test(test_writes_refused_after_fault),
         cmocka_unit_test(test_latency_into_meter),
         cmocka_unit_test(test_submit_reap_loop),
         cmocka_unit_test(test_reap_until),
