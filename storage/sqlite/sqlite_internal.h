@@ -133,11 +133,14 @@ struct vf_instance {
     vf_engine *engines;
     size_t nengines;
     /* group commit (vf_wal_durable): tickets taken, tickets covered by a finished
-     * WAL sync, whether a sync is under way, and the syncs done */
+     * WAL sync, tickets of the last failed cycle and its code, whether a cycle is under
+     * way, the syncs done; the WAL flusher thread (started on first use) */
     pthread_mutex_t gc_mu;
-    pthread_cond_t gc_cv;
-    uint64_t gc_tickets, gc_synced, gc_syncs;
-    bool gc_busy;
+    pthread_cond_t gc_cv, gc_flusher_cv;
+    uint64_t gc_tickets, gc_synced, gc_failed, gc_syncs;
+    int gc_rc;
+    bool gc_busy, gc_thread_on, gc_stop;
+    pthread_t gc_thread;
 };
 
 /* An absolute path for name (relative to the working directory); SIM_OK or SIM_ERR (too long). */

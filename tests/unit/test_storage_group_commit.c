@@ -1,0 +1,170 @@
+/*
+ * Group commit (st_db_commit_durable, storage/sqlite/sqlite_vfs.c vf_wal_durable): eight
+ * threads commit through connections in group-commit mode, each calling
+ * st_db_commit_durable after its commit. When that returns, the WAL on the device (read
+ * back through a file descriptor of its own, not the buffer pool) must hold the commit
+ * frames of that commit and of every commit before it; every commit is counted as made
+ * durable, by fewer syncs than commits. No checkpoints or restarts run, so the WAL only
+ * grows and its frames can be counted from the start.
+ */
+#include "storage/sqlite/sqlite.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define THREADS 8
+#define COMMITS 60
+#define CHECK_EVERY 7 /* reading the WAL back costs; every 7th commit is checked */
+
+static char root[256];
+static st_db *db;
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t committed; /* commits in WAL order (taken under `writer`) */
+static atomic_int failures;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/appsim-test-group-commit-XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    return system(cmd);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Commit frames in the WAL file as the device has it: frames are counted from the start
+ * while their salts match the header's. */
+static uint64_t commits_on_device(void)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/test.db-wal", root);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    uint8_t hdr[32];
+    uint64_t n = 0;
+    if (pread(fd, hdr, sizeof hdr, 0) == (ssize_t)sizeof hdr) {
+        uint32_t page = be32(hdr + 8);
+        uint8_t fh[24];
+        for (uint64_t off = 32; pread(fd, fh, sizeof fh, (off_t)off) == (ssize_t)sizeof fh;
+             off += 24 + page) {
+            if (memcmp(fh + 8, hdr + 16, 8) != 0) break; /* salts: not of this WAL */
+            if (be32(fh + 4) != 0) n++;                  /* a commit frame */
+        }
+    }
+    close(fd);
+    return n;
+}
+
+static void *committer(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    char err[1024];
+    sqlite3 *c = NULL;
+    if (st_db_connect(db, &c, err, sizeof err) || st_db_conn_group_commit(db, c, err, sizeof err)) {
+        fprintf(stderr, "thread %d: %s\n", id, err);
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    for (int i = 0; i < COMMITS; i++) {
+        char sql[200];
+        snprintf(sql, sizeof sql,
+                 "BEGIN IMMEDIATE; INSERT INTO t(th, v) VALUES (%d, randomblob(300)); COMMIT", id);
+        pthread_mutex_lock(&writer);
+        int rc = sqlite3_exec(c, sql, NULL, NULL, NULL);
+        uint64_t mine = atomic_fetch_add(&committed, 1) + 1;
+        pthread_mutex_unlock(&writer);
+        if (rc != SQLITE_OK || st_db_commit_durable(db, err, sizeof err) != SIM_OK) {
+            fprintf(stderr, "thread %d: commit %d failed\n", id, i);
+            atomic_fetch_add(&failures, 1);
+            break;
+        }
+        if (i % CHECK_EVERY == CHECK_EVERY - 1 || i == COMMITS - 1) {
+            uint64_t have = commits_on_device();
+            if (have < mine) {
+                fprintf(stderr, "thread %d: commit %llu acknowledged, %llu on the device\n", id,
+                        (unsigned long long)mine, (unsigned long long)have);
+                atomic_fetch_add(&failures, 1);
+            }
+        }
+    }
+    sqlite3_close(c);
+    return NULL;
+}
+
+static void test_durable_commits_are_on_the_device(void **state)
+{
+    (void)state;
+    char err[1024];
+    st_target_opts to = {.path = root};
+    st_target *t = NULL;
+    assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
+    /* No background checkpoint and no bound: the WAL only grows. */
+    st_db_opts o = {.buffer_bytes = 16 << 20,
+                    .max_connections = THREADS + 1,
+                    .sync = "full",
+                    .checkpoint_wal_bytes = 1ull << 40,
+                    .wal_limit_bytes = UINT64_MAX};
+    int rc = st_db_open(t, "test.db", &o, true, &db, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    if (!st_db_can_group_commit(db)) { /* a buffered target: nothing to test */
+        st_db_close(db);
+        st_target_close(t);
+        skip();
+    }
+    sqlite3 *c = NULL;
+    assert_int_equal(st_db_connect(db, &c, err, sizeof err), 0);
+    assert_int_equal(
+        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, th INT, v BLOB)", NULL, NULL, NULL),
+        SQLITE_OK);
+    uint64_t base = commits_on_device(); /* the schema's commit */
+    atomic_store(&committed, base);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, committer, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(atomic_load(&failures), 0);
+    uint64_t commits = 0, syncs = 0;
+    st_db_group_commit_stats(db, &commits, &syncs);
+    assert_int_equal(commits, THREADS * COMMITS);
+    assert_true(syncs >= 1 && syncs < commits);
+    assert_int_equal(commits_on_device(), base + THREADS * COMMITS);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), THREADS * COMMITS);
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_cleanup(t, err, sizeof err);
+    st_target_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_durable_commits_are_on_the_device, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
