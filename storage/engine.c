@@ -164,21 +164,6 @@ static int fault_allows(st_io *const *ios, unsigned n)
     return k ? (int)k : -err;
 }
 
-int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
-{
-    unsigned room = e->qd - e->inflight;
-    if (n > room) n = room;
-    if (n == 0) return 0;
-    int allowed = fault_allows(ios, n);
-    if (allowed < 0) return allowed;
-    n = (unsigned)allowed;
-    int r = e->ops->submit(e, ios, n);
-    assert(r <= (int)n); /* a backend takes at most what it was given */
-    if (r > 0) e->inflight += (unsigned)r;
-    assert(e->inflight <= e->qd);
-    return r;
-}
-
 /* Queues up to n I/Os and, where the engine can, waits for wait_nr completions in the
  * same system call. */
 static int submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wait_nr)
@@ -196,6 +181,11 @@ static int submit_wait(st_engine *e, st_io *const *ios, unsigned n, unsigned wai
     if (r > 0) e->inflight += (unsigned)r;
     assert(e->inflight <= e->qd);
     return r;
+}
+
+int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n)
+{
+    return submit_wait(e, ios, n, 0);
 }
 
 int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned *submitted,
