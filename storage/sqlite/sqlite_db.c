@@ -18,8 +18,11 @@
  * lock (writers wait; readers never do: once everything is copied, new readers read
  * the database file alone), copies what the passive checkpoints left, waits for the
  * readers of older snapshots to finish and restarts the WAL from its beginning (the
- * VFS keeps the file's blocks, sqlite_vfs.c). It waits for them up to 100 ms, then
- * lets writers go on and tries again after the next commit. If the WAL reaches 7/8 of
+ * VFS keeps the file's blocks, sqlite_vfs.c). Every writer waits while it does, so a
+ * restart first copies the backlog in passive checkpoints (writers going on), leaving
+ * little to copy under the hold, and waits for the readers only briefly (25 ms); if
+ * they outlast that, it lets writers go on for at least as long as it held them and
+ * tries again with twice the wait. If the WAL reaches 7/8 of
  * the bound all the same, writers are held back (the VFS refuses them the WAL write
  * lock) until a restart succeeds, and the restart waits up to 10 s at a time: the WAL
  * passes the bound only by a transaction larger than an eighth of it. The busy
@@ -48,10 +51,19 @@
 #define CONN_BUSY_MS 10000
 #define CHECKPOINT_BUSY_MS 1000
 #define MIN_WAL_LIMIT_FRAMES 64
-#define RESTART_WAIT_MS 100 /* a restart before the hold waits this long for old readers */
-#define LIMIT_WAIT_MS 10000 /* at the hold, this long */
-/* A restart first copies this much or more without holding writers back (passive). */
+/* A restart before the hold waits this long for readers of the WAL, twice as long after
+ * each one that gave up, up to RESTART_WAIT_MAX_MS; at the hold, LIMIT_WAIT_MS. */
+#define RESTART_WAIT_MS 25
+#define RESTART_WAIT_MAX_MS 400
+#define LIMIT_WAIT_MS 10000
+/* After a restart gave up, writers go on at least this long, and at least as long as it
+ * held them, before the next try. */
+#define RESTART_BACKOFF_MS 50
+/* A restart first copies what the WAL holds beyond this without holding writers back
+ * (passive checkpoints, at most RESTART_CATCHUP_PASSES: commits go on meanwhile, so each
+ * pass leaves what arrived during the one before). */
 #define RESTART_CATCHUP_BYTES (256u << 10)
+#define RESTART_CATCHUP_PASSES 4
 #define BUSY_SLICE_NS 10000000ull /* the checkpointer's busy wait rechecks its deadline */
 
 /* Sizes of the database file and its WAL on the target (-1: no such file). */
@@ -85,6 +97,7 @@ struct st_db {
     pthread_mutex_t ck_conn_mu; /* the checkpoint connection and the two below */
     uint64_t ck_deadline_ns;    /* its busy handler gives up then */
     uint64_t ck_release_seq;    /* WAL-index lock releases it has seen */
+    uint64_t ck_locked_wait_ns; /* its busy handler's waits with the WAL write lock held */
     pthread_t ck_thread;
     bool ck_started;
     pthread_mutex_t mu; /* below */
@@ -101,6 +114,12 @@ struct st_db {
     /* restart checkpoints: done, given up (readers held old snapshots past the wait),
      * run at the bound, and how long they held writers back */
     uint64_t rs_done, rs_busy, rs_at_limit, rs_total_ns, rs_max_ns;
+    /* how long restarts held writers (from the WAL write lock to the end), of that
+     * copying the last frames and waiting for readers of the WAL; the wait the next
+     * one gets, and when it may start (after one gave up) */
+    uint64_t rs_held_total_ns, rs_held_max_ns, rs_copy_ns, rs_readers_ns;
+    uint64_t rs_wait_ms, rs_not_before_ns;
+    bool rs_busy_last;
     /* writers held back at the bound: since when (0 = not now), how often, how long */
     uint64_t hold_since_ns, hold_count, hold_total_ns, hold_max_ns;
     char ck_last_error[256];
@@ -325,6 +344,9 @@ static int ck_busy(void *arg, int calls)
         uint64_t left = db->ck_deadline_ns - now;
         vf_shm_wait_release(db->vi, db->ck_release_seq,
                             left < BUSY_SLICE_NS ? left : BUSY_SLICE_NS);
+        /* with the write lock held, what it waits for is readers of the WAL: the ones
+         * whose snapshots keep frames from being copied, then, to restart, every one */
+        if (vf_ck_write_lock_ns(db->vi)) db->ck_locked_wait_ns += sim_now_ns() - now;
     }
     db->ck_release_seq = vf_shm_release_seq(db->vi);
     return 1;
@@ -428,29 +450,72 @@ static int run_checkpoint(st_db *db, int mode, bool manual, bool deep, uint64_t 
     return rc;
 }
 
-/* Restarts the WAL (see the header): first copies what it can without holding writers
- * back, then a TRUNCATE checkpoint; records how long writers were held back. */
-static void restart_wal(st_db *db, bool at_limit)
+/* Frames of the WAL not copied yet. */
+static uint64_t backlog_frames(st_db *db)
 {
-    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
     pthread_mutex_lock(&db->mu);
     uint64_t left = db->wal_frames > db->ck_backfilled ? db->wal_frames - db->ck_backfilled : 0;
     pthread_mutex_unlock(&db->mu);
-    if (left * frame_bytes >= RESTART_CATCHUP_BYTES)
+    return left;
+}
+
+/* How long the restart that ran from start_ns to end_ns held writers (db->mu held):
+ * from the WAL write lock to its end, split into waiting for readers and the rest
+ * (copying the last frames, syncing the database file). On SQLite's default VFS the
+ * lock is not seen: the whole checkpoint stands for it, for the back-off alone. */
+static void account_hold(st_db *db, uint64_t start_ns, uint64_t end_ns)
+{
+    uint64_t locked = db->vi ? vf_ck_write_lock_ns(db->vi) : start_ns;
+    uint64_t held = locked && locked <= end_ns ? end_ns - locked : 0;
+    if (db->vi && held) {
+        uint64_t readers = db->ck_locked_wait_ns < held ? db->ck_locked_wait_ns : held;
+        db->rs_held_total_ns += held;
+        if (held > db->rs_held_max_ns) db->rs_held_max_ns = held;
+        db->rs_readers_ns += readers;
+        db->rs_copy_ns += held - readers;
+    }
+    /* a restart that gave up held writers for nothing: let them go on a while */
+    if (db->rs_busy_last && held) {
+        uint64_t gap = RESTART_BACKOFF_MS * 1000000ull;
+        db->rs_not_before_ns = end_ns + (held > gap ? held : gap);
+    }
+}
+
+/* Restarts the WAL (see the header): first copies what it can without holding writers
+ * back, then a TRUNCATE checkpoint; records how long writers were held back. Before
+ * the bound the wait for readers is short (a restart holds every writer while it
+ * waits), doubling after each one that gave up; at the bound it is long. */
+static void restart_wal(st_db *db, bool at_limit)
+{
+    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
+    for (int pass = 0; pass < RESTART_CATCHUP_PASSES; pass++) {
+        if (backlog_frames(db) * frame_bytes < RESTART_CATCHUP_BYTES) break;
         run_checkpoint(db, SQLITE_CHECKPOINT_PASSIVE, false, true, 0, NULL, 0);
+    }
+    pthread_mutex_lock(&db->mu);
+    uint64_t wait_ms = at_limit ? LIMIT_WAIT_MS : db->rs_wait_ms;
+    pthread_mutex_unlock(&db->mu);
+    if (db->vi) vf_ck_write_lock_clear(db->vi);
+    db->ck_locked_wait_ns = 0;
     uint64_t t0 = sim_now_ns();
-    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, false, true,
-                            at_limit ? LIMIT_WAIT_MS : RESTART_WAIT_MS, NULL, 0);
-    uint64_t dt = sim_now_ns() - t0;
+    int rc = run_checkpoint(db, SQLITE_CHECKPOINT_TRUNCATE, false, true, wait_ms, NULL, 0);
+    uint64_t end = sim_now_ns(), dt = end - t0;
     pthread_mutex_lock(&db->mu);
     if (rc == SQLITE_OK) db->rs_done++;
     if (rc == SQLITE_BUSY) db->rs_busy++;
+    db->rs_busy_last = rc == SQLITE_BUSY;
+    if (rc == SQLITE_OK)
+        db->rs_wait_ms = RESTART_WAIT_MS;
+    else if (rc == SQLITE_BUSY && !at_limit && db->rs_wait_ms < RESTART_WAIT_MAX_MS)
+        db->rs_wait_ms =
+            2 * db->rs_wait_ms < RESTART_WAIT_MAX_MS ? 2 * db->rs_wait_ms : RESTART_WAIT_MAX_MS;
     /* an error, not readers: let writers go on (the result shows the checkpoint error
      * and the WAL past its bound) rather than stall them for good */
     if (rc != SQLITE_OK && rc != SQLITE_BUSY) set_hold(db, false);
     if (at_limit) db->rs_at_limit++;
     db->rs_total_ns += dt;
     if (dt > db->rs_max_ns) db->rs_max_ns = dt;
+    account_hold(db, t0, end);
     pthread_mutex_unlock(&db->mu);
 }
 
@@ -474,7 +539,8 @@ static void *checkpointer(void *arg)
     pthread_mutex_lock(&db->mu);
     while (!db->stop) {
         bool holding = db->hold_since_ns != 0;
-        bool restart = db->wal_limit && (db->wal_frames >= db->restart_frames || holding);
+        bool restart = db->wal_limit && (db->wal_frames >= db->restart_frames || holding) &&
+                       (holding || sim_now_ns() >= db->rs_not_before_ns);
         bool due =
             restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
                         db->wal_frames >= db->ck_backfilled);
@@ -652,6 +718,7 @@ static st_db *new_db(st_target *t, const char *name, const st_db_opts *opts, int
     db->restart_frames = db->wal_limit / 2 / (ps + WAL_FRAME_HEADER);
     db->hold_frames = db->wal_limit / 8 * 7 / (ps + WAL_FRAME_HEADER);
     pthread_mutex_init(&db->mu, NULL);
+    db->rs_wait_ms = RESTART_WAIT_MS;
     pthread_mutex_init(&db->ck_conn_mu, NULL);
     pthread_cond_init(&db->cv, NULL);
     return db;
@@ -815,20 +882,33 @@ static json_t *held_json(const st_db *db)
         (json_int_t)db->hold_count, "ms_total", (double)total / 1e6, "ms_max", (double)max / 1e6);
 }
 
+/* How long restarts held writers back, what for, and the waits they were given
+ * (db->mu held). */
+static json_t *restart_held_json(const st_db *db)
+{
+    if (!db->vi) return json_string("not measured: SQLite's default VFS");
+    return json_pack("{s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "readers_wait_ms", RESTART_WAIT_MS,
+                     "readers_wait_max_ms", RESTART_WAIT_MAX_MS, "backoff_ms", RESTART_BACKOFF_MS,
+                     "ms_total", (double)db->rs_held_total_ns / 1e6, "ms_max",
+                     (double)db->rs_held_max_ns / 1e6, "copying_ms", (double)db->rs_copy_ns / 1e6,
+                     "waiting_for_readers_ms", (double)db->rs_readers_ns / 1e6);
+}
+
 /* The WAL bound and how it was kept (db->mu held). */
 static json_t *wal_limit_json(const st_db *db)
 {
     if (!db->wal_limit) return json_pack("{s:s}", "policy", "none (SQLite's own: no bound)");
     uint64_t max = wal_bytes_of(db, db->wal_frames_max);
     return json_pack(
-        "{s:s,s:I,s:I,s:b,s:I,s:I,s:I,s:I,s:f,s:f,s:o}", "policy",
+        "{s:s,s:I,s:I,s:b,s:I,s:I,s:I,s:I,s:f,s:f,s:o,s:o}", "policy",
         "restart (TRUNCATE checkpoint) from half the limit; writers held back from 7/8",
         "limit_bytes", (json_int_t)db->wal_limit, "restart_from_bytes",
         (json_int_t)wal_bytes_of(db, db->restart_frames), "within_limit", max <= db->wal_limit,
         "wal_restarts", (json_int_t)db->wal_gen, "restart_checkpoints", (json_int_t)db->rs_done,
         "restart_gave_up", (json_int_t)db->rs_busy, "restarts_at_limit",
         (json_int_t)db->rs_at_limit, "restart_ms_total", (double)db->rs_total_ns / 1e6,
-        "restart_ms_max", (double)db->rs_max_ns / 1e6, "writers_held", held_json(db));
+        "restart_ms_max", (double)db->rs_max_ns / 1e6, "restart_held", restart_held_json(db),
+        "writers_held", held_json(db));
 }
 
 /* The checkpointer's write depth (adaptive flushing) and how often it went deeper

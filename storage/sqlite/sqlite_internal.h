@@ -126,6 +126,9 @@ struct vf_instance {
     /* Set while the WAL is at its bound: the WAL write lock is refused (SQLITE_BUSY, the
      * writer's busy handler waits) to every connection but the checkpointer's. */
     atomic_bool hold_writers;
+    /* When the checkpointer last got the WAL write lock: writers are held back from
+     * then to the end of its checkpoint (the restart's account, sqlite_db.c). */
+    _Atomic uint64_t ck_write_lock_ns;
     vf_shared *files[VF_NFILES];
     vf_shm *shm;
     vf_counters ctr[VF_NFILES];
@@ -171,6 +174,10 @@ unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigge
  * passes seq: a busy handler's wait for the lock holder, woken when it lets go. */
 uint64_t vf_shm_release_seq(vf_instance *vi);
 void vf_shm_wait_release(vf_instance *vi, uint64_t seq, uint64_t timeout_ns);
+/* When the checkpointer got the WAL write lock (vf_instance.ck_write_lock_ns): cleared
+ * before a checkpoint, read during or after it (0: not yet). */
+void vf_ck_write_lock_clear(vf_instance *vi);
+uint64_t vf_ck_write_lock_ns(vf_instance *vi);
 /* Unregisters and frees; every connection must be closed. */
 void vf_instance_free(vf_instance *vi);
 void vf_counters_get(vf_instance *vi, int kind, vf_counters *out);

@@ -951,6 +951,19 @@ void vf_shm_wait_release(vf_instance *vi, uint64_t seq, uint64_t timeout_ns)
     pthread_mutex_unlock(&shm->mu);
 }
 
+/* The WAL-index lock writers take (SQLite's wal.c: WAL_WRITE_LOCK). */
+#define SHM_WRITE_LOCK 0
+
+void vf_ck_write_lock_clear(vf_instance *vi)
+{
+    atomic_store(&vi->ck_write_lock_ns, 0);
+}
+
+uint64_t vf_ck_write_lock_ns(vf_instance *vi)
+{
+    return atomic_load(&vi->ck_write_lock_ns);
+}
+
 static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
 {
     vf_file *f = (vf_file *)pf;
@@ -987,7 +1000,8 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
             }
             f->shm_shared_mask |= mask;
         }
-    } else if (ofst == 0 && !f->checkpointer && atomic_load(&f->sf->vi->hold_writers)) {
+    } else if (ofst == SHM_WRITE_LOCK && !f->checkpointer &&
+               atomic_load(&f->sf->vi->hold_writers)) {
         rc = SQLITE_BUSY; /* the WAL is at its bound: no writer until it restarts */
     } else {
         for (int i = ofst; i < ofst + n; i++) {
@@ -1003,6 +1017,8 @@ static int vf_shm_lock(sqlite3_file *pf, int ofst, int n, int flags)
                 shm->excl[i] = f;
             f->shm_excl_mask |= mask;
         }
+        if (f->checkpointer && ofst == SHM_WRITE_LOCK && rc == SQLITE_OK)
+            atomic_store(&f->sf->vi->ck_write_lock_ns, sim_now_ns());
     }
     pthread_mutex_unlock(&shm->mu);
     if (released_writer && f->sf->vi->flush_at_commit && !f->defer_wal_flush &&
