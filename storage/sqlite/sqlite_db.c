@@ -60,8 +60,9 @@
  * held them, before the next try. */
 #define RESTART_BACKOFF_MS 50
 /* A restart first copies what the WAL holds beyond this without holding writers back
- * (passive checkpoints, at most RESTART_CATCHUP_PASSES: commits go on meanwhile, so each
- * pass leaves what arrived during the one before). */
+ * (passive checkpoints, at most RESTART_CATCHUP_PASSES, each while the one before at
+ * least halved the backlog: commits go on meanwhile, so each pass leaves what arrived
+ * during the one before). */
 #define RESTART_CATCHUP_BYTES (256u << 10)
 #define RESTART_CATCHUP_PASSES 4
 #define BUSY_SLICE_NS 10000000ull /* the checkpointer's busy wait rechecks its deadline */
@@ -488,9 +489,14 @@ static void account_hold(st_db *db, uint64_t start_ns, uint64_t end_ns)
 static void restart_wal(st_db *db, bool at_limit)
 {
     uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
+    /* more passes only while they converge: when commits outpace the copy, another
+     * pass only lets the WAL grow towards the bound, where writers are held anyway */
+    uint64_t left = backlog_frames(db), was = UINT64_MAX;
     for (int pass = 0; pass < RESTART_CATCHUP_PASSES; pass++) {
-        if (backlog_frames(db) * frame_bytes < RESTART_CATCHUP_BYTES) break;
+        if (left * frame_bytes < RESTART_CATCHUP_BYTES || left > was / 2) break;
         run_checkpoint(db, SQLITE_CHECKPOINT_PASSIVE, false, true, 0, NULL, 0);
+        was = left;
+        left = backlog_frames(db);
     }
     pthread_mutex_lock(&db->mu);
     uint64_t wait_ms = at_limit ? LIMIT_WAIT_MS : db->rs_wait_ms;
