@@ -153,8 +153,9 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_SIZE,
          .dst = &o->wal_limit,
          .help = "the SQLite WAL's bound: restarted from half of it on, writers held back from "
-                 "7/8 (0 = a sixteenth of the database's estimated size, 64 MiB to 1 GiB; e.g. "
-                 "1T for practically none)"},
+                 "7/8 (0 = a sixteenth of the database's estimated size, 64 MiB (or the "
+                 "buffer's size if smaller, at least 16 MiB) to 1 GiB; e.g. 1T for "
+                 "practically none)"},
         {.name = "keep-pristine",
          .kind = SIM_OPT_FLAG,
          .dst = &o->keep_pristine,
@@ -220,12 +221,17 @@ static uint64_t connections_of(const tpcc_options *o, uint64_t vusers)
     return vusers < n ? vusers : n;
 }
 
-/* --wal-limit, or the default that grows with the database (TPCC_WAL_LIMIT_SHARE). */
-static uint64_t wal_limit_of(const tpcc_options *o)
+/* --wal-limit, or the default that grows with the database (TPCC_WAL_LIMIT_SHARE); its
+ * floor is the buffer's size where that is under storage's default floor
+ * (TPCC_MIN_WAL_LIMIT at least). */
+static uint64_t wal_limit_of(const tpcc_options *o, uint64_t buffer_bytes)
 {
     if (o->wal_limit) return o->wal_limit;
+    uint64_t floor = ST_DB_DEFAULT_WAL_LIMIT;
+    if (buffer_bytes < floor)
+        floor = buffer_bytes > TPCC_MIN_WAL_LIMIT ? buffer_bytes : TPCC_MIN_WAL_LIMIT;
     uint64_t limit = tpcc_estimate_bytes(o->scale) / TPCC_WAL_LIMIT_SHARE;
-    if (limit < ST_DB_DEFAULT_WAL_LIMIT) limit = ST_DB_DEFAULT_WAL_LIMIT;
+    if (limit < floor) limit = floor;
     if (limit > TPCC_MAX_WAL_LIMIT) limit = TPCC_MAX_WAL_LIMIT;
     return limit;
 }
@@ -259,7 +265,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->checkpoint_mode = "passive";
     dbo->max_connections = (int)connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
     dbo->engine = o->engine;
-    dbo->wal_limit_bytes = wal_limit_of(o);
+    dbo->wal_limit_bytes = wal_limit_of(o, buf);
 }
 
 /* ---------------------------------------------------------------- prepare */

@@ -79,6 +79,13 @@ typedef struct tpcc_dq_item {
  * writers were held back 8.6 % of the time. */
 #define TPCC_WAL_LIMIT_SHARE 16
 #define TPCC_MAX_WAL_LIMIT (1ull << 30)
+/* Under a buffer smaller than storage's floor, the bound's floor is the buffer (at least
+ * this, four checkpoint triggers): SQLite's checkpoint reads each WAL frame it copies,
+ * one read at a time, and frames the pool has evicted come from the drive. With the
+ * 64-MiB floor the quick start (scale 1, a 13.6-MB buffer) read 1.3 GB of WAL back in
+ * 35 s, its checkpoints fell behind and writers were held at the bound 8-10 s of the 35
+ * (round 2, eleventh session; docs/tpcc.md). */
+#define TPCC_MIN_WAL_LIMIT (16ull << 20)
 #define TPCC_MAX_DELIVERY_WORKERS 16
 
 typedef struct tpcc_instance {

@@ -1,9 +1,10 @@
 /*
  * tests/unit/test_tpcc_defaults.c: what tpcc gives the database when an option is left
  * at 0: the worker connections grow with the users (one per 64, at least 32, never
- * more than the users or 1,024), with one deferred-delivery worker per 8 of them, and the WAL's
- * bound grows with the database (a sixteenth of its estimate, 64 MiB to 1 GiB); an
- * option that is given is taken as it is.
+ * more than the users or 1,024), with one deferred-delivery worker per 8 of them, and
+ * the WAL's bound grows with the database (a sixteenth of its estimate, from 64 MiB, or
+ * a smaller buffer's size but at least 16 MiB, to 1 GiB); an option that is given is
+ * taken as it is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,19 +15,25 @@
 
 #include "oltp/tpcc_cmd_internal.h"
 
-static st_db_opts opts_for(uint64_t scale, uint64_t vusers, uint64_t connections,
-                           uint64_t wal_limit)
+static st_db_opts opts_with_buffer(uint64_t scale, uint64_t vusers, uint64_t connections,
+                                   uint64_t wal_limit, uint64_t buffer)
 {
     tpcc_options o = {.scale = scale,
                       .vusers = vusers,
                       .instances = 1,
                       .connections = connections,
-                      .buffer = 64ull << 20,
+                      .buffer = buffer,
                       .wal_limit = wal_limit,
                       .sync = "full"};
     st_db_opts dbo;
     tpcc_db_opts(&o, &dbo);
     return dbo;
+}
+
+static st_db_opts opts_for(uint64_t scale, uint64_t vusers, uint64_t connections,
+                           uint64_t wal_limit)
+{
+    return opts_with_buffer(scale, vusers, connections, wal_limit, 64ull << 20);
 }
 
 /* max_connections = workers + their delivery workers + the instance's own (meta and checks) */
@@ -67,6 +74,14 @@ static void test_wal_limit_grows_with_database(void **state)
     assert_true(s100 > 64ull << 20 && s100 < 1ull << 30);
     assert_int_equal(opts_for(500, 5000, 0, 0).wal_limit_bytes, 1ull << 30);
     assert_int_equal(opts_for(1500, 15000, 0, 0).wal_limit_bytes, 1ull << 30);
+    /* a buffer under the 64-MiB floor lowers the floor to its size, not below 16 MiB;
+     * never the share of a larger database */
+    const uint64_t mib = 1ull << 20;
+    assert_int_equal(opts_with_buffer(1, 10, 0, 0, 40 * mib).wal_limit_bytes, 40 * mib);
+    assert_int_equal(opts_with_buffer(1, 10, 0, 0, 8 * mib).wal_limit_bytes, TPCC_MIN_WAL_LIMIT);
+    assert_int_equal(opts_with_buffer(1, 10, 0, 0, 0).wal_limit_bytes, TPCC_MIN_WAL_LIMIT);
+    assert_int_equal(opts_with_buffer(100, 1000, 0, 0, 8 * mib).wal_limit_bytes, s100);
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 0, 8 * mib).wal_limit_bytes, 1ull << 30);
     /* given, taken as it is, small or large */
     assert_int_equal(opts_for(500, 5000, 0, 1ull << 20).wal_limit_bytes, 1ull << 20);
     assert_int_equal(opts_for(1, 10, 0, 1ull << 40).wal_limit_bytes, 1ull << 40);
