@@ -120,7 +120,6 @@ struct st_db {
      * one gets, and when it may start (after one gave up) */
     uint64_t rs_held_total_ns, rs_held_max_ns, rs_copy_ns, rs_readers_ns;
     uint64_t rs_wait_ms, rs_not_before_ns;
-    bool rs_busy_last;
     /* writers held back at the bound: since when (0 = not now), how often, how long */
     uint64_t hold_since_ns, hold_count, hold_total_ns, hold_max_ns;
     char ck_last_error[256];
@@ -464,7 +463,7 @@ static uint64_t backlog_frames(st_db *db)
  * from the WAL write lock to its end, split into waiting for readers and the rest
  * (copying the last frames, syncing the database file). On SQLite's default VFS the
  * lock is not seen: the whole checkpoint stands for it, for the back-off alone. */
-static void account_hold(st_db *db, uint64_t start_ns, uint64_t end_ns)
+static void account_hold(st_db *db, uint64_t start_ns, uint64_t end_ns, bool gave_up)
 {
     uint64_t locked = db->vi ? vf_ck_write_lock_ns(db->vi) : start_ns;
     uint64_t held = locked && locked <= end_ns ? end_ns - locked : 0;
@@ -476,7 +475,7 @@ static void account_hold(st_db *db, uint64_t start_ns, uint64_t end_ns)
         db->rs_copy_ns += held - readers;
     }
     /* a restart that gave up held writers for nothing: let them go on a while */
-    if (db->rs_busy_last && held) {
+    if (gave_up && held) {
         uint64_t gap = RESTART_BACKOFF_MS * 1000000ull;
         db->rs_not_before_ns = end_ns + (held > gap ? held : gap);
     }
@@ -509,10 +508,9 @@ static void restart_wal(st_db *db, bool at_limit)
     pthread_mutex_lock(&db->mu);
     if (rc == SQLITE_OK) db->rs_done++;
     if (rc == SQLITE_BUSY) db->rs_busy++;
-    db->rs_busy_last = rc == SQLITE_BUSY;
     if (rc == SQLITE_OK)
         db->rs_wait_ms = RESTART_WAIT_MS;
-    else if (rc == SQLITE_BUSY && !at_limit && db->rs_wait_ms < RESTART_WAIT_MAX_MS)
+    else if (rc == SQLITE_BUSY && !at_limit)
         db->rs_wait_ms =
             2 * db->rs_wait_ms < RESTART_WAIT_MAX_MS ? 2 * db->rs_wait_ms : RESTART_WAIT_MAX_MS;
     /* an error, not readers: let writers go on (the result shows the checkpoint error
@@ -521,7 +519,7 @@ static void restart_wal(st_db *db, bool at_limit)
     if (at_limit) db->rs_at_limit++;
     db->rs_total_ns += dt;
     if (dt > db->rs_max_ns) db->rs_max_ns = dt;
-    account_hold(db, t0, end);
+    account_hold(db, t0, end, rc == SQLITE_BUSY);
     pthread_mutex_unlock(&db->mu);
 }
 
@@ -545,8 +543,9 @@ static void *checkpointer(void *arg)
     pthread_mutex_lock(&db->mu);
     while (!db->stop) {
         bool holding = db->hold_since_ns != 0;
-        bool restart = db->wal_limit && (db->wal_frames >= db->restart_frames || holding) &&
-                       (holding || sim_now_ns() >= db->rs_not_before_ns);
+        /* past half the bound, unless backing off after a give-up; at 7/8 always */
+        bool restart = holding || (db->wal_limit && db->wal_frames >= db->restart_frames &&
+                                   sim_now_ns() >= db->rs_not_before_ns);
         bool due =
             restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
                         db->wal_frames >= db->ck_backfilled);

@@ -262,16 +262,20 @@ static void without_bound_wal_grows(void **state)
     st_target_close(t);
 }
 
-/* The "restart_held" section of a database's result, and a number in it. */
-static double held_ms(st_db *db, const char *key, json_int_t *gave_up, json_int_t *restarts)
+/* A number in the result's "checkpoint.wal_limit" (section NULL) or in its section. */
+static double wal_limit_num(st_db *db, const char *section, const char *key)
 {
     json_t *j = st_db_json(db);
-    json_t *lim = json_object_get(json_object_get(j, "checkpoint"), "wal_limit");
-    double v = json_number_value(json_object_get(json_object_get(lim, "restart_held"), key));
-    if (gave_up) *gave_up = jint(lim, "restart_gave_up");
-    if (restarts) *restarts = jint(lim, "wal_restarts");
+    json_t *v = json_object_get(json_object_get(j, "checkpoint"), "wal_limit");
+    if (section) v = json_object_get(v, section);
+    double n = json_number_value(json_object_get(v, key));
     json_decref(j);
-    return v;
+    return n;
+}
+
+static double held_ms(st_db *db, const char *key)
+{
+    return wal_limit_num(db, "restart_held", key);
 }
 
 /* Commits one update every pace_ns until the deadline or until stop(db) says so
@@ -289,16 +293,12 @@ static bool commit_until(wl_conn *wc, sim_rng *rng, st_db *db, uint64_t pace_ns,
 
 static bool gave_up_once(st_db *db)
 {
-    json_int_t n = 0;
-    held_ms(db, "ms_total", &n, NULL);
-    return n > 0;
+    return wal_limit_num(db, NULL, "restart_gave_up") > 0;
 }
 
 static bool restarted(st_db *db)
 {
-    json_int_t n = 0;
-    held_ms(db, "ms_total", NULL, &n);
-    return n > 0;
+    return wal_limit_num(db, NULL, "wal_restarts") > 0;
 }
 
 /* A reader keeps one snapshot open far longer than a restart's wait for readers. Each
@@ -324,12 +324,14 @@ static void restart_backs_off_from_a_long_reader(void **state)
     assert_true(wl_query_i64(r, "SELECT v FROM t WHERE id = 1") >= 0);
     /* past half the bound as fast as commits go, until a restart has given up */
     assert_true(commit_until(&wc, &rng, db, 0, sim_now_ns() + 20000 * ms, gave_up_once));
-    json_int_t gave_up0 = 0, gave_up1 = 0, restarts = 0;
-    double held0 = held_ms(db, "ms_total", &gave_up0, NULL);
+    double gave_up0 = wal_limit_num(db, NULL, "restart_gave_up");
+    double held0 = held_ms(db, "ms_total");
     uint64_t t0 = sim_now_ns();
     commit_until(&wc, &rng, db, 2 * ms, t0 + 1000 * ms, NULL);
     double window_ms = (double)(sim_now_ns() - t0) / 1e6;
-    double held = held_ms(db, "ms_total", &gave_up1, &restarts) - held0;
+    double held = held_ms(db, "ms_total") - held0;
+    double gave_up1 = wal_limit_num(db, NULL, "restart_gave_up");
+    double restarts = wal_limit_num(db, NULL, "wal_restarts");
     fprintf(stderr, "long reader: held %.1f of %.1f ms, %lld more give-ups\n", held, window_ms,
             (long long)(gave_up1 - gave_up0));
     assert_int_equal(restarts, 0);
@@ -341,7 +343,7 @@ static void restart_backs_off_from_a_long_reader(void **state)
         waits += wait;
         wait = wait < 200 ? 2 * wait : 400;
     }
-    assert_true(held_ms(db, "waiting_for_readers_ms", NULL, NULL) >= 0.95 * waits);
+    assert_true(held_ms(db, "waiting_for_readers_ms") >= 0.95 * waits);
     /* the reader ends: the next try restarts the WAL */
     assert_int_equal(wl_exec(r, "COMMIT"), 0);
     assert_true(commit_until(&wc, &rng, db, 2 * ms, sim_now_ns() + 10000 * ms, restarted));
