@@ -424,6 +424,11 @@ static int flush_db(vf_file *f)
             }
             int r = st_engine_reap(e, x->done, DB_BATCH_MAX, 1);
             if (r < 0) {
+                /* The engine cannot say when the writes in flight end, and they still
+                 * read the bounce buffer: a storage fault (fail-stop), so every later
+                 * flush is refused before it would fill that buffer again. */
+                sim_fault_note(EIO, "waiting for writes to %s (the I/O engine failed: %s)",
+                               sf->path, strerror(-r));
                 rc = SQLITE_IOERR_WRITE;
                 break;
             }
@@ -1447,6 +1452,11 @@ void vf_instance_free(vf_instance *vi)
     if (!vi) return;
     gc_stop_flusher(vi);
     if (vi->vfs.zName) sqlite3_vfs_unregister(&vi->vfs);
+    /* First the engines: closing one waits for its I/Os still in flight (a flush that
+     * stopped on an engine error leaves some), which read the files' buffers and the
+     * pool's frames freed below. */
+    for (size_t i = 0; i < vi->nengines; i++)
+        st_engine_close(vi->engines[i].e);
     for (int k = 0; k < VF_NFILES; k++)
         shared_free(vi->files[k]);
     if (vi->shm) {
@@ -1458,8 +1468,6 @@ void vf_instance_free(vf_instance *vi)
         free(vi->shm);
     }
     bp_free(vi->pool);
-    for (size_t i = 0; i < vi->nengines; i++)
-        st_engine_close(vi->engines[i].e);
     free(vi->engines);
     pthread_mutex_destroy(&vi->engines_mu);
     pthread_mutex_destroy(&vi->gc_mu);

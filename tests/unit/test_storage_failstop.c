@@ -7,7 +7,15 @@
  * failing flush sends no write after the first failure comes back: at most one queue of
  * them), and after the limit is lifted the reopened database passes integrity_check with
  * every committed row.
+ *
+ * An I/O engine that fails while database-page writes are in flight (a reap error: the
+ * engine can no longer say when they end, and they still read the flush's buffer) is a
+ * storage fault too: the checkpoint stops, nothing more is written, and the database
+ * reopens intact. The engine is the test's own ("reapfail", registered by name like
+ * the real ones): it runs each I/O at submission and, while told to, refuses to give
+ * back a finished write.
  */
+#include "storage/engine_internal.h"
 #include "storage/sqlite/sqlite.h"
 #include "storage/sqlite/sqlite_internal.h"
 
@@ -18,6 +26,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +34,72 @@
 #include <sys/stat.h>
 
 static char root[256];
+
+/* ------------------------------------------------------------------ the failing engine */
+
+typedef struct reapfail {
+    st_io **fifo;
+    unsigned head, count;
+} reapfail;
+
+static atomic_bool fail_write_reaps;
+
+static int rf_open(st_engine *e, unsigned qd, char *err, size_t errlen)
+{
+    reapfail *p = calloc(1, sizeof *p);
+    if (p) p->fifo = calloc(qd, sizeof *p->fifo);
+    if (!p || !p->fifo) {
+        free(p);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    e->priv = p;
+    return 0;
+}
+
+static void rf_close(st_engine *e)
+{
+    reapfail *p = e->priv;
+    free(p->fifo);
+    free(p);
+}
+
+static int rf_submit(st_engine *e, st_io *const *ios, unsigned n)
+{
+    reapfail *p = e->priv;
+    for (unsigned i = 0; i < n; i++) {
+        ios[i]->submit_ns = sim_now_ns();
+        ios[i]->result = st_io_sync(ios[i]);
+        ios[i]->complete_ns = sim_now_ns();
+        p->fifo[(p->head + p->count++) % e->qd] = ios[i];
+    }
+    return (int)n;
+}
+
+static int rf_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
+{
+    (void)min_wait;
+    reapfail *p = e->priv;
+    if (p->count && p->fifo[p->head]->op == ST_OP_WRITE && atomic_load(&fail_write_reaps))
+        return -EBADR;
+    unsigned n = 0;
+    while (n < max && p->count) {
+        done[n++] = p->fifo[p->head];
+        p->head = (p->head + 1) % e->qd;
+        p->count--;
+    }
+    return (int)n;
+}
+
+static const st_engine_ops reapfail_ops = {
+    .name = "reapfail",
+    .description = "test: synchronous, refuses to reap finished writes when told to",
+    .open = rf_open,
+    .close = rf_close,
+    .submit = rf_submit,
+    .reap = rf_reap,
+};
+ST_REGISTER_ENGINE(reapfail_ops)
 
 static int setup(void **state)
 {
@@ -41,17 +116,24 @@ static int teardown(void **state)
     return system(cmd);
 }
 
-static st_db *open_db(st_target *t, bool create)
+static st_db *open_db_with(st_target *t, bool create, const char *engine)
 {
     char err[1024];
     /* No background checkpoint: the test decides when one runs. */
-    st_db_opts o = {
-        .buffer_bytes = 16 << 20, .max_connections = 2, .checkpoint_wal_bytes = 1ull << 40};
+    st_db_opts o = {.buffer_bytes = 16 << 20,
+                    .max_connections = 2,
+                    .checkpoint_wal_bytes = 1ull << 40,
+                    .engine = engine};
     st_db *db = NULL;
     int rc = st_db_open(t, "test.db", &o, create, &db, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     return db;
+}
+
+static st_db *open_db(st_target *t, bool create)
+{
+    return open_db_with(t, create, NULL);
 }
 
 static sqlite3 *connect(st_db *db)
@@ -97,6 +179,23 @@ static long long db_writes(st_db *db)
         json_integer_value(json_object_get(json_object_get(j, "db_file"), "device_writes"));
     json_decref(j);
     return n;
+}
+
+/* After the fault is lifted: the database reopens with the default engine, passes
+ * integrity_check with `rows` rows and takes writes again. */
+static void expect_intact(st_target *t, long long rows)
+{
+    st_db *db = open_db(t, false);
+    sqlite3 *c = connect(db);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(c, "PRAGMA integrity_check", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
+    sqlite3_finalize(q);
+    assert_int_equal(count_rows(c), rows);
+    assert_int_equal(insert(c, (int)rows, 10, 1), SQLITE_OK); /* and writable again */
+    sqlite3_close(c);
+    st_db_close(db);
 }
 
 static void test_failed_checkpoint_keeps_database(void **state)
@@ -147,17 +246,39 @@ static void test_failed_checkpoint_keeps_database(void **state)
     assert_non_null(strstr(sim_fault_message(), "test.db"));
 
     sim_fault_reset();
-    db = open_db(t, false);
-    c = connect(db);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(c, "PRAGMA integrity_check", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
-    sqlite3_finalize(q);
-    assert_int_equal(count_rows(c), 1300); /* every committed row, none of the refused */
-    assert_int_equal(insert(c, 1300, 10, 1), SQLITE_OK); /* and writable again */
+    expect_intact(t, 1300); /* every committed row, none of the refused */
+    st_target_close(t);
+}
+
+static void test_engine_failure_stops_writes(void **state)
+{
+    (void)state;
+    char p[300], err[1024];
+    snprintf(p, sizeof p, "%s/e", root);
+    st_target_opts to = {.path = p, .create_dir = true};
+    st_target *t = NULL;
+    assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
+    st_db *db = open_db_with(t, true, "reapfail");
+    sqlite3 *c = connect(db);
+    assert_int_equal(
+        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)", NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(insert(c, 0, 500, 5), SQLITE_OK);
+
+    atomic_store(&fail_write_reaps, true);
+    st_db_checkpoint(db, err, sizeof err); /* its first batch of page writes is never reaped */
+    int fault = sim_fault_noted();
+    int after = insert(c, 500, 10, 1); /* refused: nothing is written after a fault */
+    atomic_store(&fail_write_reaps, false);
     sqlite3_close(c);
     st_db_close(db);
+    assert_int_equal(fault, EIO);
+    assert_int_not_equal(after, SQLITE_OK);
+    assert_non_null(strstr(sim_fault_message(), "test.db"));
+    assert_non_null(strstr(sim_fault_message(), "I/O engine failed"));
+
+    sim_fault_reset();
+    expect_intact(t, 500); /* every committed row, none of the refused */
     st_target_close(t);
 }
 
@@ -165,6 +286,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_failed_checkpoint_keeps_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_failure_stops_writes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
