@@ -86,6 +86,15 @@ typedef struct tpcc_dq_item {
  * 35 s, its checkpoints fell behind and writers were held at the bound 8-10 s of the 35
  * (round 2, eleventh session; docs/tpcc.md). */
 #define TPCC_MIN_WAL_LIMIT (16ull << 20)
+/* The background checkpoint's trigger: a sixteenth of the WAL bound and of the buffer
+ * (uncopied frames stay in the pool), from SQLite's own 1000 pages (4 MiB) to 64 MiB
+ * (what sysbench on SQLite uses); storage lowers it as the WAL nears its restart. A
+ * checkpoint writes each page it copies once, however many commits changed it since the
+ * last one, as a database's checkpoint interval does; at SQLite's 4 MiB every hot page
+ * (district, warehouse, the ends of the insert-only tables) was written back after
+ * nearly every change (round 2, twelfth session; docs/tpcc.md). */
+#define TPCC_CHECKPOINT_SHARE 16
+#define TPCC_MAX_CHECKPOINT_BYTES (64ull << 20)
 #define TPCC_MAX_DELIVERY_WORKERS 16
 
 typedef struct tpcc_instance {

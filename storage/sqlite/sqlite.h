@@ -35,14 +35,22 @@ extern "C" {
  */
 /* The WAL's bound when nothing larger is asked for (st_db_opts.wal_limit_bytes). */
 #define ST_DB_DEFAULT_WAL_LIMIT (64ull << 20)
+/* The background checkpoint's trigger when none is asked for (checkpoint_wal_bytes):
+ * SQLite's own 1000-page default. */
+#define ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20)
 
 typedef struct st_db_opts {
-    uint64_t buffer_bytes;         /* the database's memory (--buffer) */
-    const char *sync;              /* "full" (default), "normal", "off" */
-    uint64_t checkpoint_wal_bytes; /* background checkpoint when the WAL passes this */
-    const char *checkpoint_mode;   /* "passive" (default), "full", "restart", "truncate" */
-    int max_connections;           /* for the buffer's minimum size check */
-    const char *engine;            /* I/O engine name for the VFS (NULL = default) */
+    uint64_t buffer_bytes; /* the database's memory (--buffer) */
+    const char *sync;      /* "full" (default), "normal", "off" */
+    /* A background checkpoint when the WAL holds this many bytes no checkpoint copied
+     * (0 = the default above). */
+    uint64_t checkpoint_wal_bytes;
+    /* Under a WAL bound, lower that trigger as the WAL nears its restart: no more than a
+     * quarter of the room left, at least the default (docs/sqlite-vfs.md). */
+    bool checkpoint_taper;
+    const char *checkpoint_mode; /* "passive" (default), "full", "restart", "truncate" */
+    int max_connections;         /* for the buffer's minimum size check */
+    const char *engine;          /* I/O engine name for the VFS (NULL = default) */
     /* The WAL's bound: from half of it on, the checkpointer restarts the WAL from its
      * beginning (holding writers back while the readers of older snapshots finish);
      * from 7/8 of it writers wait until it has (docs/sqlite-vfs.md). 0 = the larger of

@@ -45,7 +45,6 @@
  * that counts, this only saves re-reading the pages of the statement in progress. */
 #define CONN_CACHE_PAGES 32
 #define MIN_PAGES_PER_CONNECTION 16
-#define DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20) /* SQLite's own 1000-page default */
 #define WAL_FRAME_HEADER 24
 #define WAL_HEADER 32
 #define CONN_BUSY_MS 10000
@@ -87,6 +86,7 @@ struct st_db {
     const char *ck_mode_name;
     int ck_mode;
     uint64_t ck_wal_bytes;
+    bool ck_taper;           /* st_db_opts.checkpoint_taper */
     uint64_t wal_limit;      /* the WAL's bound in bytes (0 = none) */
     uint64_t restart_frames; /* frames from which the WAL is restarted (half the bound) */
     uint64_t hold_frames;    /* frames from which writers are held back (7/8 of it) */
@@ -168,6 +168,15 @@ static uint32_t page_size_for(const st_target *t)
 
 /* ------------------------------------------------------------------ connections */
 
+/* The backlog that makes a passive checkpoint due with a WAL of n frames: the trigger,
+ * tapered when the workload asked (vf_ck_due_bytes). */
+static uint64_t due_bytes(const st_db *db, uint64_t n)
+{
+    if (!db->ck_taper || !db->wal_limit) return db->ck_wal_bytes;
+    uint64_t fb = db->page_size + WAL_FRAME_HEADER;
+    return vf_ck_due_bytes(db->ck_wal_bytes, db->restart_frames * fb, n * fb);
+}
+
 /* Holds writers back (on) or lets them go; db->mu held. Only the VFS can hold them. */
 static void set_hold(st_db *db, bool on)
 {
@@ -200,7 +209,7 @@ static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
     if (db->wal_limit) set_hold(db, n >= db->hold_frames);
     db->hook_seq++;
     uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
-    if ((n - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes ||
+    if ((n - db->ck_backfilled) * frame_bytes >= due_bytes(db, n) ||
         (db->wal_limit && n >= db->restart_frames))
         pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
@@ -371,6 +380,14 @@ static void account_truncate(st_db *db, uint64_t gen0, uint64_t b0)
     set_hold(db, false);
 }
 
+uint64_t vf_ck_due_bytes(uint64_t trigger, uint64_t restart_bytes, uint64_t wal_bytes)
+{
+    if (!restart_bytes || trigger <= ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES) return trigger;
+    uint64_t room = wal_bytes < restart_bytes ? (restart_bytes - wal_bytes) / 4 : 0;
+    if (room >= trigger) return trigger;
+    return room > ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES ? room : ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES;
+}
+
 /* Adaptive flushing: the copy speeds up when the drive slows and the backlog grows, as
  * InnoDB's page cleaner flushes harder as its redo log fills, and for the same reason:
  * a WAL restart copies the backlog while writers wait. */
@@ -389,10 +406,10 @@ unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigge
     return d < VF_DB_DEPTH_MAX ? (unsigned)d : VF_DB_DEPTH_MAX;
 }
 
-/* Frames in one checkpoint trigger (checkpoint_wal_bytes). */
-static uint64_t trigger_frames(const st_db *db)
+/* Frames in one checkpoint trigger with a WAL of n frames (due_bytes). */
+static uint64_t trigger_frames(const st_db *db, uint64_t n)
 {
-    return db->ck_wal_bytes / (db->page_size + WAL_FRAME_HEADER);
+    return due_bytes(db, n) / (db->page_size + WAL_FRAME_HEADER);
 }
 
 /* Runs one checkpoint on the checkpoint connection and records it; in modes other than
@@ -406,7 +423,7 @@ static int run_checkpoint(st_db *db, int mode, bool manual, bool deep, uint64_t 
     uint64_t w0 = db->wal_frames, b0 = db->ck_backfilled, gen0 = db->wal_gen;
     pthread_mutex_unlock(&db->mu);
     unsigned depth = vf_ck_write_depth(deep || manual || mode != SQLITE_CHECKPOINT_PASSIVE,
-                                       w0 > b0 ? w0 - b0 : 0, trigger_frames(db));
+                                       w0 > b0 ? w0 - b0 : 0, trigger_frames(db, w0));
     if (db->vi) vf_set_db_depth(db->vi, depth);
     pthread_mutex_lock(&db->ck_conn_mu);
     uint64_t t0 = sim_now_ns();
@@ -546,9 +563,9 @@ static void *checkpointer(void *arg)
         /* past half the bound, unless backing off after a give-up; at 7/8 always */
         bool restart = holding || (db->wal_limit && db->wal_frames >= db->restart_frames &&
                                    sim_now_ns() >= db->rs_not_before_ns);
-        bool due =
-            restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >= db->ck_wal_bytes &&
-                        db->wal_frames >= db->ck_backfilled);
+        bool due = restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >=
+                                   due_bytes(db, db->wal_frames) &&
+                               db->wal_frames >= db->ck_backfilled);
         /* a checkpoint that could not progress is retried after the next commit, or,
          * while writers are held back (no commits), after a pause */
         if (!due || (db->hook_seq == seen_seq && !holding)) {
@@ -717,8 +734,9 @@ static st_db *new_db(st_target *t, const char *name, const st_db_opts *opts, int
     db->engine = opts->engine;
     db->ck_mode_name = mode_names[mi];
     db->ck_mode = mode_values[mi];
-    db->ck_wal_bytes =
-        opts->checkpoint_wal_bytes ? opts->checkpoint_wal_bytes : DEFAULT_CHECKPOINT_WAL_BYTES;
+    db->ck_wal_bytes = opts->checkpoint_wal_bytes ? opts->checkpoint_wal_bytes
+                                                  : ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES;
+    db->ck_taper = opts->checkpoint_taper;
     db->wal_limit = wal_limit_of(opts, db->ck_wal_bytes);
     db->restart_frames = db->wal_limit / 2 / (ps + WAL_FRAME_HEADER);
     db->hold_frames = db->wal_limit / 8 * 7 / (ps + WAL_FRAME_HEADER);
@@ -925,7 +943,7 @@ static json_t *write_depth_json(const st_db *db)
                      "passive checkpoints deeper as the WAL's uncopied frames grow; those "
                      "that hold writers back at the maximum",
                      "min", (int)VF_DB_DEPTH_MIN, "max", (int)VF_DB_DEPTH_MAX,
-                     "from_backlog_frames", (json_int_t)easy_backlog(trigger_frames(db)),
+                     "from_backlog_frames", (json_int_t)easy_backlog(trigger_frames(db, 0)),
                      "deeper_count", (json_int_t)db->ck_deep_count, "deeper_ms",
                      (double)db->ck_deep_ns / 1e6);
 }
@@ -983,6 +1001,10 @@ json_t *st_db_json(const st_db *cdb)
                   "total_ms", (double)db->ck_total_ns / 1e6, "max_ms", (double)db->ck_max_ns / 1e6,
                   "wal_bytes_max", (json_int_t)wal_bytes_of(db, db->wal_frames_max));
     if (db->ck_errors) json_object_set_new(ck, "last_error", json_string(db->ck_last_error));
+    if (due_bytes(db, 0) != due_bytes(db, db->restart_frames))
+        json_object_set_new(ck, "trigger_near_restart",
+                            json_string("a quarter of the room left before the WAL's restart, "
+                                        "at least 4 MiB"));
     json_object_set_new(ck, "write_depth", write_depth_json(db));
     json_object_set_new(ck, "wal_limit", wal_limit_json(db));
     pthread_mutex_unlock(&db->mu);

@@ -366,6 +366,30 @@ static void tiny_bound_refused(void **state)
     st_target_close(t);
 }
 
+/* The checkpoint's trigger under a WAL bound: whole early in a generation, then a
+ * quarter of the room left before the restart, never under SQLite's default; a trigger
+ * at or under the default, or no bound, is kept as it is. */
+static void checkpoint_trigger_tapers_to_restart(void **state)
+{
+    (void)state;
+    const uint64_t mib = 1ull << 20, def = ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES;
+    const uint64_t restart = 512 * mib, trigger = 64 * mib;
+    assert_int_equal(vf_ck_due_bytes(trigger, restart, 0), trigger);
+    assert_int_equal(vf_ck_due_bytes(trigger, restart, 256 * mib), trigger);
+    assert_int_equal(vf_ck_due_bytes(trigger, restart, 448 * mib), 16 * mib);
+    assert_int_equal(vf_ck_due_bytes(trigger, restart, 500 * mib), def);
+    assert_int_equal(vf_ck_due_bytes(trigger, restart, 600 * mib), def); /* past it */
+    uint64_t last = trigger;
+    for (uint64_t w = 0; w < restart + 64 * mib; w += mib) {
+        uint64_t d = vf_ck_due_bytes(trigger, restart, w);
+        assert_true(d >= def && d <= trigger && d <= last); /* only ever lower */
+        last = d;
+    }
+    assert_int_equal(vf_ck_due_bytes(def, restart, 500 * mib), def);
+    assert_int_equal(vf_ck_due_bytes(mib, restart, 500 * mib), mib);
+    assert_int_equal(vf_ck_due_bytes(trigger, 0, 1ull << 40), trigger);
+}
+
 /* Adaptive flushing: the minimum depth while the backlog is small, deeper in proportion
  * beyond that, never past the maximum; the maximum whenever writers are held back. */
 static void write_depth_follows_backlog(void **state)
@@ -393,6 +417,7 @@ int main(void)
         cmocka_unit_test(restart_backs_off_from_a_long_reader),
         cmocka_unit_test(tiny_bound_refused),
         cmocka_unit_test(write_depth_follows_backlog),
+        cmocka_unit_test(checkpoint_trigger_tapers_to_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

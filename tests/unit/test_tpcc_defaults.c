@@ -3,8 +3,9 @@
  * at 0: the worker connections grow with the users (one per 64, at least 32, never
  * more than the users or 1,024), with one deferred-delivery worker per 8 of them, and
  * the WAL's bound grows with the database (a sixteenth of its estimate, from 64 MiB, or
- * a smaller buffer's size but at least 16 MiB, to 1 GiB); an option that is given is
- * taken as it is.
+ * a smaller buffer's size but at least 16 MiB, to 1 GiB), and so does the background
+ * checkpoint's trigger (a sixteenth of the bound and of the buffer, 4 to 64 MiB); an
+ * option that is given is taken as it is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,11 +88,33 @@ static void test_wal_limit_grows_with_database(void **state)
     assert_int_equal(opts_for(1, 10, 0, 1ull << 40).wal_limit_bytes, 1ull << 40);
 }
 
+static void test_checkpoint_trigger_follows_wal_bound(void **state)
+{
+    (void)state;
+    const uint64_t mib = 1ull << 20, gib = 1ull << 30;
+    /* scale 500: a sixteenth of the 1-GiB bound, lowered near the WAL's restart */
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 0, 5 * gib).checkpoint_wal_bytes, 64 * mib);
+    assert_true(opts_with_buffer(500, 5000, 0, 0, 5 * gib).checkpoint_taper);
+    st_db_opts s100 = opts_with_buffer(100, 1000, 0, 0, 2 * gib);
+    assert_int_equal(s100.checkpoint_wal_bytes, s100.wal_limit_bytes / 16);
+    /* a small buffer keeps uncopied frames in the pool: a sixteenth of it */
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 0, 256 * mib).checkpoint_wal_bytes, 16 * mib);
+    /* at or under SQLite's 4 MiB, storage's default stands (0), e.g. the quick start */
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 0, 64 * mib).checkpoint_wal_bytes, 0);
+    assert_int_equal(opts_for(1, 10, 0, 0).checkpoint_wal_bytes, 0);
+    assert_int_equal(opts_with_buffer(1, 10, 0, 0, 0).checkpoint_wal_bytes, 0);
+    /* a given bound moves it too, never past 64 MiB */
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 1ull << 40, 5 * gib).checkpoint_wal_bytes,
+                     64 * mib);
+    assert_int_equal(opts_with_buffer(500, 5000, 0, 1 * mib, 5 * gib).checkpoint_wal_bytes, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connections_grow_with_users),
         cmocka_unit_test(test_wal_limit_grows_with_database),
+        cmocka_unit_test(test_checkpoint_trigger_follows_wal_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
