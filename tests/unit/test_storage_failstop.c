@@ -12,8 +12,8 @@
  * engine can no longer say when they end, and they still read the flush's buffer) is a
  * storage fault too: the checkpoint stops, nothing more is written, and the database
  * reopens intact. The engine is the test's own ("reapfail", registered by name like
- * the real ones): it runs each I/O at submission and, while told to, refuses to give
- * back a finished write.
+ * the real ones): psync underneath, but while told to it refuses to give back the
+ * writes it has run.
  */
 #include "storage/engine_internal.h"
 #include "storage/sqlite/sqlite.h"
@@ -37,9 +37,11 @@ static char root[256];
 
 /* ------------------------------------------------------------------ the failing engine */
 
+/* psync underneath; the writes it has run and not yet given back are counted so that a
+ * reap can refuse while one is among them. */
 typedef struct reapfail {
-    st_io **fifo;
-    unsigned head, count;
+    st_engine *inner;
+    unsigned writes;
 } reapfail;
 
 static atomic_bool fail_write_reaps;
@@ -47,10 +49,9 @@ static atomic_bool fail_write_reaps;
 static int rf_open(st_engine *e, unsigned qd, char *err, size_t errlen)
 {
     reapfail *p = calloc(1, sizeof *p);
-    if (p) p->fifo = calloc(qd, sizeof *p->fifo);
-    if (!p || !p->fifo) {
+    if (p) p->inner = st_engine_open("psync", qd, err, errlen);
+    if (!p || !p->inner) {
         free(p);
-        snprintf(err, errlen, "out of memory");
         return -1;
     }
     e->priv = p;
@@ -60,40 +61,32 @@ static int rf_open(st_engine *e, unsigned qd, char *err, size_t errlen)
 static void rf_close(st_engine *e)
 {
     reapfail *p = e->priv;
-    free(p->fifo);
+    st_engine_close(p->inner);
     free(p);
 }
 
 static int rf_submit(st_engine *e, st_io *const *ios, unsigned n)
 {
     reapfail *p = e->priv;
-    for (unsigned i = 0; i < n; i++) {
-        ios[i]->submit_ns = sim_now_ns();
-        ios[i]->result = st_io_sync(ios[i]);
-        ios[i]->complete_ns = sim_now_ns();
-        p->fifo[(p->head + p->count++) % e->qd] = ios[i];
-    }
-    return (int)n;
+    int r = st_engine_submit(p->inner, ios, n);
+    for (int i = 0; i < r; i++)
+        p->writes += ios[i]->op == ST_OP_WRITE;
+    return r;
 }
 
 static int rf_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait)
 {
-    (void)min_wait;
     reapfail *p = e->priv;
-    if (p->count && p->fifo[p->head]->op == ST_OP_WRITE && atomic_load(&fail_write_reaps))
-        return -EBADR;
-    unsigned n = 0;
-    while (n < max && p->count) {
-        done[n++] = p->fifo[p->head];
-        p->head = (p->head + 1) % e->qd;
-        p->count--;
-    }
-    return (int)n;
+    if (p->writes && atomic_load(&fail_write_reaps)) return -EBADR;
+    int r = st_engine_reap(p->inner, done, max, min_wait);
+    for (int i = 0; i < r; i++)
+        p->writes -= done[i]->op == ST_OP_WRITE;
+    return r;
 }
 
 static const st_engine_ops reapfail_ops = {
     .name = "reapfail",
-    .description = "test: synchronous, refuses to reap finished writes when told to",
+    .description = "test: psync that refuses to reap finished writes when told to",
     .open = rf_open,
     .close = rf_close,
     .submit = rf_submit,
