@@ -6,8 +6,9 @@
  *
  * Checkpointer: workers never checkpoint (no automatic checkpoint on their
  * connections). A WAL hook on every connection tracks how many frames the WAL holds
- * that no checkpoint has copied yet; when they pass checkpoint_wal_bytes, a thread
- * with its own connection runs a checkpoint in the configured mode, so commits meet
+ * that no checkpoint has copied yet; when they pass checkpoint_wal_bytes (lowered as the
+ * WAL nears its restart when the workload asks: checkpoint_taper, vf_ck_due_bytes), a
+ * thread with its own connection runs a checkpoint in the configured mode, so commits meet
  * the drive's write-back the way a database's background flusher makes them, not as
  * a stall in the committing thread.
  *
