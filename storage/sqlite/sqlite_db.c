@@ -178,6 +178,14 @@ static uint64_t due_bytes(const st_db *db, uint64_t n)
     return vf_ck_due_bytes(db->ck_wal_bytes, db->restart_frames * fb, n * fb);
 }
 
+/* Whether the frames no checkpoint has copied make a passive checkpoint due (db->mu held):
+ * the WAL hook's wake-up and the checkpointer's own test. */
+static bool checkpoint_due(const st_db *db)
+{
+    uint64_t n = db->wal_frames, done = db->ck_backfilled;
+    return n >= done && (n - done) * (db->page_size + WAL_FRAME_HEADER) >= due_bytes(db, n);
+}
+
 /* Holds writers back (on) or lets them go; db->mu held. Only the VFS can hold them. */
 static void set_hold(st_db *db, bool on)
 {
@@ -209,9 +217,7 @@ static int wal_hook(void *arg, sqlite3 *conn, const char *dbname, int frames)
     if (n > db->wal_frames_max) db->wal_frames_max = n;
     if (db->wal_limit) set_hold(db, n >= db->hold_frames);
     db->hook_seq++;
-    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
-    if ((n - db->ck_backfilled) * frame_bytes >= due_bytes(db, n) ||
-        (db->wal_limit && n >= db->restart_frames))
+    if (checkpoint_due(db) || (db->wal_limit && n >= db->restart_frames))
         pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
     return SQLITE_OK;
@@ -556,7 +562,6 @@ static void wait_for_work(st_db *db)
 static void *checkpointer(void *arg)
 {
     st_db *db = arg;
-    uint64_t frame_bytes = db->page_size + WAL_FRAME_HEADER;
     uint64_t seen_seq = UINT64_MAX;
     pthread_mutex_lock(&db->mu);
     while (!db->stop) {
@@ -564,9 +569,7 @@ static void *checkpointer(void *arg)
         /* past half the bound, unless backing off after a give-up; at 7/8 always */
         bool restart = holding || (db->wal_limit && db->wal_frames >= db->restart_frames &&
                                    sim_now_ns() >= db->rs_not_before_ns);
-        bool due = restart || ((db->wal_frames - db->ck_backfilled) * frame_bytes >=
-                                   due_bytes(db, db->wal_frames) &&
-                               db->wal_frames >= db->ck_backfilled);
+        bool due = restart || checkpoint_due(db);
         /* a checkpoint that could not progress is retried after the next commit, or,
          * while writers are held back (no commits), after a pause */
         if (!due || (db->hook_seq == seen_seq && !holding)) {
