@@ -554,6 +554,7 @@ static sim_run *new_run(const sb_cmd *c, int n, const char *const *type_names,
     };
     sim_run_config_warmup(&rc_cfg, c->warmup_ns, c->steady_round_ns, c->steady_max_rounds);
     sim_run *run = sim_run_new(&rc_cfg);
+    sim_run_track_lateness(run);
     sim_run_add_probe(run, &st_device_io_probe, c->t);
     sim_run_add_guard(run, st_space_guard_check, space);
     return run;

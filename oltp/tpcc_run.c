@@ -683,6 +683,7 @@ static sim_run *new_run(const tpcc_options *o, st_target *t, tpcc_instance *inst
                          .quiet = o->quiet};
     sim_run_config_warmup(&rc, o->warmup_ns, o->steady_round_ns, o->steady_max_rounds);
     sim_run *run = sim_run_new(&rc);
+    sim_run_track_lateness(run);
     sim_run_add_probe(run, &st_device_io_probe, t);
     /* The disk's counters include every process on it; the pool probe counts this
      * database's own reads, writes and I/Os in flight (one instance: probes are

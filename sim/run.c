@@ -66,6 +66,7 @@ struct sim_run {
     sim_meter *meters;
     probe probes[8];
     int nprobes;
+    sim_hist *late; /* the harness's lateness (sim_run_track_lateness), or NULL */
 
     uint64_t t_start;
     _Atomic uint64_t t_measure; /* UINT64_MAX while a steady-state warm-up lasts */
@@ -200,6 +201,7 @@ void sim_run_free(sim_run *r)
         sim_hist_free(r->merged->warmup);
         free(r->merged);
     }
+    sim_hist_free(r->late); /* after the probe's snapshots, which were copies of it */
     json_decref(r->intervals);
     json_decref(r->rounds);
     free(r->round_rates);
@@ -249,6 +251,24 @@ void sim_run_add_probe(sim_run *r, const sim_probe_ops *ops, void *ctx)
     }
     r->probes[r->nprobes++] = (probe){.ops = ops, .ctx = ctx};
     pthread_mutex_unlock(&r->lock);
+}
+
+void sim_run_track_lateness(sim_run *r)
+{
+    if (r->late) return;
+    r->late = sim_hist_new();
+    if (!r->late) abort();
+    sim_run_add_probe(r, &sim_harness_probe, r);
+}
+
+void sim_run_note_late(sim_run *r, uint64_t late_ns)
+{
+    if (r->late) sim_hist_record(r->late, late_ns);
+}
+
+const sim_hist *sim_run_late_hist(const sim_run *r)
+{
+    return r->late;
 }
 
 void sim_run_add_guard(sim_run *r, sim_guard_fn fn, void *ctx)

@@ -19,6 +19,11 @@ const sim_probe_ops *sim_run_probe_ops(const sim_run *r, int i);
 json_t *sim_run_steady_json(const sim_run *r);
 /* The process's CPU use ("cpu"), a probe every run adds first (sim/cpu_probe.c). */
 extern const sim_probe_ops sim_cpu_probe;
+/* The harness's lateness ("harness"), with the run as its context: the probe
+ * sim_run_track_lateness adds (sim/harness_probe.c), over the run's lateness
+ * histogram. */
+extern const sim_probe_ops sim_harness_probe;
+const sim_hist *sim_run_late_hist(const sim_run *r);
 
 /* --json - was given (sim_opts_parse): from now until the command returns, the
  * result document alone goes to the real stdout, and what the command prints on stdout

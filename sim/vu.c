@@ -218,6 +218,7 @@ static uint64_t release_due(engine *e, uint64_t now)
     while (e->nheap && e->heap[0].due <= now) {
         timer t = heap_pop(e);
         sim_hist_record(e->lateness, now - t.due);
+        sim_run_note_late(e->run, now - t.due);
         if (t.id >= ARRIVAL_BASE) {
             uint32_t inst = t.id - ARRIVAL_BASE;
             uint32_t vu = (uint32_t)(e->arrival_seq[inst]++ % cfg->vusers);

@@ -1,7 +1,7 @@
 /*
  * Virtual-user engine: think-time distribution and mean, wake-up accuracy, closed
  * loop obeying N / (Z + R), open loop counting queueing, warm-up kept apart,
- * memory for 100,000 idle users.
+ * memory for 100,000 idle users, the harness's lateness reported as a probe.
  *
  * The timing checks hold on a crowded core: each compares the engine with what this
  * machine delivered during the same test (a plain sleeper's lateness beside the
@@ -12,6 +12,7 @@
  * APPSIM_TEST_RUN_SERIAL: wake-up lateness and rates are timing measurements.
  */
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,16 +100,86 @@ static sim_run *new_run(uint64_t warmup_ms, uint64_t dur_ms)
     return new_run_n(warmup_ms, dur_ms, 1);
 }
 
+/* The run's "harness" probe over its measured phase, or NULL when it has none. */
+static json_t *harness_json(const sim_run *run)
+{
+    for (int i = 0; i < sim_run_nprobes(run); i++) {
+        const char *name;
+        json_t *j = sim_run_probe_json(run, i, &name);
+        if (!strcmp(name, "harness")) return j;
+        json_decref(j);
+    }
+    return NULL;
+}
+
+/* Known lateness in, its percentiles out: over the measured phase and in the interval
+ * that holds it; nothing noted before the measured phase counts; a run that does not
+ * track lateness has no such probe (and noting is harmless). No warm-up: the measured
+ * phase's first snapshot is then taken by sim_run_start itself, not by the reporter
+ * thread a moment after the phase turns, so the count is exact. */
+static void test_harness_lateness_probe(void **state)
+{
+    sim_run_config c = {.type_names = types,
+                        .ntypes = 2,
+                        .unit = "tps",
+                        .duration_ns = 300000000ull,
+                        .report_interval_ns = 1000000000ull,
+                        .quiet = true};
+    sim_run *run = sim_run_new(&c);
+    sim_run_track_lateness(run);
+    sim_run_note_late(run, 500000000ull); /* before the run: not measured */
+    sim_run_start(run);
+    for (int i = 0; i < 90; i++)
+        sim_run_note_late(run, 1000000ull); /* 1 ms */
+    for (int i = 0; i < 10; i++)
+        sim_run_note_late(run, 100000000ull); /* 100 ms */
+    while (!sim_run_done(run))
+        sim_sleep_until_ns(sim_now_ns() + 1000000ull);
+    sim_run_finish(run);
+    json_t *late = harness_json(run);
+    assert_non_null(late);
+    assert_int_equal(json_integer_value(json_object_get(late, "timer_wakes")), 100);
+    assert_true(fabs(json_real_value(json_object_get(late, "late_p50_us")) - 1000) < 1);
+    assert_true(fabs(json_real_value(json_object_get(late, "late_p99_us")) - 100000) < 100);
+    assert_true(fabs(json_real_value(json_object_get(late, "late_max_us")) - 100000) < 100);
+    json_decref(late);
+    /* the interval (the run is shorter than the report interval) says the same */
+    const json_t *ivs = sim_run_intervals(run);
+    json_int_t seen = 0;
+    for (size_t i = 0; i < json_array_size(ivs); i++)
+        seen += json_integer_value(
+            json_object_get(json_object_get(json_array_get(ivs, i), "harness"), "timer_wakes"));
+    assert_int_equal(seen, 100);
+    sim_run_free(run);
+
+    run = sim_run_new(&c);
+    sim_run_note_late(run, 1000000ull);
+    assert_null(harness_json(run));
+    sim_run_free(run);
+}
+
 static void test_closed_loop_response_time_law(void **state)
 {
     /* 200 users, Z = 20 ms, R ~ 1 ms on 4 workers: TPS = N / (Z + R). */
     wl_t w = {.service_ns = 1000000, .think_ns = 20000000};
     sim_run *run = new_run(300, 2000);
+    sim_run_track_lateness(run);
     sim_vu_config cfg = {.instances = 1, .vusers = 200, .workers = 8, .seed = 1};
     sim_run_start(run);
     sim_vu_stats st;
     assert_int_equal(sim_vu_run(run, &cfg, &ops, &w, &st), 0);
     sim_run_finish(run);
+    /* every unit of the measured phase was released by a timer (think time), and the
+     * harness's lateness over it is reported */
+    json_t *late = harness_json(run);
+    assert_non_null(late);
+    json_int_t wakes = json_integer_value(json_object_get(late, "timer_wakes"));
+    assert_true(wakes > 0 && (uint64_t)wakes <= sim_run_count(run, -1, -1) + 200);
+    assert_true(json_real_value(json_object_get(late, "late_p99_us")) >=
+                json_real_value(json_object_get(late, "late_p50_us")));
+    printf("harness: timers late p99 %.1f us\n",
+           json_real_value(json_object_get(late, "late_p99_us")));
+    json_decref(late);
     double secs = sim_run_measured_seconds(run);
     double tps = (double)sim_run_count(run, -1, -1) / secs;
     sim_hist *h = sim_run_merged_hist(run, -1, -1);
@@ -277,6 +348,7 @@ int main(void)
         /* first, so that the peak resident set is not already raised by others */
         cmocka_unit_test(test_hundred_thousand_idle_users),
         cmocka_unit_test(test_think_time_distribution),
+        cmocka_unit_test(test_harness_lateness_probe),
         cmocka_unit_test(test_closed_loop_response_time_law),
         cmocka_unit_test(test_wakeup_accuracy),
         cmocka_unit_test(test_open_loop_counts_queueing),
