@@ -1,9 +1,9 @@
 /*
  * sim/harness_probe.c: the harness's own lateness, as a probe ("harness" in the result
  * and in each interval): how late the virtual-user scheduler released users against
- * their due times (sim_run_note_late). A user's latency runs from its due time, so this
- * lateness is inside every latency the run reports; where it is large while device_io
- * is quiet, the machine (its cores, or a stalled virtual machine) set the latency, not
+ * their due times (the run's lateness histogram, sim_run_late_hist). A user's latency runs from its
+ * due time, so this lateness is inside every latency the run reports; where it is large while
+ * device_io is quiet, the machine (its cores, or a stalled virtual machine) set the latency, not
  * the drive. The snapshot is a copy of the run's cumulative histogram (one writer, read
  * while it records: sim/hist.c); a window's figures are the difference of two.
  */

@@ -266,7 +266,7 @@ void sim_run_note_late(sim_run *r, uint64_t late_ns)
     if (r->late) sim_hist_record(r->late, late_ns);
 }
 
-const sim_hist *sim_run_late_hist(const sim_run *r)
+sim_hist *sim_run_late_hist(const sim_run *r)
 {
     return r->late;
 }

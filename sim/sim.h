@@ -397,15 +397,15 @@ void sim_run_free(sim_run *run);
 sim_meter *sim_run_meter(sim_run *run, int instance);
 void sim_run_add_probe(sim_run *run, const sim_probe_ops *ops, void *ctx);
 /* The harness's own lateness: how late the virtual-user scheduler released users
- * against their due times (sim_vu_run notes each release with sim_run_note_late).
+ * against their due times (sim_vu_run records each release).
  * Latencies count it, since they run from the due time, so a run whose timers were late
  * was slowed by the machine (its cores, or a stalled virtual machine), not by the
  * drive. A workload whose users wait on timers asks for it before sim_run_start; the
  * result then has "harness" (timer_wakes, late_p50_us, late_p99_us, late_max_us) over
  * the measured phase and in each interval. */
 void sim_run_track_lateness(sim_run *run);
-/* One release `late_ns` after its due time. One writer (the VU scheduler); nothing when
- * the run does not track lateness. */
+/* One release `late_ns` after its due time, as the VU scheduler records them. One
+ * writer; nothing when the run does not track lateness. */
 void sim_run_note_late(sim_run *run, uint64_t late_ns);
 /* Starts the clock (warm-up first, if any) and the interval reporter thread. */
 void sim_run_start(sim_run *run);

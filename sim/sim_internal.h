@@ -21,9 +21,10 @@ json_t *sim_run_steady_json(const sim_run *r);
 extern const sim_probe_ops sim_cpu_probe;
 /* The harness's lateness ("harness"), with the run as its context: the probe
  * sim_run_track_lateness adds (sim/harness_probe.c), over the run's lateness
- * histogram. */
+ * histogram. That histogram, or NULL when the run does not track lateness; the VU
+ * scheduler records into it directly (its one writer). */
 extern const sim_probe_ops sim_harness_probe;
-const sim_hist *sim_run_late_hist(const sim_run *r);
+sim_hist *sim_run_late_hist(const sim_run *r);
 
 /* --json - was given (sim_opts_parse): from now until the command returns, the
  * result document alone goes to the real stdout, and what the command prints on stdout

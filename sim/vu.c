@@ -12,7 +12,7 @@
  * always heap first; workers take one at a time. A user is in at most one place
  * (heap, queue, or running) in closed loop, so its state needs no lock.
  */
-#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -71,7 +71,10 @@ struct engine {
     atomic_bool stop;
     atomic_bool failed;
     _Atomic uint64_t units;
+    /* releases' lateness against due times: the run's own histogram when the run
+     * reports it (sim_run_track_lateness), so each release is recorded once */
     sim_hist *lateness;
+    bool own_lateness;
 };
 
 /* ------------------------------------------------------------------ heap */
@@ -218,7 +221,6 @@ static uint64_t release_due(engine *e, uint64_t now)
     while (e->nheap && e->heap[0].due <= now) {
         timer t = heap_pop(e);
         sim_hist_record(e->lateness, now - t.due);
-        sim_run_note_late(e->run, now - t.due);
         if (t.id >= ARRIVAL_BASE) {
             uint32_t inst = t.id - ARRIVAL_BASE;
             uint32_t vu = (uint32_t)(e->arrival_seq[inst]++ % cfg->vusers);
@@ -257,7 +259,9 @@ static void engine_init(engine *e, int ninst, size_t nusers)
     e->queues = calloc((size_t)ninst, sizeof *e->queues);
     e->arrival_seq = calloc((size_t)ninst, sizeof *e->arrival_seq);
     if (!e->users || !e->queues || !e->arrival_seq) abort();
-    e->lateness = sim_hist_new();
+    e->lateness = sim_run_late_hist(e->run);
+    e->own_lateness = !e->lateness;
+    if (e->own_lateness) e->lateness = sim_hist_new();
     pthread_mutex_init(&e->heap_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -282,7 +286,7 @@ static void engine_free(engine *e, int ninst)
     free(e->users);
     free(e->arrival_seq);
     free(e->heap);
-    sim_hist_free(e->lateness);
+    if (e->own_lateness) sim_hist_free(e->lateness);
     pthread_mutex_destroy(&e->heap_lock);
     pthread_cond_destroy(&e->heap_changed);
 }
