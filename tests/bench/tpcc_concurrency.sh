@@ -20,7 +20,9 @@
 # and the median of those. Rounds after the first keep their results in
 # TARGET_DIR/conc-cC-rR.json.
 # Targets: both ratios 1 -> 16 connections at least 3 (PostgreSQL's ratios on the
-# same kind of disk: TPS 2.96x, in flight 4.55x).
+# same kind of disk with sysbench's oltp_read_write: TPS 2.96x, in flight 4.55x; with
+# sysbench-tpcc at scale 20, CPU-bound on 2 cores: TPS 1.39x, in flight 2.53x, measured
+# beside appsim by tests/bench/tpcc_vs_postgres.sh).
 set -euo pipefail
 APPSIM=${APPSIM:-$(dirname "$0")/../../build/appsim}
 T=${1:?target directory}; S=${2:?scale}; CONNS=${3:-1 4 8 16 32}
