@@ -33,9 +33,9 @@ int oltp_check_group_commit(const sim_opt *opts, const char *group_commit, const
 #define OLTP_OPT_PREFETCH(dst_)                                                                    \
     {                                                                                              \
         .name = "prefetch", .kind = SIM_OPT_CHOICE, .dst = &(dst_), .choices = "on|off",           \
-        .help = "SQLite: a write transaction first reads the pages it is going to change in a "    \
-                "read snapshot, then queues for the writer lock, so the drive sees concurrent "    \
-                "reads (docs/tpcc.md, Concurrency at scale)"                                       \
+        .help = "a write transaction first reads the pages it is going to change in a read "       \
+                "snapshot (SQLite's; LMDB's in sysbench), then queues for the writer lock, so "    \
+                "the drive sees concurrent reads (docs/tpcc.md, Concurrency at scale)"             \
     }
 #define OLTP_OPT_GROUP_COMMIT(dst_)                                                                \
     {                                                                                              \

@@ -429,7 +429,7 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
  * writer locks; holding them (of which device reads, and COMMIT, which with sync full
  * and no group commit writes and syncs the WAL); waiting for a group commit's sync
  * after them; device reads outside them; the rest (SQL work, waiting for a CPU). */
-static json_t *waits_json(const sim_run *run)
+static json_t *waits_json(const sim_run *run, bool reads_timed)
 {
     double ev = (double)sim_run_counter(run, CNT_EVENT_NS, -1);
     uint64_t txn = sim_run_count(run, -1, -1) + sim_run_errors(run, -1, -1);
@@ -458,9 +458,15 @@ static json_t *waits_json(const sim_run *run)
         "{s:f, s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "own_reads_in_flight",
         secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share, "ms_per_transaction", ms,
         "prefetch_failed", (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
-        "threads' time in transactions; writer_lock_held includes reads_under_writer_lock and "
-        "commit_under_writer_lock; prefetch includes its reads, which are in "
-        "reads_outside_writer_lock; other = SQL work and waiting for a CPU");
+        reads_timed
+            ? "threads' time in transactions; writer_lock_held includes "
+              "reads_under_writer_lock and commit_under_writer_lock; prefetch includes its "
+              "reads, which are in reads_outside_writer_lock; other = SQL work and waiting "
+              "for a CPU"
+            : "threads' time in transactions; the engine reads through page faults, which "
+              "are not timed (reads_* are 0): they are in writer_lock_held, prefetch and "
+              "other (see page_faults); writer_lock_held includes commit_under_writer_lock; "
+              "prefetch is also in other");
 }
 
 /* The "sysbench" section of run with the first error and the user scheduler's figures. */
@@ -469,7 +475,7 @@ static json_t *run_section(const sb_cmd *c, const sim_run *run, const sb_wl *wl,
 {
     json_t *sb = sysbench_section(c, run);
     if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
-    if (c->engine->waits) json_object_set_new(sb, "waits", waits_json(run));
+    if (c->engine->waits) json_object_set_new(sb, "waits", waits_json(run, c->engine->on_vfs));
     json_object_set_new(sb, "prefetch", c->prefetch ? json_string(c->prefetch) : json_null());
     json_object_set_new(sb, "scheduler",
                         json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,

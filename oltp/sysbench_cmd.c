@@ -226,12 +226,12 @@ static int check_engine(sb_cmd *c, const sim_opt *opts)
     }
     if (c->engine->on_vfs)
         return oltp_check_group_commit(opts, c->group_commit, c->sync, c->buffered);
-    if (sim_opts_find(opts, "prefetch")->set || sim_opts_find(opts, "group-commit")->set) {
-        sim_error("--prefetch and --group-commit apply to SQLite (one writer per table file); "
-                  "LMDB has one writer per environment and syncs its own commits");
+    if (sim_opts_find(opts, "group-commit")->set) {
+        sim_error("--group-commit applies to SQLite on appsim's VFS; LMDB syncs its own commits "
+                  "(--sync)");
         return SIM_EXIT_USAGE;
     }
-    c->prefetch = c->group_commit = NULL; /* the result's config: not applicable */
+    c->group_commit = NULL; /* the result's config: not applicable */
     if (sim_opts_find(opts, "load-via")->set) {
         sim_error("--load-via applies to SQLite's prepare; LMDB loads with appending puts "
                   "(MDB_APPEND) in batched transactions");
