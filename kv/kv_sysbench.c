@@ -502,6 +502,22 @@ static void release_writer(kv_conn *k)
     k->waits.held_ns += sim_now_ns() - k->held_from;
 }
 
+/* The connection's read snapshot: its one read transaction renewed (created the first
+ * time), and reset when it ends, so reader slots are not churned. */
+static int snapshot_open(kv_conn *k)
+{
+    int rc =
+        k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
+    if (!rc) k->txn = k->rtxn;
+    return rc;
+}
+
+static void snapshot_close(kv_conn *k)
+{
+    mdb_txn_reset(k->rtxn);
+    k->txn = NULL;
+}
+
 static int kv_begin(void *conn, bool write)
 {
     kv_conn *k = conn;
@@ -517,11 +533,8 @@ static int kv_begin(void *conn, bool write)
             release_writer(k);
             return fail(k, "begin", rc);
         }
-    } else {
-        rc =
-            k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
-        if (rc) return fail(k, "begin read", rc);
-        k->txn = k->rtxn;
+    } else if ((rc = snapshot_open(k))) {
+        return fail(k, "begin read", rc);
     }
     k->write = write;
     return SB_OK;
@@ -538,7 +551,7 @@ static int kv_commit(void *conn)
         k->waits.commit_ns += sim_now_ns() - t0;
         release_writer(k);
     } else {
-        mdb_txn_reset(k->rtxn);
+        snapshot_close(k);
     }
     k->txn = NULL;
     return rc ? fail(k, "commit", rc) : SB_OK;
@@ -552,7 +565,7 @@ static void kv_rollback(void *conn)
         mdb_txn_abort(k->txn);
         release_writer(k);
     } else {
-        mdb_txn_reset(k->rtxn);
+        snapshot_close(k);
     }
     k->txn = NULL;
 }
@@ -580,12 +593,7 @@ static void kv_prefetch_writes(void *conn, const sb_write *w, int n)
     if (k->write) return; /* the contract: never inside a write transaction */
     uint64_t t0 = sim_now_ns();
     bool own = !k->txn;
-    int rc = 0;
-    if (own) {
-        rc =
-            k->rtxn ? mdb_txn_renew(k->rtxn) : mdb_txn_begin(k->d->env, NULL, MDB_RDONLY, &k->rtxn);
-        if (!rc) k->txn = k->rtxn;
-    }
+    int rc = own ? snapshot_open(k) : 0;
     for (int i = 0; i < n && !rc; i++) {
         uint32_t t = w[i].table;
         if (t < 1 || t > k->d->tables) continue;
@@ -603,10 +611,7 @@ static void kv_prefetch_writes(void *conn, const sb_write *w, int n)
         if (!rc) rc = touch_index(k, t, w[i].kind == SB_W_UPDATE_K ? old + 1 : w[i].k_new, 0);
     }
     if (rc) k->waits.prefetch_failed++;
-    if (own && k->txn) {
-        mdb_txn_reset(k->rtxn);
-        k->txn = NULL;
-    }
+    if (own && k->txn) snapshot_close(k);
     k->waits.prefetch_ns += sim_now_ns() - t0;
 }
 

@@ -13,6 +13,8 @@
 # Needs root (drop_caches, a memory cgroup, pg_ctlcluster).
 
 PG_CLUSTER=${PG_CLUSTER:-15 main}; PG_USER=${PG_USER:-root}
+# shellcheck source=tests/bench/rounds.sh
+. "$(dirname "${BASH_SOURCE[0]}")/rounds.sh"
 [[ $D =~ ^[1-9][0-9]*$ && $W =~ ^[0-9]+$ ]] || { echo "DURATION and WARMUP are whole seconds" >&2; exit 2; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a whole number of rounds, 1 or more" >&2; exit 2; }
 [ -w /proc/sys/vm/drop_caches ] || { echo "needs root: drops the page cache and makes a memory cgroup" >&2; exit 2; }
@@ -84,11 +86,9 @@ peer_appsim_columns() {
 # at each count, then each system's median ratio of the last count to the first.
 peer_rounds() {
   printf '%-5s %-10s %4s %8s %8s %8s %8s %6s %9s %6s\n' round system conns tps mean_ms p99_ms disk_qd util retries/s cores
-  local r c sys f order
+  local r c sys f
   for ((r = 1; r <= ROUNDS; r++)); do
-    order=$THREADS
-    (( r % 2 == 0 )) && order=$(printf '%s\n' $THREADS | tac | tr '\n' ' ')
-    for c in $order; do
+    for c in $(round_order "$r" "$THREADS"); do
       for sys in postgres appsim; do
         if [ $sys = postgres ]; then f=$(peer_run_pg "$c"); else f=$(peer_run_appsim "$c"); fi
         echo "$r $sys $c $f" | awk '{printf "%-5s %-10s %4s %8.1f %8.2f %8.1f %8.2f %6.2f %9.1f %6.2f\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10}' | tee -a "$peer_rows"
@@ -98,12 +98,7 @@ peer_rounds() {
   local first last
   first=$(printf '%s\n' $THREADS | head -n1); last=$(printf '%s\n' $THREADS | tail -n1)
   [ "$first" != "$last" ] || return 0
-  awk -v first="$first" -v last="$last" '
-    function median(list,   a, n, i, j, t) {
-      n = split(list, a, " ")
-      for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
+  awk -v first="$first" -v last="$last" "$MEDIAN_AWK"'
     { t[$1, $2, $3] = $4; q[$1, $2, $3] = $7; if ($1 > rounds) rounds = $1 }
     END {
       print ""

@@ -29,6 +29,8 @@ T=${1:?target directory}; S=${2:?scale}; CONNS=${3:-1 4 8 16 32}
 D=${4:-60s}; W=${5:-30s}; shift $(( $# < 5 ? $# : 5 ))
 USERS=${USERS:-160}
 ROUNDS=${ROUNDS:-1}
+# shellcheck source=tests/bench/rounds.sh
+. "$(dirname "$0")/rounds.sh"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a whole number of rounds, 1 or more" >&2; exit 2; }
 drop_cache() {
   sync
@@ -39,9 +41,7 @@ printf '%-5s %-6s %8s %9s %9s %8s %8s %6s %9s %s\n' round conns tps p99_ms disk_
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
-  order=$CONNS
-  (( r % 2 == 0 )) && order=$(printf '%s\n' $CONNS | tac | tr '\n' ' ')
-  for c in $order; do
+  for c in $(round_order "$r" "$CONNS"); do
     out="$T/conc-c$c.json"
     (( r > 1 )) && out="$T/conc-c$c-r$r.json"
     drop_cache
@@ -58,12 +58,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 (( ROUNDS > 1 )) || exit 0
 first=$(printf '%s\n' $CONNS | head -n1); last=$(printf '%s\n' $CONNS | tail -n1)
-awk -v first="$first" -v last="$last" -v conns="$CONNS" '
-  function median(list,   a, n, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+awk -v first="$first" -v last="$last" -v conns="$CONNS" "$MEDIAN_AWK"'
   { tps[$2] = tps[$2] " " $3; qd[$2] = qd[$2] " " $6; t[$1, $2] = $3; q[$1, $2] = $6; if ($1 > rounds) rounds = $1 }
   END {
     print ""

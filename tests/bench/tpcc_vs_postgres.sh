@@ -42,13 +42,14 @@ THREADS=${THREADS:-1 16}; ROUNDS=${ROUNDS:-3}; USERS=${USERS:-}
 [ -f "$SB/tpcc.lua" ] || { echo "$SB/tpcc.lua not found: SYSBENCH_TPCC must be a sysbench-tpcc checkout" >&2; exit 2; }
 # shellcheck source=tests/bench/postgres_peer.sh
 . "$(dirname "$0")/postgres_peer.sh"
-tpcc_lua() { (cd "$SB" && sysbench tpcc.lua --pgsql-db="$PG_DB" --tables=1 --scale="$S" --use_fk=0 "$@"); }
+shape=(tpcc.lua --pgsql-db="$PG_DB" --tables=1 --scale="$S" --use_fk=0)
 
 peer_init
 if [ -z "$(peer_psql "select 1 from pg_database where datname = '$PG_DB'")" ]; then
   echo "preparing $PG_DB: sysbench-tpcc scale $S" >&2
   peer_psql "create database $PG_DB"
-  tpcc_lua --db-driver=pgsql --pgsql-host=/var/run/postgresql --pgsql-user="$PG_USER" --threads=2 prepare >/dev/null
+  (cd "$SB" && sysbench "${shape[@]}" --db-driver=pgsql --pgsql-host=/var/run/postgresql \
+    --pgsql-user="$PG_USER" --threads=2 prepare >/dev/null)
   peer_psql "vacuum analyze" "$PG_DB"; peer_psql "checkpoint"
 fi
 pg_scale=$(peer_psql "select count(*) from warehouse1" "$PG_DB")
@@ -58,8 +59,7 @@ sb_mb=$(( db_mb * 144 / 1000 )); (( sb_mb >= 16 )) || sb_mb=16
 echo "PostgreSQL $PG_DB: $db_mb MiB" >&2
 peer_cap "$sb_mb" $(( sb_mb + PG_SLACK ))
 
-peer_run_pg() { (cd "$SB" && peer_pg_run tpcc.lua --pgsql-db="$PG_DB" --tables=1 --scale="$S" --use_fk=0 \
-  --threads="$1" --trx_level="$TRX_LEVEL"); }
+peer_run_pg() { (cd "$SB" && peer_pg_run "${shape[@]}" --threads="$1" --trx_level="$TRX_LEVEL"); }
 peer_run_appsim() {
   peer_drop_cache
   local out="$T/peer-c$1.json"
