@@ -161,6 +161,10 @@ typedef struct sb_write {
 typedef struct sb_waits {
     uint64_t lock_ns, held_ns, read_ns, read_held_ns, commit_ns, durable_ns, prefetch_ns;
     uint64_t prefetch_failed;
+    /* An engine that reads through page faults (no timer sees them) counts the calling
+     * thread's major faults instead: all of them so far, those taken while holding the
+     * writer lock, and those in prefetch_writes. 0 for an engine that times its reads. */
+    uint64_t faults, faults_held, faults_prefetch;
 } sb_waits;
 
 /* One instance's database set as an engine opens it. */
@@ -228,7 +232,8 @@ typedef struct sb_engine_ops {
      * Only warms the cache: the writes then run in full; a failure is counted
      * (waits), never an error. */
     void (*prefetch_writes)(void *conn, const sb_write *w, int n);
-    /* Optional: the connection's wait times so far (sb_waits). */
+    /* Optional: the connection's wait times so far (sb_waits), called on the thread that
+     * runs the connection's events. */
     void (*waits)(void *conn, sb_waits *out);
     int (*point_select)(void *conn, uint32_t table, uint64_t id, sb_result *r);
     int (*range)(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo, uint64_t hi,

@@ -316,12 +316,27 @@ enum {
     CNT_DURABLE_NS,
     CNT_PREFETCH_NS,
     CNT_PREFETCH_FAILED,
+    CNT_FAULTS,
+    CNT_FAULTS_HELD,
+    CNT_FAULTS_PREFETCH,
     CNT_COUNT
 };
-static const char *const counter_names[CNT_COUNT] = {
-    "reads",           "writes",       "other",          "retries",      "event_ns",
-    "lock_wait_ns",    "lock_held_ns", "device_read_ns", "read_held_ns", "commit_ns",
-    "durable_wait_ns", "prefetch_ns",  "prefetch_failed"};
+static const char *const counter_names[CNT_COUNT] = {"reads",
+                                                     "writes",
+                                                     "other",
+                                                     "retries",
+                                                     "event_ns",
+                                                     "lock_wait_ns",
+                                                     "lock_held_ns",
+                                                     "device_read_ns",
+                                                     "read_held_ns",
+                                                     "commit_ns",
+                                                     "durable_wait_ns",
+                                                     "prefetch_ns",
+                                                     "prefetch_failed",
+                                                     "major_faults",
+                                                     "major_faults_held",
+                                                     "major_faults_prefetch"};
 
 /* An event's waits (after minus before) into the meter, with its time on the thread. */
 static void count_waits(sim_meter *m, const sb_waits *a, const sb_waits *b, uint64_t event_ns)
@@ -335,6 +350,9 @@ static void count_waits(sim_meter *m, const sb_waits *a, const sb_waits *b, uint
     sim_meter_count(m, CNT_DURABLE_NS, b->durable_ns - a->durable_ns);
     sim_meter_count(m, CNT_PREFETCH_NS, b->prefetch_ns - a->prefetch_ns);
     sim_meter_count(m, CNT_PREFETCH_FAILED, b->prefetch_failed - a->prefetch_failed);
+    sim_meter_count(m, CNT_FAULTS, b->faults - a->faults);
+    sim_meter_count(m, CNT_FAULTS_HELD, b->faults_held - a->faults_held);
+    sim_meter_count(m, CNT_FAULTS_PREFETCH, b->faults_prefetch - a->faults_prefetch);
 }
 
 static void *vu_open(void *wlp, int instance, int worker)
@@ -424,6 +442,20 @@ static json_t *sysbench_section(const sb_cmd *c, const sim_run *run)
                     : "reads in one snapshot, then writes in one write transaction");
 }
 
+/* An engine reading through page faults: the threads' major faults per transaction
+ * where they were taken. Disjoint: holding the writer lock, in the prefetch, elsewhere
+ * (reads of read-only transactions and statements outside both); total = their sum. */
+static json_t *faults_json(const sim_run *run, uint64_t txn)
+{
+    double all = (double)sim_run_counter(run, CNT_FAULTS, -1);
+    double held = (double)sim_run_counter(run, CNT_FAULTS_HELD, -1);
+    double pre = (double)sim_run_counter(run, CNT_FAULTS_PREFETCH, -1);
+    double t = txn ? (double)txn : 1.0;
+    double elsewhere = all - held - pre;
+    return json_pack("{s:f, s:f, s:f, s:f}", "under_writer_lock", held / t, "prefetch", pre / t,
+                     "elsewhere", (elsewhere > 0 ? elsewhere : 0) / t, "total", all / t);
+}
+
 /* Where the threads' time in transactions went (the engine's waits, measured phase):
  * each part as a share of that time and in ms per transaction. Disjoint: queued for
  * writer locks; holding them (of which device reads, and COMMIT, which with sync full
@@ -454,19 +486,21 @@ static json_t *waits_json(const sim_run *run, bool reads_timed)
         json_object_set_new(ms, name[i], json_real(txn ? part[i] / 1e6 / (double)txn : 0));
     }
     double secs = sim_run_measured_seconds(run);
-    return json_pack(
+    json_t *w = json_pack(
         "{s:f, s:f, s:o, s:o, s:I, s:s}", "thread_seconds", ev / 1e9, "own_reads_in_flight",
         secs > 0 ? v[CNT_READ_NS] / 1e9 / secs : 0.0, "share", share, "ms_per_transaction", ms,
         "prefetch_failed", (json_int_t)sim_run_counter(run, CNT_PREFETCH_FAILED, -1), "note",
-        reads_timed
-            ? "threads' time in transactions; writer_lock_held includes "
-              "reads_under_writer_lock and commit_under_writer_lock; prefetch includes its "
-              "reads, which are in reads_outside_writer_lock; other = SQL work and waiting "
-              "for a CPU"
-            : "threads' time in transactions; the engine reads through page faults, which "
-              "are not timed (reads_* are 0): they are in writer_lock_held, prefetch and "
-              "other (see page_faults); writer_lock_held includes commit_under_writer_lock; "
-              "prefetch is also in other");
+        reads_timed ? "threads' time in transactions; writer_lock_held includes "
+                      "reads_under_writer_lock and commit_under_writer_lock; prefetch includes its "
+                      "reads, which are in reads_outside_writer_lock; other = SQL work and waiting "
+                      "for a CPU"
+                    : "threads' time in transactions; the engine reads through page faults, which "
+                      "are not timed (reads_* are 0): they are in writer_lock_held, prefetch and "
+                      "other (major_faults_per_transaction counts them where they were taken); "
+                      "writer_lock_held includes commit_under_writer_lock; prefetch is also in "
+                      "other");
+    if (!reads_timed) json_object_set_new(w, "major_faults_per_transaction", faults_json(run, txn));
+    return w;
 }
 
 /* The "sysbench" section of run with the first error and the user scheduler's figures. */
@@ -645,6 +679,14 @@ static void print_results(const json_t *doc)
                W("reads_outside_writer_lock"), W("prefetch"), W("other"));
 #undef W
     }
+    const json_t *mf =
+        json_object_get(json_object_get(sb, "waits"), "major_faults_per_transaction");
+    if (mf)
+        printf("  major faults per transaction: %.2f under the writer lock, %.2f in prefetch, "
+               "%.2f elsewhere\n",
+               json_real_value(json_object_get(mf, "under_writer_lock")),
+               json_real_value(json_object_get(mf, "prefetch")),
+               json_real_value(json_object_get(mf, "elsewhere")));
     const json_t *pf = json_object_get(doc, "page_faults");
     if (json_is_object(pf))
         printf("  page faults: %lld major, %lld minor\n",

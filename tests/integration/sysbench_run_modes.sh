@@ -84,7 +84,10 @@ for engine in sqlite lmdb; do
         $s.reads_outside_writer_lock == 0 and $s.group_commit_sync == 0 and
         $s.commit_under_writer_lock <= $s.writer_lock_held and $s.writer_lock_held > 0 and
         .sysbench.prefetch == $pf and (($s.prefetch > 0) == ($pf == "on")) and
-        $w.prefetch_failed == 0 and ($w.note | test("page faults"))' \
+        $w.prefetch_failed == 0 and ($w.note | test("page faults")) and
+        ($w.major_faults_per_transaction as $f |
+         ($f.under_writer_lock + $f.prefetch + $f.elsewhere - $f.total | fabs) < 0.001 and
+         $f.under_writer_lock >= 0 and (($f.prefetch == 0) or ($pf == "on")))' \
         "$T.w.json" >/dev/null || fail "lmdb waits with prefetch $pf: $(jq -c '.sysbench.waits' "$T.w.json")"
     done
   else
@@ -101,7 +104,7 @@ for engine in sqlite lmdb; do
          $s.reads_outside_writer_lock + $s.other - 1 | fabs) < 0.001 and $s.other > -0.01 and
         $w.thread_seconds > 7 and $s.reads_under_writer_lock <= $s.writer_lock_held and
         $s.commit_under_writer_lock <= $s.writer_lock_held and .sysbench.prefetch == $pf and
-        (($s.prefetch > 0) == ($pf == "on")) and
+        (($s.prefetch > 0) == ($pf == "on")) and $w.major_faults_per_transaction == null and
         (.engine.instances | all(.group_commit.on == ($gc == "on"))) and
         (($s.group_commit_sync > 0) == ($gc == "on")) and
         ($gc == "off" or (.engine.instances | all(.group_commit.wal_syncs > 0 and

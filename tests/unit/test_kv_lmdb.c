@@ -91,7 +91,8 @@ static void test_residency_and_faults(void **state)
  * transaction open it leaves none (a write transaction can begin), inside a read snapshot
  * it leaves the snapshot readable; rows that are gone and tables that do not exist are
  * passed over, not failures. The connection's waits time the prefetch, the writer lock's
- * hold and the commit; 4 threads announcing their writes keep the tables consistent. */
+ * hold and the commit, and count the thread's major faults in each; 4 threads announcing their
+ * writes keep the tables consistent. */
 static void test_prefetch_and_waits(void **state)
 {
     fixture *f = *state;
@@ -110,12 +111,29 @@ static void test_prefetch_and_waits(void **state)
         {.table = 9, .kind = SB_W_UPDATE_K, .id = 5},                         /* no such table */
     };
     int n = (int)(sizeof ahead / sizeof *ahead);
+    /* The reopened map has touched only the trees' upper pages: with the file's cached
+     * pages dropped, the prefetch's leaves are major faults, counted as the prefetch's. */
+    char data[300];
+    snprintf(data, sizeof data, "%s/sbtest-lmdb-i1.mdb", f->dir);
+    assert_int_equal(kv_drop_cache(data), 0);
     f->e->prefetch_writes(c, ahead, n);
+    f->e->waits(c, &w);
+    assert_true(w.faults_prefetch >= 1 && w.faults_held == 0 && w.faults >= w.faults_prefetch);
     sb_result r = {0};
     assert_int_equal(f->e->begin(c, true), SB_OK); /* nothing was left open */
     assert_int_equal(f->e->update_index(c, 1, 5, &r), SB_OK);
     assert_int_equal(r.rows, 1);
     assert_int_equal(f->e->commit(c), SB_OK);
+    /* a row no prefetch announced, its leaf dropped: faulted in under the writer lock */
+    assert_int_equal(kv_drop_cache(data), 0);
+    sb_waits before;
+    f->e->waits(c, &before);
+    assert_int_equal(f->e->begin(c, true), SB_OK);
+    assert_int_equal(f->e->update_index(c, 2, ROWS - 3, &r), SB_OK);
+    assert_int_equal(f->e->commit(c), SB_OK);
+    f->e->waits(c, &w);
+    assert_true(w.faults_held > before.faults_held && w.faults_prefetch == before.faults_prefetch);
+    assert_true(w.faults - before.faults >= w.faults_held - before.faults_held);
     assert_int_equal(f->e->begin(c, false), SB_OK);
     f->e->prefetch_writes(c, ahead, n);
     assert_int_equal(f->e->point_select(c, 2, 7, &r), SB_OK); /* the snapshot is still open */
