@@ -229,6 +229,23 @@ static int write_rc(int64_t result)
     return result == -ENOSPC || result == -EDQUOT ? SQLITE_FULL : SQLITE_IOERR_WRITE;
 }
 
+/* A write of len bytes at off that did not complete (result: its byte count or
+ * -errno): a storage fault whatever the reason, noted here when the engine did not note
+ * it (a short write, or an error it does not count as one). The blocks it carried are
+ * no longer dirty in the pool, so going on would leave a hole in the file under later
+ * writes; with the WAL, a group commit whose cycle found its blocks taken by this write
+ * would then be acknowledged without them. */
+static int write_failed(const vf_shared *sf, int64_t result, uint64_t off, uint64_t len)
+{
+    if (result >= 0)
+        sim_fault_note(EIO, "short write to %s at offset %llu: %lld of %llu bytes", sf->path,
+                       (unsigned long long)off, (long long)result, (unsigned long long)len);
+    else if (!sim_fault_errno_is_fatal((int)-result))
+        sim_fault_note(EIO, "writing %s at offset %llu (%llu bytes): %s", sf->path,
+                       (unsigned long long)off, (unsigned long long)len, strerror((int)-result));
+    return write_rc(result);
+}
+
 /* Fail-stop (sim/fault.c): once a storage fault is noted nothing more is written,
  * truncated or deleted, so the files on the device stay as the last good write left
  * them. SQLite rolls the failed transaction back in memory, and the next open
@@ -294,6 +311,12 @@ static int flush_pending(vf_file *f)
     int rc = refuse_after_fault();
     if (rc) return rc;
     pthread_mutex_lock(&sf->flush_mu);
+    /* again once the flush before this one ended: if it failed, the blocks it took are
+     * lost, and this one must not succeed with nothing left to write */
+    if ((rc = refuse_after_fault())) {
+        pthread_mutex_unlock(&sf->flush_mu);
+        return rc;
+    }
     pthread_mutex_lock(&sf->mu);
     bool pending = sf->pending;
     uint64_t lo = sf->pend_lo / unit, hi = (sf->pend_hi + unit - 1) / unit;
@@ -321,7 +344,7 @@ static int flush_pending(vf_file *f)
             for (uint32_t i = 0; i < n; i++)
                 bp_unpin(vi->pool, frames[i]);
             if (w != (int64_t)n * unit) {
-                rc = write_rc(w);
+                rc = write_failed(sf, w, run_start * unit, (uint64_t)n * unit);
                 if (sim_fault_noted()) break; /* nothing more after a storage fault */
             } else {
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
@@ -436,7 +459,7 @@ static int flush_db(vf_file *f)
             for (int j = 0; j < r; j++) {
                 ctr_add(&vi->ctr[sf->kind].io_ns, now - x->sent_ns[x->done[j] - x->ios]);
                 if (x->done[j]->result != (int64_t)unit)
-                    rc = write_rc(x->done[j]->result);
+                    rc = write_failed(sf, x->done[j]->result, x->done[j]->offset, unit);
                 else
                     ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
@@ -561,7 +584,7 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
         if (!back) {
             int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
             bp_unpin(vi->pool, frame);
-            if (w != unit) return write_rc(w);
+            if (w != unit) return write_failed(sf, w, blk * unit, unit);
             ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
             ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
         }

@@ -6,6 +6,10 @@
  * frames of that commit and of every commit before it; every commit is counted as made
  * durable, by fewer syncs than commits. No checkpoints or restarts run, so the WAL only
  * grows and its frames can be counted from the start.
+ *
+ * A cycle that fails (the WAL may not grow: RLIMIT_FSIZE, EFBIG) fails the commits it
+ * was to make durable: every waiting thread wakes with an error (none hangs), and every
+ * commit acknowledged before is on the device.
  */
 #include "storage/sqlite/sqlite.h"
 
@@ -14,12 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define THREADS 8
@@ -161,10 +169,106 @@ static void test_durable_commits_are_on_the_device(void **state)
     st_target_close(t);
 }
 
+/* Commits until one fails; the highest commit number acknowledged durable in acked[id]. */
+static uint64_t acked[THREADS];
+static atomic_int ended_with_error;
+
+static void *committer_until_failure(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    char err[1024];
+    sqlite3 *c = NULL;
+    if (st_db_connect(db, &c, err, sizeof err) || st_db_conn_group_commit(db, c, err, sizeof err)) {
+        fprintf(stderr, "thread %d: %s\n", id, err);
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    for (int i = 0; i < COMMITS * 10; i++) {
+        pthread_mutex_lock(&writer);
+        int rc = sqlite3_exec(
+            c, "BEGIN IMMEDIATE; INSERT INTO t(th, v) VALUES (0, randomblob(300)); COMMIT", NULL,
+            NULL, NULL);
+        uint64_t mine = rc == SQLITE_OK ? atomic_fetch_add(&committed, 1) + 1 : 0;
+        pthread_mutex_unlock(&writer);
+        if (rc != SQLITE_OK || st_db_commit_durable(db, err, sizeof err) != SIM_OK) {
+            if (rc != SQLITE_OK) sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
+            atomic_fetch_add(&ended_with_error, 1);
+            break;
+        }
+        acked[id] = mine;
+    }
+    sqlite3_close(c);
+    return NULL;
+}
+
+static void test_a_failed_sync_fails_its_commits(void **state)
+{
+    (void)state;
+    char err[1024];
+    st_target_opts to = {.path = root};
+    st_target *t = NULL;
+    assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
+    st_db_opts o = {.buffer_bytes = 16 << 20,
+                    .max_connections = THREADS + 1,
+                    .sync = "full",
+                    .checkpoint_wal_bytes = 1ull << 40,
+                    .wal_limit_bytes = UINT64_MAX};
+    assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
+    if (!st_db_can_group_commit(db)) {
+        st_db_close(db);
+        st_target_close(t);
+        skip();
+    }
+    sqlite3 *c = NULL;
+    assert_int_equal(st_db_connect(db, &c, err, sizeof err), 0);
+    assert_int_equal(
+        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, th INT, v BLOB)", NULL, NULL, NULL),
+        SQLITE_OK);
+    uint64_t base = commits_on_device();
+    atomic_store(&committed, base);
+    /* the WAL may grow by 64 KiB more: about fifteen commits, then its writes fail */
+    char wal[400];
+    snprintf(wal, sizeof wal, "%s/test.db-wal", root);
+    struct stat st;
+    assert_int_equal(stat(wal, &st), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = (rlim_t)st.st_size + (64 << 10);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    alarm(60); /* a thread that never wakes ends the test (SIGALRM) instead of hanging it */
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, committer_until_failure, (void *)(intptr_t)i),
+                         0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    alarm(0);
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_int_equal(atomic_load(&failures), 0);
+    assert_int_equal(atomic_load(&ended_with_error), THREADS); /* each woke with the error */
+    /* the limit refuses a write (EFBIG) or cuts it short (noted as EIO) */
+    assert_true(sim_fault_noted() == EFBIG || sim_fault_noted() == EIO);
+    uint64_t on_device = commits_on_device(), most = base;
+    for (int i = 0; i < THREADS; i++)
+        if (acked[i] > most) most = acked[i];
+    fprintf(stderr, "commits acknowledged up to %llu, on the device %llu (from %llu)\n",
+            (unsigned long long)most, (unsigned long long)on_device, (unsigned long long)base);
+    assert_true(most > base);       /* some were made durable before the limit */
+    assert_true(most <= on_device); /* and every one acknowledged is there */
+    sqlite3_close(c);
+    st_db_close(db);
+    st_target_cleanup(t, err, sizeof err);
+    st_target_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_durable_commits_are_on_the_device, setup, teardown),
+        /* last: a storage fault stops every later write of the process (fail-stop) */
+        cmocka_unit_test_setup_teardown(test_a_failed_sync_fails_its_commits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
