@@ -83,16 +83,36 @@ static uint64_t commits_on_device(void)
     return n;
 }
 
-static void *committer(void *arg)
+/* A connection in group-commit mode for thread id; NULL (counted as a failure) if not. */
+static sqlite3 *connect_group_commit(int id)
 {
-    int id = (int)(intptr_t)arg;
     char err[1024];
     sqlite3 *c = NULL;
     if (st_db_connect(db, &c, err, sizeof err) || st_db_conn_group_commit(db, c, err, sizeof err)) {
         fprintf(stderr, "thread %d: %s\n", id, err);
         atomic_fetch_add(&failures, 1);
+        sqlite3_close(c);
         return NULL;
     }
+    return c;
+}
+
+/* THREADS threads running fn(id), joined. */
+static void run_committers(void *(*fn)(void *))
+{
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, fn, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void *committer(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    char err[1024];
+    sqlite3 *c = connect_group_commit(id);
+    if (!c) return NULL;
     for (int i = 0; i < COMMITS; i++) {
         char sql[200];
         snprintf(sql, sizeof sql,
@@ -119,39 +139,44 @@ static void *committer(void *arg)
     return NULL;
 }
 
-static void test_durable_commits_are_on_the_device(void **state)
+/* Opens test.db in root with its table, through connection *c; the commits on the
+ * device so far (the schema's). No background checkpoint and no bound: the WAL only
+ * grows. Skips the test on a target without group commit (buffered). */
+static uint64_t open_test_db(st_target **t, sqlite3 **c)
 {
-    (void)state;
     char err[1024];
     st_target_opts to = {.path = root};
-    st_target *t = NULL;
-    assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
-    /* No background checkpoint and no bound: the WAL only grows. */
+    assert_int_equal(st_target_open(&to, t, err, sizeof err), 0);
     st_db_opts o = {.buffer_bytes = 16 << 20,
                     .max_connections = THREADS + 1,
                     .sync = "full",
                     .checkpoint_wal_bytes = 1ull << 40,
                     .wal_limit_bytes = UINT64_MAX};
-    int rc = st_db_open(t, "test.db", &o, true, &db, err, sizeof err);
+    int rc = st_db_open(*t, "test.db", &o, true, &db, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     if (!st_db_can_group_commit(db)) { /* a buffered target: nothing to test */
         st_db_close(db);
-        st_target_close(t);
+        st_target_close(*t);
         skip();
     }
-    sqlite3 *c = NULL;
-    assert_int_equal(st_db_connect(db, &c, err, sizeof err), 0);
-    assert_int_equal(
-        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, th INT, v BLOB)", NULL, NULL, NULL),
-        SQLITE_OK);
-    uint64_t base = commits_on_device(); /* the schema's commit */
+    assert_int_equal(st_db_connect(db, c, err, sizeof err), 0);
+    assert_int_equal(sqlite3_exec(*c, "CREATE TABLE t(id INTEGER PRIMARY KEY, th INT, v BLOB)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    uint64_t base = commits_on_device();
     atomic_store(&committed, base);
-    pthread_t th[THREADS];
-    for (int i = 0; i < THREADS; i++)
-        assert_int_equal(pthread_create(&th[i], NULL, committer, (void *)(intptr_t)i), 0);
-    for (int i = 0; i < THREADS; i++)
-        pthread_join(th[i], NULL);
+    return base;
+}
+
+static void test_durable_commits_are_on_the_device(void **state)
+{
+    (void)state;
+    char err[1024];
+    st_target *t = NULL;
+    sqlite3 *c = NULL;
+    uint64_t base = open_test_db(&t, &c);
+    run_committers(committer);
     assert_int_equal(atomic_load(&failures), 0);
     uint64_t commits = 0, syncs = 0;
     st_db_group_commit_stats(db, &commits, &syncs);
@@ -177,12 +202,8 @@ static void *committer_until_failure(void *arg)
 {
     int id = (int)(intptr_t)arg;
     char err[1024];
-    sqlite3 *c = NULL;
-    if (st_db_connect(db, &c, err, sizeof err) || st_db_conn_group_commit(db, c, err, sizeof err)) {
-        fprintf(stderr, "thread %d: %s\n", id, err);
-        atomic_fetch_add(&failures, 1);
-        return NULL;
-    }
+    sqlite3 *c = connect_group_commit(id);
+    if (!c) return NULL;
     for (int i = 0; i < COMMITS * 10; i++) {
         pthread_mutex_lock(&writer);
         int rc = sqlite3_exec(
@@ -205,27 +226,9 @@ static void test_a_failed_sync_fails_its_commits(void **state)
 {
     (void)state;
     char err[1024];
-    st_target_opts to = {.path = root};
     st_target *t = NULL;
-    assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
-    st_db_opts o = {.buffer_bytes = 16 << 20,
-                    .max_connections = THREADS + 1,
-                    .sync = "full",
-                    .checkpoint_wal_bytes = 1ull << 40,
-                    .wal_limit_bytes = UINT64_MAX};
-    assert_int_equal(st_db_open(t, "test.db", &o, true, &db, err, sizeof err), 0);
-    if (!st_db_can_group_commit(db)) {
-        st_db_close(db);
-        st_target_close(t);
-        skip();
-    }
     sqlite3 *c = NULL;
-    assert_int_equal(st_db_connect(db, &c, err, sizeof err), 0);
-    assert_int_equal(
-        sqlite3_exec(c, "CREATE TABLE t(id INTEGER PRIMARY KEY, th INT, v BLOB)", NULL, NULL, NULL),
-        SQLITE_OK);
-    uint64_t base = commits_on_device();
-    atomic_store(&committed, base);
+    uint64_t base = open_test_db(&t, &c);
     /* the WAL may grow by 64 KiB more: about fifteen commits, then its writes fail */
     char wal[400];
     snprintf(wal, sizeof wal, "%s/test.db-wal", root);
@@ -238,12 +241,7 @@ static void test_a_failed_sync_fails_its_commits(void **state)
     lim.rlim_cur = (rlim_t)st.st_size + (64 << 10);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
     alarm(60); /* a thread that never wakes ends the test (SIGALRM) instead of hanging it */
-    pthread_t th[THREADS];
-    for (int i = 0; i < THREADS; i++)
-        assert_int_equal(pthread_create(&th[i], NULL, committer_until_failure, (void *)(intptr_t)i),
-                         0);
-    for (int i = 0; i < THREADS; i++)
-        pthread_join(th[i], NULL);
+    run_committers(committer_until_failure);
     alarm(0);
     setrlimit(RLIMIT_FSIZE, &old);
     assert_int_equal(atomic_load(&failures), 0);
