@@ -359,6 +359,11 @@ static void *vu_open(void *wlp, int instance, int worker)
 {
     sb_wl *wl = wlp;
     char err[512];
+    if (sim_thread_set_cpu_sched(wl->c->cpu_sched, err, sizeof err)) {
+        sim_error("instance %d connection %d: %s", instance + 1, worker, err);
+        atomic_fetch_add(&wl->failed_connects, 1);
+        return NULL;
+    }
     void *conn = wl->c->engine->connect(wl->dbs[instance], err, sizeof err);
     if (!conn) {
         sim_error("instance %d connection %d: %s", instance + 1, worker, err);
@@ -511,6 +516,7 @@ static json_t *run_section(const sb_cmd *c, const sim_run *run, const sb_wl *wl,
     if (wl->first_error[0]) json_object_set_new(sb, "first_error", json_string(wl->first_error));
     if (c->engine->waits) json_object_set_new(sb, "waits", waits_json(run, c->engine->on_vfs));
     json_object_set_new(sb, "prefetch", c->prefetch ? json_string(c->prefetch) : json_null());
+    json_object_set_new(sb, "cpu_sched", json_string(c->cpu_sched));
     json_object_set_new(sb, "scheduler",
                         json_pack("{s:I, s:I, s:I}", "max_queue", (json_int_t)stats->max_queue,
                                   "wake_late_p99_ns", (json_int_t)stats->wake_late_p99_ns,

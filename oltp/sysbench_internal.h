@@ -12,6 +12,7 @@ typedef struct sb_cmd {
     const char *engine_name, *target, *workload_name, *range_selects, *rand_type, *sync;
     const char *io_engine, *json_path, *load_via;
     const char *prefetch, *group_commit; /* SQLite: "on" | "off" */
+    const char *cpu_sched;               /* the connections' threads: "batch" | "normal" */
     uint64_t tables, table_size, range_size;
     uint64_t point_selects, simple_ranges, sum_ranges, order_ranges, distinct_ranges;
     uint64_t index_updates, non_index_updates, delete_inserts;

@@ -880,19 +880,22 @@ static json_t *sq_json(void *db)
     json_object_set_new(j, "layout", json_string("one database file per table"));
     json_object_set_new(j, "buffer_bytes_per_table", json_integer((json_int_t)d->table_buffer));
     json_object_set_new(j, "tables", files);
-    uint64_t commits = 0, syncs = 0;
+    uint64_t commits = 0, syncs = 0, ahead = 0, blocks_ahead = 0;
     bool gc = d->ntables > 0 && d->t[0].group_commit;
     for (uint32_t i = 0; gc && i < d->ntables; i++) {
-        uint64_t c, sy;
-        st_db_group_commit_stats(d->t[i].db, &c, &sy);
-        commits += c;
-        syncs += sy;
+        st_db_gc_stats one;
+        st_db_group_commit_stats(d->t[i].db, &one);
+        commits += one.commits;
+        syncs += one.wal_syncs;
+        ahead += one.writes_ahead;
+        blocks_ahead += one.blocks_ahead;
     }
     json_object_set_new(j, "group_commit",
-                        gc ? json_pack("{s:b, s:I, s:I, s:f, s:s}", "on", true, "commits",
+                        gc ? json_pack("{s:b, s:I, s:I, s:f, s:I, s:I, s:s}", "on", true, "commits",
                                        (json_int_t)commits, "wal_syncs", (json_int_t)syncs,
                                        "commits_per_sync", syncs ? (double)commits / syncs : 0.0,
-                                       "note",
+                                       "wal_writes_ahead", (json_int_t)ahead,
+                                       "wal_blocks_written_ahead", (json_int_t)blocks_ahead, "note",
                                        "all table files, over the whole run (warm-up "
                                        "included)")
                            : json_pack("{s:b, s:s}", "on", false, "why",

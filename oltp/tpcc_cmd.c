@@ -60,6 +60,7 @@ static void tpcc_cli_defaults(tpcc_options *o)
         .engine = "io_uring",
         .prefetch = "on",
         .group_commit = "on",
+        .cpu_sched = "batch",
     };
 }
 
@@ -149,6 +150,7 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
                  "action is given)"},
         OLTP_OPT_PREFETCH(o->prefetch),
         OLTP_OPT_GROUP_COMMIT(o->group_commit),
+        SIM_VOCAB_CPU_SCHED(&o->cpu_sched),
         {.name = "wal-limit",
          .kind = SIM_OPT_SIZE,
          .dst = &o->wal_limit,

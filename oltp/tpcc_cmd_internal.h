@@ -39,6 +39,7 @@ typedef struct tpcc_options {
     const char *engine;
     const char *prefetch;     /* on|off: write transactions read outside the writer lock */
     const char *group_commit; /* on|off: WAL syncs after the writer lock, shared */
+    const char *cpu_sched;    /* batch|normal: the connections' threads' policy */
     /* derived */
     tpcc_mix mixv;
     tpcc_pacing pacev;

@@ -188,9 +188,10 @@ sqlite3 *tpcc_conn_db(const tpcc_conn *c);
  * runs it. The writer-lock parts: queued until granted; granted by the previous owner
  * but not yet running (the hand-over: the lock is idle); holding it, which includes
  * BEGIN IMMEDIATE (SQLite's own write lock: waits for a checkpoint's WAL restart), the
- * thread's device reads and COMMIT under it. After it, the group commit's WAL sync.
- * Before it, the prefetch read transaction (its device reads included). READS is every
- * device read of the thread (st_db_thread_reads). */
+ * thread's device reads and COMMIT under it, and the thread's CPU time while holding it
+ * (the rest of the hold it was waiting: for a read, a mutex or a core). After it, the group
+ * commit's WAL sync. Before it, the prefetch read transaction (its device reads included). READS is
+ * every device read of the thread (st_db_thread_reads). */
 enum tpcc_wait_part {
     TPCC_W_LOCK_QUEUE,
     TPCC_W_HANDOVER,
@@ -198,6 +199,7 @@ enum tpcc_wait_part {
     TPCC_W_BEGIN_HELD,
     TPCC_W_READS_HELD,
     TPCC_W_COMMIT_HELD,
+    TPCC_W_HELD_CPU,
     TPCC_W_DURABLE,
     TPCC_W_READS,
     TPCC_W_PREFETCH,

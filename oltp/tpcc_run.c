@@ -83,6 +83,7 @@ static int commit_durable(void *db, char *err, size_t errlen)
 static int setup_conn(const tpcc_options *o, tpcc_instance *I, sqlite3 *db, tpcc_conn *c, char *err,
                       size_t errlen)
 {
+    if (sim_thread_set_cpu_sched(o->cpu_sched, err, errlen)) return SIM_ERR;
     tpcc_conn_set_prefetch(c, !strcmp(o->prefetch, "on"));
     if (!group_commit_on(o, I)) return SIM_OK;
     if (st_db_conn_group_commit(I->db, db, err, errlen)) return SIM_ERR;
@@ -591,11 +592,13 @@ static json_t *instance_json(const sim_run *run, const tpcc_options *o, tpcc_ins
                   I->first_error[0] ? I->first_error : NULL);
     json_object_set_new(one, "max_delivery_queue", json_integer((json_int_t)I->dq_max));
     if (I->db && group_commit_on(o, I)) {
-        uint64_t gcc, gcs;
-        st_db_group_commit_stats(I->db, &gcc, &gcs);
-        json_object_set_new(
-            one, "group_commit",
-            json_pack("{s:I, s:I}", "commits", (json_int_t)gcc, "wal_syncs", (json_int_t)gcs));
+        st_db_gc_stats gc;
+        st_db_group_commit_stats(I->db, &gc);
+        json_object_set_new(one, "group_commit",
+                            json_pack("{s:I, s:I, s:I, s:I}", "commits", (json_int_t)gc.commits,
+                                      "wal_syncs", (json_int_t)gc.wal_syncs, "wal_writes_ahead",
+                                      (json_int_t)gc.writes_ahead, "wal_blocks_written_ahead",
+                                      (json_int_t)gc.blocks_ahead));
     }
     /* What the database was loaded with, and the NURand constants of this run
      * (clause 2.1.6.1: C-Run's C_LAST differs from C-Load's by 65..119). */
@@ -623,15 +626,15 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
     tpcc_db_opts(o, &dbo);
     json_object_set_new(
         tj, "setup",
-        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b}", "scale",
+        json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b, s:s}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
                   o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
                   o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
                   "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
                   "delivery_workers_per_instance", tpcc_delivery_workers(o), "prefetch",
-                  o->prefetch, "group_commit",
-                  n > 0 && inst[0].db && group_commit_on(o, &inst[0])));
+                  o->prefetch, "group_commit", n > 0 && inst[0].db && group_commit_on(o, &inst[0]),
+                  "cpu_sched", o->cpu_sched));
     json_object_set_new(tj, "rates", rates_json(run, o, -1, ranks));
     json_t *lim = json_object();
     for (int ty = 0; ty < TPCC_NTYPES; ty++) {

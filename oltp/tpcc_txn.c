@@ -216,7 +216,7 @@ struct tpcc_conn {
     void *durable_arg;
     int busy_in_try; /* busy-handler calls in the current attempt */
     tpcc_waits w;
-    uint64_t held_since_ns, read_mark_ns; /* while holding the writer lock */
+    uint64_t held_since_ns, read_mark_ns, cpu_mark_ns; /* while holding the writer lock */
     pf_kept kept;
     char cdata[512]; /* Payment's new c_data for bad-credit customers */
 };
@@ -301,6 +301,7 @@ static void writer_lock_take(tpcc_conn *c)
     uint64_t handover = sim_fifo_lock_acquire_handover(c->lock->fifo);
     c->held_since_ns = sim_now_ns();
     c->read_mark_ns = thread_read_ns();
+    c->cpu_mark_ns = sim_thread_cpu_ns();
     uint64_t waited = c->held_since_ns - t0;
     handover = handover < waited ? handover : waited;
     c->w.ns[TPCC_W_LOCK_QUEUE] += waited - handover;
@@ -313,6 +314,7 @@ static void writer_lock_give(tpcc_conn *c)
 {
     uint64_t held = sim_now_ns() - c->held_since_ns;
     c->w.ns[TPCC_W_READS_HELD] += thread_read_ns() - c->read_mark_ns;
+    c->w.ns[TPCC_W_HELD_CPU] += sim_thread_cpu_ns() - c->cpu_mark_ns;
     sim_fifo_lock_release(c->lock->fifo);
     c->w.ns[TPCC_W_HELD] += held;
     c->w.txn_held_ns += held;

@@ -15,7 +15,7 @@
 
 #include <string.h>
 
-/* The figures' parts: the top-level ones are disjoint; the three "under" ones are part
+/* The figures' parts: the top-level ones are disjoint; the four "under" ones are part
  * of writer_lock_held and prefetch is part of the reads outside and of "other". */
 enum {
     F_QUEUE,
@@ -24,6 +24,7 @@ enum {
     F_BEGIN,
     F_READS_HELD,
     F_COMMIT,
+    F_HELD_CPU,
     F_SYNC,
     F_READS_OUT,
     F_PREFETCH,
@@ -36,6 +37,7 @@ static const char *const figure_names[F_N] = {"writer_lock_queue",
                                               "begin_under_writer_lock",
                                               "reads_under_writer_lock",
                                               "commit_under_writer_lock",
+                                              "on_cpu_under_writer_lock",
                                               "group_commit_sync",
                                               "reads_outside_writer_lock",
                                               "prefetch",
@@ -43,8 +45,8 @@ static const char *const figure_names[F_N] = {"writer_lock_queue",
 
 /* The raw totals' keys, one per tpcc_wait_part. */
 static const char *const part_names[TPCC_W_NPARTS] = {
-    "lock_queue_ns",  "handover_ns", "held_ns",  "begin_held_ns", "reads_held_ns",
-    "commit_held_ns", "durable_ns",  "reads_ns", "prefetch_ns"};
+    "lock_queue_ns",  "handover_ns", "held_ns",    "begin_held_ns", "reads_held_ns",
+    "commit_held_ns", "held_cpu_ns", "durable_ns", "reads_ns",      "prefetch_ns"};
 
 static void figures(const uint64_t ns[TPCC_W_NPARTS], uint64_t event_ns, double f[F_N])
 {
@@ -55,6 +57,7 @@ static void figures(const uint64_t ns[TPCC_W_NPARTS], uint64_t event_ns, double 
     f[F_BEGIN] = (double)ns[TPCC_W_BEGIN_HELD];
     f[F_READS_HELD] = (double)ns[TPCC_W_READS_HELD];
     f[F_COMMIT] = (double)ns[TPCC_W_COMMIT_HELD];
+    f[F_HELD_CPU] = (double)ns[TPCC_W_HELD_CPU];
     f[F_SYNC] = (double)ns[TPCC_W_DURABLE];
     f[F_READS_OUT] = reads_out;
     f[F_PREFETCH] = (double)ns[TPCC_W_PREFETCH];

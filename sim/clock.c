@@ -16,6 +16,13 @@ uint64_t sim_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t sim_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void sim_sleep_until_ns(uint64_t t)
 {
     struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),

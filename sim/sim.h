@@ -249,6 +249,15 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
     {                                                                                              \
         .name = "seed", .kind = SIM_OPT_U64, .dst = (dst_), .help = "random seed (" what ")"       \
     }
+/* --cpu-sched batch|normal (const char *): the scheduling policy of the threads that run
+ * transactions (sim_thread_set_cpu_sched). */
+#define SIM_VOCAB_CPU_SCHED(dst_)                                                                  \
+    {                                                                                              \
+        .name = "cpu-sched", .kind = SIM_OPT_CHOICE, .dst = (dst_), .choices = "batch|normal",     \
+        .help = "the connections' threads: batch (SCHED_BATCH: a thread that wakes does not "      \
+                "preempt a running one, e.g. the writer lock's holder) or normal (docs/sim.md, "   \
+                "Worker scheduling)"                                                               \
+    }
 /* --curve-points in percent of the maximum rate (tr_curve_parse_points reads it). */
 #define SIM_VOCAB_CURVE_POINTS(dst_, deprecated_)                                                  \
     {                                                                                              \
@@ -270,6 +279,12 @@ const char *sim_format_size(uint64_t bytes, char *buf, size_t len);
 /* ------------------------------------------------------------------ clock */
 
 uint64_t sim_now_ns(void); /* CLOCK_MONOTONIC */
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID; 0 where it fails). */
+uint64_t sim_thread_cpu_ns(void);
+/* Moves the calling thread to CPU scheduling policy "batch" (SCHED_BATCH: its wake-ups
+ * do not preempt the running thread) or "normal" (SCHED_OTHER); SIM_OK, or SIM_ERR with
+ * err saying what to do (docs/sim.md, "Worker scheduling"). */
+int sim_thread_set_cpu_sched(const char *policy, char *err, size_t errlen);
 /* Sleep until the monotonic clock reaches t (returns early on a signal). */
 void sim_sleep_until_ns(uint64_t t);
 

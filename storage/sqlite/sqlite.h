@@ -85,13 +85,19 @@ int st_db_connect(st_db *db, sqlite3 **conn, char *err, size_t errlen);
  * everything the connection committed is written and on stable storage, and one WAL
  * write + sync serves every commit that arrived while the previous one ran. A commit
  * is reported to the user only when durable; other connections may read it before (as
- * with InnoDB). SIM_OK, or SIM_ERR with err. st_db_group_commit_stats: commits made durable, WAL
- * syncs.
+ * with InnoDB). SIM_OK, or SIM_ERR with err. st_db_group_commit_stats: what the group
+ * commit did so far.
  */
+typedef struct st_db_gc_stats {
+    uint64_t commits;      /* made durable */
+    uint64_t wal_syncs;    /* the cycles' WAL syncs that did it */
+    uint64_t writes_ahead; /* WAL writes by commits waiting for a cycle already under way */
+    uint64_t blocks_ahead; /* the WAL blocks those writes wrote */
+} st_db_gc_stats;
 bool st_db_can_group_commit(const st_db *db);
 int st_db_conn_group_commit(st_db *db, sqlite3 *conn, char *err, size_t errlen);
 int st_db_commit_durable(st_db *db, char *err, size_t errlen);
-void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs);
+void st_db_group_commit_stats(st_db *db, st_db_gc_stats *out);
 /* Flush the WAL into the database file (after a bulk load, before a copy). */
 int st_db_checkpoint(st_db *db, char *err, size_t errlen);
 /* {"vfs", "buffered", "buffer_bytes", "page_size", "hits", "misses", "evictions",

@@ -332,14 +332,16 @@ int st_db_commit_durable(st_db *db, char *err, size_t errlen)
     return SIM_ERR;
 }
 
-void st_db_group_commit_stats(st_db *db, uint64_t *commits, uint64_t *syncs)
+void st_db_group_commit_stats(st_db *db, st_db_gc_stats *out)
 {
-    *commits = *syncs = 0;
+    *out = (st_db_gc_stats){0};
     if (!db->vi) return;
     pthread_mutex_lock(&db->vi->gc_mu);
-    *commits = db->vi->gc_synced;
-    *syncs = db->vi->gc_syncs;
+    out->commits = db->vi->gc_synced;
+    out->wal_syncs = db->vi->gc_syncs;
     pthread_mutex_unlock(&db->vi->gc_mu);
+    out->writes_ahead = atomic_load(&db->vi->gc_writes_ahead);
+    out->blocks_ahead = atomic_load(&db->vi->gc_blocks_ahead);
 }
 
 /* ------------------------------------------------------------------ checkpoints */

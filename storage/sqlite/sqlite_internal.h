@@ -144,6 +144,10 @@ struct vf_instance {
     int gc_rc;
     bool gc_busy, gc_thread_on, gc_stop;
     pthread_t gc_thread;
+    /* a waiting commit is writing the WAL ahead of the next cycle; the writes made so,
+     * and their blocks */
+    atomic_bool gc_ahead_claimed;
+    _Atomic uint64_t gc_writes_ahead, gc_blocks_ahead;
 };
 
 /* An absolute path for name (relative to the working directory); SIM_OK or SIM_ERR (too long). */

@@ -302,30 +302,24 @@ static int64_t load_block(void *ctx, uint64_t blk, void *buf)
     return n;
 }
 
-/* Writes the dirty blocks of the WAL in [lo, hi) as runs of contiguous blocks. */
-static int flush_pending(vf_file *f)
+/* Writes the dirty blocks of the WAL in [lo, hi) as runs of contiguous blocks, adding
+ * the blocks written to *written; the caller holds sf->flush_mu (flush_pending,
+ * wal_write_ahead). */
+static int flush_pending_held(vf_file *f, uint64_t *written)
 {
     vf_shared *sf = f->sf;
     vf_instance *vi = sf->vi;
     uint32_t unit = vi->unit;
+    /* checked once the flush before this one ended: if it failed, the blocks it took are
+     * lost, and this one must not succeed with nothing left to write */
     int rc = refuse_after_fault();
     if (rc) return rc;
-    pthread_mutex_lock(&sf->flush_mu);
-    /* again once the flush before this one ended: if it failed, the blocks it took are
-     * lost, and this one must not succeed with nothing left to write */
-    if ((rc = refuse_after_fault())) {
-        pthread_mutex_unlock(&sf->flush_mu);
-        return rc;
-    }
     pthread_mutex_lock(&sf->mu);
     bool pending = sf->pending;
     uint64_t lo = sf->pend_lo / unit, hi = (sf->pend_hi + unit - 1) / unit;
     sf->pending = false;
     pthread_mutex_unlock(&sf->mu);
-    if (!pending) {
-        pthread_mutex_unlock(&sf->flush_mu);
-        return SQLITE_OK;
-    }
+    if (!pending) return SQLITE_OK;
     uint32_t cap = (uint32_t)(sf->bounce_len / unit);
     uint32_t frames[cap];
     uint32_t n = 0;
@@ -349,13 +343,24 @@ static int flush_pending(vf_file *f)
             } else {
                 ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
                 ctr_add(&vi->ctr[sf->kind].dev_write_bytes, (uint64_t)w);
+                *written += n;
             }
             n = 0;
             /* a full bounce buffer ended the run, but b itself was taken: keep going */
             if (took) continue;
         }
     }
-    pthread_mutex_unlock(&sf->flush_mu);
+    return rc;
+}
+
+static int flush_pending(vf_file *f)
+{
+    int rc = refuse_after_fault();
+    if (rc) return rc;
+    uint64_t written = 0;
+    pthread_mutex_lock(&f->sf->flush_mu);
+    rc = flush_pending_held(f, &written);
+    pthread_mutex_unlock(&f->sf->flush_mu);
     return rc;
 }
 
@@ -744,6 +749,36 @@ static void gc_wake_flusher(vf_instance *vi)
     pthread_cond_signal(&vi->gc_flusher_cv);
 }
 
+/* A commit that finds a cycle under way (most often in its fdatasync) writes the WAL's
+ * pending blocks itself, while it waits for the next cycle anyway: that cycle then has
+ * little left to write before its own sync, so the WAL's writes overlap the syncs
+ * instead of following them (a cycle was write + sync; now mostly sync). One commit at
+ * a time claims the write ahead; the others leave their blocks to it or to the next
+ * cycle. The claimant waits for flush_mu if the cycle is still writing (it then writes
+ * what came in meanwhile, during the cycle's sync); a claim that found the WAL busy and
+ * gave up at once left about half the blocks to the cycles (measured). The next cycle
+ * takes flush_mu after the claimant, so it syncs only once every block written ahead
+ * has reached the device. A failed write notes a storage fault (write_failed), and the
+ * next cycle then fails its tickets. */
+static void wal_write_ahead(vf_shared *wal)
+{
+    vf_instance *vi = wal->vi;
+    bool unclaimed = false;
+    if (refuse_after_fault() ||
+        !atomic_compare_exchange_strong(&vi->gc_ahead_claimed, &unclaimed, true))
+        return;
+    vf_file tmp = {.sf = wal};
+    uint64_t written = 0;
+    pthread_mutex_lock(&wal->flush_mu);
+    (void)flush_pending_held(&tmp, &written);
+    pthread_mutex_unlock(&wal->flush_mu);
+    atomic_store(&vi->gc_ahead_claimed, false);
+    if (written) {
+        atomic_fetch_add(&vi->gc_writes_ahead, 1);
+        atomic_fetch_add(&vi->gc_blocks_ahead, written);
+    }
+}
+
 int vf_wal_durable(vf_instance *vi)
 {
     vf_shared *wal = vi->files[VF_WAL];
@@ -755,10 +790,18 @@ int vf_wal_durable(vf_instance *vi)
     int rc = SQLITE_OK;
     pthread_mutex_lock(&vi->gc_mu);
     uint64_t mine = ++vi->gc_tickets;
+    bool wrote_ahead = false;
     while (vi->gc_synced < mine) {
         if (vi->gc_failed >= mine) {
             rc = vi->gc_rc;
             break;
+        }
+        if (vi->gc_busy && !wrote_ahead) {
+            wrote_ahead = true;
+            pthread_mutex_unlock(&vi->gc_mu);
+            wal_write_ahead(wal);
+            pthread_mutex_lock(&vi->gc_mu);
+            continue;
         }
         if (vi->gc_busy) {
             pthread_cond_wait(&vi->gc_cv, &vi->gc_mu);

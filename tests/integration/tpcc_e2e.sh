@@ -75,8 +75,10 @@ jq -e '(.per_type.new_order.count > 0) == (.tpcc.rates.tpmC > 0) and
 # Prefetch and group commit are on by default: every committed write transaction was
 # made durable (commits) by fewer or as many WAL syncs; reads were counted per type.
 jq -e '.tpcc.setup.prefetch == "on" and .tpcc.setup.group_commit == true and
+  .tpcc.setup.cpu_sched == "batch" and
   (.tpcc.per_instance[0].group_commit | .commits > 0 and .wal_syncs > 0 and
-   .wal_syncs <= .commits) and
+   .wal_syncs <= .commits and .wal_writes_ahead <= .commits and
+   .wal_blocks_written_ahead >= .wal_writes_ahead) and
   .tpcc.reads_per_txn.new_order.transactions > 0 and
   .tpcc.reads_per_txn.new_order.db_reads > 0 and (.db_pool.io_in_flight >= 0)' \
   "$APPSIM_TMP/off.json" >/dev/null ||
@@ -85,6 +87,36 @@ until_work plain --pacing off --duration 2 --warmup 0 --prefetch off --group-com
 jq -s -e 'all(.tpcc.setup.prefetch == "off" and .tpcc.setup.group_commit == false and
   (.tpcc.per_instance[0].group_commit == null))' \
   "$APPSIM_TMP"/plain-*.json >/dev/null || fail "--prefetch off --group-commit off"
+
+# --- the connections' threads run as SCHED_BATCH (policy 3 in /proc's stat), the rest
+# (the user scheduler, the reporter, the WAL flusher) as SCHED_OTHER (0); with
+# --cpu-sched normal every thread is SCHED_OTHER. Sampled while a run is measuring.
+thread_policies() { # PID: the distinct scheduling policies of its threads, one per line
+  local st
+  for st in /proc/"$1"/task/*/stat; do
+    sed 's/.*) //' "$st" 2>/dev/null | awk '{print $39}'
+  done | sort -u
+}
+for sched in batch normal; do
+  "$APPSIM" tpcc run --target "$T" --pacing off --connections 4 --duration 4 --warmup 0 \
+    --cpu-sched "$sched" --quiet --json "$APPSIM_TMP/sched-$sched.json" > /dev/null &
+  pid=$!
+  policies=""
+  for _ in $(seq 1 40); do
+    sleep 0.1
+    policies=$(thread_policies "$pid" | tr '\n' ' ')
+    [ "$sched" = normal ] && [ -n "$policies" ] && [ "$(ls /proc/$pid/task | wc -l)" -gt 6 ] && break
+    [ "$sched" = batch ] && [[ " $policies" == *" 3 "* ]] && break
+  done
+  wait "$pid" || fail "--cpu-sched $sched: the run failed"
+  case $sched in
+    batch) [[ " $policies" == *" 3 "* && " $policies" == *" 0 "* ]] ||
+             fail "--cpu-sched batch: thread policies seen: $policies (want 3 and 0)" ;;
+    normal) [ "$policies" = "0 " ] || fail "--cpu-sched normal: thread policies seen: $policies" ;;
+  esac
+  jq -e --arg s "$sched" '.tpcc.setup.cpu_sched == $s' "$APPSIM_TMP/sched-$sched.json" >/dev/null ||
+    fail "--cpu-sched $sched not recorded"
+done
 
 # --- closed loop with a short cycle: TPS = N / (Z + R) within 10 %. The law holds
 # whatever the speed (R counts every wait), but a stall of the shared disk at the end

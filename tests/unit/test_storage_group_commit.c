@@ -178,10 +178,15 @@ static void test_durable_commits_are_on_the_device(void **state)
     uint64_t base = open_test_db(&t, &c);
     run_committers(committer);
     assert_int_equal(atomic_load(&failures), 0);
-    uint64_t commits = 0, syncs = 0;
-    st_db_group_commit_stats(db, &commits, &syncs);
+    st_db_gc_stats gc;
+    st_db_group_commit_stats(db, &gc);
+    uint64_t commits = gc.commits;
     assert_int_equal(commits, THREADS * COMMITS);
-    assert_true(syncs >= 1 && syncs < commits);
+    assert_true(gc.wal_syncs >= 1 && gc.wal_syncs < commits);
+    /* a write ahead is a commit's, so there are no more of them than commits, and each
+     * wrote at least one block */
+    assert_true(gc.writes_ahead <= commits);
+    assert_true(gc.blocks_ahead >= gc.writes_ahead);
     assert_int_equal(commits_on_device(), base + THREADS * COMMITS);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
