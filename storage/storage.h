@@ -228,7 +228,10 @@ unsigned st_engine_inflight(const st_engine *e);
  * still go. */
 int st_engine_submit(st_engine *e, st_io *const *ios, unsigned n);
 /* Waits for at least min_wait completions (0 = poll); returns how many were put in
- * done[0..max), or -errno. */
+ * done[0..max), or -errno. A completion with a fatal -errno (sim_fault_errno_is_fatal)
+ * or a short write (result below len, noted as EIO) notes the storage fault; the
+ * I/O's result still holds what the system returned. A short read is the caller's to
+ * judge (the tail of a file without whole blocks). */
 int st_engine_reap(st_engine *e, st_io **done, unsigned max, unsigned min_wait);
 /* Submit and reap in one step (one system call under io_uring): queues up to n I/Os
  * like st_engine_submit (*submitted says how many), then reaps like st_engine_reap.

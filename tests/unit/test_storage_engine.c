@@ -16,9 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define BLK 4096
@@ -276,6 +278,48 @@ static void test_sync_discard_and_errors(void **state)
     }
 }
 
+/* A write that moves fewer bytes than asked is a storage fault (EIO) for every user of
+ * the engine, with what happened; the caller still gets the count. The write is cut
+ * short by a file size limit, as a filling filesystem would cut it. A short read (the
+ * tail of a file) is not a fault: the caller judges it. */
+static void test_short_writes_are_faults(void **state)
+{
+    const char *names[] = {"io_uring", "psync"};
+    signal(SIGXFSZ, SIG_IGN);
+    for (int n = 0; n < 2; n++) {
+        char fname[32];
+        snprintf(fname, sizeof fname, "short-%d.dat", n);
+        int fd = new_file(fname);
+        uint8_t *bufs = st_alloc_aligned(2 * BLK);
+        st_engine *e = open_engine(names[n]);
+        st_io r = {
+            .op = ST_OP_READ, .fd = fd, .buf = bufs, .offset = (NBLK - 1) * BLK, .len = 2 * BLK};
+        assert_int_equal(st_engine_do(e, &r), BLK);
+        assert_int_equal(sim_fault_noted(), 0);
+
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim = old;
+        lim.rlim_cur = (rlim_t)(NBLK + 1) * BLK;
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        memset(bufs, 7, 2 * BLK);
+        st_io w = {.op = ST_OP_WRITE, .fd = fd, .buf = bufs, .offset = NBLK * BLK, .len = 2 * BLK};
+        int64_t got = st_engine_do(e, &w);
+        setrlimit(RLIMIT_FSIZE, &old);
+        assert_int_equal(got, BLK);
+        assert_int_equal(sim_fault_noted(), EIO);
+        assert_non_null(strstr(sim_fault_message(), "short write to"));
+        assert_non_null(strstr(sim_fault_message(), fname));
+        assert_non_null(strstr(sim_fault_message(), "4096 of 8192 bytes"));
+        /* fail-stop: nothing more is written */
+        assert_int_equal(st_engine_do(e, &w), -EIO);
+        sim_fault_reset();
+        st_engine_close(e);
+        st_free_aligned(bufs);
+        close(fd);
+    }
+}
+
 /* Fail-stop in the engine: once a fault is noted no write or discard is taken, by any
  * path (batched, synchronous); reads and syncs still are, and the I/Os before the first
  * write of a batch go. Closing with I/Os in flight waits for them. */
@@ -519,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_fixed_files_and_buffers),
         cmocka_unit_test(test_queue_depth_bound_and_sync_path),
         cmocka_unit_test(test_sync_discard_and_errors),
+        cmocka_unit_test(test_short_writes_are_faults),
         cmocka_unit_test(test_writes_refused_after_fault),
         cmocka_unit_test(test_latency_into_meter),
         cmocka_unit_test(test_submit_reap_loop),
