@@ -193,6 +193,8 @@ void sim_result_put_run(json_t *doc, const char *key, const sim_run *r)
     if (!ranks) json_object_set_new(dst, "measure", sim_result_measure_json(r));
     json_object_set_new(dst, "per_type", sim_result_per_type_json(r, -1));
     json_object_set_new(dst, "intervals", json_deep_copy(sim_run_intervals(r)));
+    json_t *steadiness = sim_result_steadiness_json(sim_run_intervals(r), c->unit);
+    json_object_set_new(dst, "measure_steadiness", steadiness ? steadiness : json_null());
 
     json_object_set_new(dst, "histograms", sim_result_type_hists_json(r, true));
     json_object_set_new(dst, "warmup", sim_result_warmup_json(r));
@@ -433,4 +435,5 @@ void sim_result_print(FILE *out, const json_t *doc)
     print_latency(out, doc, s, unit);
     print_device(out, doc, unit);
     print_context(out, doc);
+    sim_result_print_steadiness(out, doc);
 }

@@ -588,7 +588,8 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
  */
 json_t *sim_result_new(const char *command, int argc, char **argv, const sim_opt *opts);
 /* Adds summary (tps|iops, latency_us, counts, errors, counters), per_type,
- * intervals, histograms (serialized), warmup, instances (when > 1), probes,
+ * intervals, measure_steadiness (sim_result_steadiness_json; null when the phase is
+ * too short to judge), histograms (serialized), warmup, instances (when > 1), probes,
  * "interrupted", and "failed" with "failure" (the storage fault that stopped it; also
  * set at the top level of doc). Under `key` when non-NULL (e.g. one curve point),
  * else top level. */
@@ -616,8 +617,20 @@ int sim_atomic_tmp_name(const char *path, char *tmp, size_t len);
 int sim_atomic_commit(int fd, const char *tmp, const char *path);
 int sim_atomic_write(const char *path, const void *data, size_t len);
 /* The text summary printed on stdout at the end of a run (with the device line's
- * foreign-I/O WARNING line, when the result has one). */
+ * foreign-I/O WARNING line, when the result has one, and the measured phase's
+ * steadiness: one line, a WARNING when it was not steady). */
 void sim_result_print(FILE *out, const json_t *doc);
+/* The measured phase judged by the steady-state rule (SIM_STEADY_RULE_PTS), after the
+ * fact: its intervals (a result's "intervals", phase "measure") in window parts of
+ * equal numbers of intervals, each part's rate its count over its seconds, with the
+ * disk's read latency per part (weighted by reads) when the intervals carry device_io:
+ * {"rule", "parts", "max_range", "max_slope", "unit", "rates", "mean", "range_pct",
+ * "slope_pct", "steady", "device_read_latency_us"}. NULL with fewer than two intervals
+ * a part. A phase that is not steady averaged more than one state of the drive or its
+ * caches. */
+json_t *sim_result_steadiness_json(const json_t *intervals, const char *unit);
+/* Its line in the text summary (nothing when the result has none). */
+void sim_result_print_steadiness(FILE *out, const json_t *doc);
 /* The same warning under a rate curve's text table: one WARNING line naming the points
  * (the first "max", the others by fraction) whose device figures carry it. */
 void sim_result_print_curve_warning(FILE *out, const char *indent, const json_t *points);

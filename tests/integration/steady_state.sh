@@ -4,7 +4,8 @@
 # every round, the verdict (reached, or gave_up after --steady-max-rounds) and when
 # the measured phase started, which equals the warm-up's length; steady options
 # without --warmup steady, and replay's steady warm-up without --duration, are
-# refused with exit status 2.
+# refused with exit status 2. Every run's measured phase gets a verdict of its own
+# (measure_steadiness) once it has ten intervals.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
@@ -47,6 +48,20 @@ grep -q "steady state" "$APPSIM_TMP/sb.out" || fail "summary names the steady-st
   --json "$APPSIM_TMP/rp.json" >"$APPSIM_TMP/rp.out" 2>&1 || fail "replay: $(cat "$APPSIM_TMP/rp.out")"
 check_result "$APPSIM_TMP/rp.json" 6
 jq -e '.steady_state.unit == "iops"' "$APPSIM_TMP/rp.json" >/dev/null || fail "replay rounds are in IOPS"
+
+# Every run's measured phase is judged after the fact (measure_steadiness): in fifths
+# of its intervals, with a line in the summary; a phase of fewer than ten intervals has
+# no verdict (null) and no line.
+"$APPSIM" replay "$APPSIM_TMP/t.log" --target "$APPSIM_TMP/rp" --timing afap --qd 4 \
+  --warmup 0.5 --duration 2 --report-interval 100ms \
+  --json "$APPSIM_TMP/ms.json" >"$APPSIM_TMP/ms.out" 2>&1 || fail "replay: $(cat "$APPSIM_TMP/ms.out")"
+jq -e '.measure_steadiness as $m | ($m.rates | length) == 5 and ([$m.rates[] | . > 0] | all) and
+  ($m.steady | type) == "boolean" and $m.unit == "iops" and ($m.device_read_latency_us | length) == 5 and
+  ($m.mean - (.summary.count / .summary.seconds) | fabs) < 0.05 * $m.mean' "$APPSIM_TMP/ms.json" >/dev/null ||
+  fail "measure_steadiness: $(jq -c .measure_steadiness "$APPSIM_TMP/ms.json")"
+grep -q "measured phase .*steady: iops by fifths" "$APPSIM_TMP/ms.out" || fail "summary line of the verdict"
+jq -e '.measure_steadiness == null' "$APPSIM_TMP/rp.json" >/dev/null || fail "1 s measured: no verdict"
+grep -q "measured phase" "$APPSIM_TMP/rp.out" && fail "1 s measured: no verdict line"
 
 expect2 "$APPSIM" sysbench run --target "$APPSIM_TMP/sb" --steady-round 2s --time 1
 expect2 "$APPSIM" sysbench run --target "$APPSIM_TMP/sb" --warmup steady --steady-max-rounds 4 --time 1

@@ -10,7 +10,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static const sim_steady_rule pts = SIM_STEADY_RULE_PTS;
@@ -207,6 +209,101 @@ static void test_warmup_option(void **state)
     assert_int_equal(sim_opts_parse("x", opts2, 3, a4, pos, 0, &np, NULL), SIM_EXIT_USAGE);
 }
 
+/* A result's intervals: `warm` warm-up intervals, then the measured ones with counts
+ * from rates[] (per second, 1-s intervals) and, when read_us is given, the disk's
+ * reads (100 a second) and mean read latency. */
+static json_t *intervals_of(int warm, const double *rates, const double *read_us, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < warm; i++)
+        json_array_append_new(a, json_pack("{s:s, s:f, s:I}", "phase", "warmup", "seconds", 1.0,
+                                           "count", (json_int_t)5));
+    for (int i = 0; i < n; i++) {
+        json_t *iv = json_pack("{s:s, s:f, s:I}", "phase", "measure", "seconds", 1.0, "count",
+                               (json_int_t)rates[i]);
+        if (read_us)
+            json_object_set_new(iv, "device_io",
+                                json_pack("{s:I, s:f}", "reads", (json_int_t)100,
+                                          "read_latency_avg_us", read_us[i]));
+        json_array_append_new(a, iv);
+    }
+    return a;
+}
+
+static char *printed(const json_t *ms)
+{
+    json_t *doc = json_object();
+    json_object_set((json_t *)doc, "measure_steadiness", (json_t *)ms);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sim_result_print_steadiness(f, doc);
+    fclose(f);
+    json_decref(doc);
+    return text;
+}
+
+/* The measured phase judged after the fact: in fifths of its intervals, warm-up
+ * intervals left out; steady when flat, not when the drive slows halfway, and no
+ * verdict for a phase too short to judge. */
+static void test_measured_phase_steadiness(void **state)
+{
+    double flat[10] = {100, 102, 98, 101, 99, 100, 103, 97, 100, 100};
+    double lat[10] = {90, 91, 90, 92, 90, 90, 91, 90, 92, 90};
+    json_t *iv = intervals_of(3, flat, lat, 10);
+    json_t *ms = sim_result_steadiness_json(iv, "tps");
+    assert_non_null(ms);
+    assert_true(json_is_true(json_object_get(ms, "steady")));
+    assert_int_equal(json_array_size(json_object_get(ms, "rates")), 5);
+    assert_true(fabs(json_real_value(json_array_get(json_object_get(ms, "rates"), 0)) - 101) <
+                1e-9); /* (100 + 102) / 2 s: the warm-up's 5 a second left out */
+    assert_true(
+        fabs(json_real_value(json_array_get(json_object_get(ms, "device_read_latency_us"), 4)) -
+             91) < 1e-9);
+    char *text = printed(ms);
+    assert_non_null(strstr(text, "measured phase steady: tps by fifths 101 100 100 100 100"));
+    assert_null(strstr(text, "WARNING"));
+    free(text);
+    json_decref(ms);
+    json_decref(iv);
+
+    /* A drive that slows halfway (its reads ten times slower): not steady, and said. */
+    double fall[10] = {1000, 1000, 1000, 1000, 1000, 300, 300, 300, 300, 300};
+    double slow[10] = {80, 80, 80, 80, 80, 800, 800, 800, 800, 800};
+    iv = intervals_of(0, fall, slow, 10);
+    ms = sim_result_steadiness_json(iv, "tps");
+    assert_non_null(ms);
+    assert_false(json_is_true(json_object_get(ms, "steady")));
+    assert_true(json_real_value(json_object_get(ms, "range_pct")) > 20);
+    text = printed(ms);
+    assert_non_null(strstr(text, "WARNING: measured phase NOT steady: tps by fifths 1000 1000 650 "
+                                 "300 300"));
+    assert_non_null(
+        strstr(text, "device read latency by fifths (ms) 0.080 0.080 0.440 0.800 0.800"));
+    free(text);
+    json_decref(ms);
+    json_decref(iv);
+
+    /* Without the disk's counters: the rates alone, and nothing printed about reads. */
+    iv = intervals_of(0, fall, NULL, 10);
+    ms = sim_result_steadiness_json(iv, "iops");
+    assert_true(json_is_null(json_array_get(json_object_get(ms, "device_read_latency_us"), 0)));
+    text = printed(ms);
+    assert_non_null(strstr(text, "iops by fifths"));
+    assert_null(strstr(text, "device read latency"));
+    free(text);
+    json_decref(ms);
+    json_decref(iv);
+
+    /* Nine measured intervals (fewer than two a fifth): no verdict, nothing printed. */
+    iv = intervals_of(20, flat, lat, 9);
+    assert_null(sim_result_steadiness_json(iv, "tps"));
+    json_decref(iv);
+    text = printed(NULL);
+    assert_string_equal(text, "");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_run_ends_warmup_when_steady),
         cmocka_unit_test(test_run_finished_during_warmup),
         cmocka_unit_test(test_warmup_option),
+        cmocka_unit_test(test_measured_phase_steadiness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
