@@ -88,7 +88,10 @@ void sim_result_print_steadiness(FILE *out, const json_t *doc)
     size_t i;
     const json_t *v;
     json_array_foreach(json_object_get(ms, "rates"), i, v)
-        fprintf(out, " %.0f", json_number_value(v));
+    {
+        double rate = json_number_value(v); /* whole numbers, three digits below 100 */
+        fprintf(out, rate >= 100 ? " %.0f" : " %.3g", rate);
+    }
     fprintf(out, " (range %.0f %%, drift %.0f %% of the mean; the rule allows %.0f %% and %.0f %%)",
             number(ms, "range_pct"), number(ms, "slope_pct"), 100 * number(ms, "max_range"),
             100 * number(ms, "max_slope"));
