@@ -314,24 +314,20 @@ int sim_result_write(const json_t *doc, const char *path)
     return SIM_OK;
 }
 
-static double num(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
 static void print_lat_row(FILE *out, const char *name, const json_t *lat, json_int_t count)
 {
     fprintf(out, "  %-18s %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, (long long)count,
-            num(lat, "mean_us") / 1000, num(lat, "p50_us") / 1000, num(lat, "p95_us") / 1000,
-            num(lat, "p99_us") / 1000, num(lat, "p999_us") / 1000, num(lat, "max_us") / 1000);
+            sim_json_num(lat, "mean_us") / 1000, sim_json_num(lat, "p50_us") / 1000,
+            sim_json_num(lat, "p95_us") / 1000, sim_json_num(lat, "p99_us") / 1000,
+            sim_json_num(lat, "p999_us") / 1000, sim_json_num(lat, "max_us") / 1000);
 }
 
 /* The headline, the latency table (all, then each type) and the counters. */
 static void print_latency(FILE *out, const json_t *doc, const json_t *s, const char *unit)
 {
     fprintf(out, "\n%s: %.2f %s over %.1f s measured (%lld done, %lld errors)%s\n",
-            json_string_value(json_object_get(doc, "workload")), num(s, unit), unit,
-            num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
+            json_string_value(json_object_get(doc, "workload")), sim_json_num(s, unit), unit,
+            sim_json_num(s, "seconds"), (long long)json_integer_value(json_object_get(s, "count")),
             (long long)json_integer_value(json_object_get(s, "errors")),
             json_is_true(json_object_get(doc, "failed"))         ? "  [FAILED]"
             : json_is_true(json_object_get(doc, "interrupted"))  ? "  [INTERRUPTED]"
@@ -369,11 +365,13 @@ static void print_device(FILE *out, const json_t *doc, const char *unit)
                 json_string_value(json_object_get(dev, "disk"))
                     ? json_string_value(json_object_get(dev, "disk"))
                     : "?",
-                num(dev, "read_iops"), num(dev, "write_iops"),
-                num(dev, "read_latency_avg_us") / 1000, num(dev, "write_latency_avg_us") / 1000);
+                sim_json_num(dev, "read_iops"), sim_json_num(dev, "write_iops"),
+                sim_json_num(dev, "read_latency_avg_us") / 1000,
+                sim_json_num(dev, "write_latency_avg_us") / 1000);
         if (json_is_object(per))
             fprintf(out, "; per %s: %.2f reads, %.2f writes",
-                    unit[0] == 't' ? "transaction" : "I/O", num(per, "reads"), num(per, "writes"));
+                    unit[0] == 't' ? "transaction" : "I/O", sim_json_num(per, "reads"),
+                    sim_json_num(per, "writes"));
         fputc('\n', out);
         const char *warning = json_string_value(json_object_get(dev, "warning"));
         if (warning) fprintf(out, "  WARNING: %s\n", warning);
@@ -384,8 +382,9 @@ static void print_device(FILE *out, const json_t *doc, const char *unit)
                 "  %lld ranks on %zu host(s); measured phases started within %.3f ms and "
                 "stopped within %.3f ms of each other\n",
                 (long long)json_integer_value(json_object_get(mpi, "ranks")),
-                json_array_size(json_object_get(mpi, "hosts")), num(mpi, "measure_start_spread_ms"),
-                num(mpi, "measure_stop_spread_ms"));
+                json_array_size(json_object_get(mpi, "hosts")),
+                sim_json_num(mpi, "measure_start_spread_ms"),
+                sim_json_num(mpi, "measure_stop_spread_ms"));
     /* The disks' counters are the ranks' own (the job's level has none). */
     size_t i;
     const json_t *rk;
@@ -406,14 +405,14 @@ static void print_context(FILE *out, const json_t *doc)
     const json_t *cpu = json_object_get(doc, "cpu");
     if (json_is_object(cpu))
         fprintf(out, "  cpu: %.2f cores busy of %d allowed (user %.1f s, system %.1f s)\n",
-                num(cpu, "cores_busy"),
-                (int)json_integer_value(json_object_get(cpu, "cpus_allowed")), num(cpu, "user_s"),
-                num(cpu, "system_s"));
+                sim_json_num(cpu, "cores_busy"),
+                (int)json_integer_value(json_object_get(cpu, "cpus_allowed")),
+                sim_json_num(cpu, "user_s"), sim_json_num(cpu, "system_s"));
     const json_t *pre = json_object_get(json_object_get(doc, "target"), "preconditioning");
     if (json_is_object(pre))
         fprintf(out, "  target preconditioned %s: %.0f MiB written (%.2f passes)%s\n",
                 json_string_value(json_object_get(pre, "at")),
-                num(pre, "bytes_written") / 1048576.0, num(pre, "passes"),
+                sim_json_num(pre, "bytes_written") / 1048576.0, sim_json_num(pre, "passes"),
                 json_is_true(json_object_get(pre, "complete")) ? "" : ", incomplete");
     else
         fprintf(out, "  target not preconditioned (appsim precondition --target ...)\n");
@@ -423,7 +422,7 @@ static void print_context(FILE *out, const json_t *doc)
                 json_is_true(json_object_get(st, "reached")) ? "reached"
                                                              : "NOT reached (measured anyway)",
                 (long long)json_integer_value(json_object_get(st, "after_rounds")),
-                num(st, "round_s"), num(st, "measure_start_s"));
+                sim_json_num(st, "round_s"), sim_json_num(st, "measure_start_s"));
 }
 
 void sim_result_print(FILE *out, const json_t *doc)

@@ -17,11 +17,6 @@
 /* Each part needs a few intervals, or one slow interval decides the verdict. */
 #define MIN_INTERVALS_PER_PART 2
 
-static double number(const json_t *j, const char *key)
-{
-    return json_number_value(json_object_get(j, key));
-}
-
 json_t *sim_result_steadiness_json(const json_t *intervals, const char *unit)
 {
     const sim_steady_rule rule = SIM_STEADY_RULE_PTS;
@@ -46,12 +41,12 @@ json_t *sim_result_steadiness_json(const json_t *intervals, const char *unit)
         const char *phase = json_string_value(json_object_get(iv, "phase"));
         if (!phase || strcmp(phase, "measure")) continue;
         int p = (int)(k++ * (size_t)parts / n); /* parts of equal numbers of intervals */
-        count[p] += number(iv, "count");
-        seconds[p] += number(iv, "seconds");
+        count[p] += sim_json_num(iv, "count");
+        seconds[p] += sim_json_num(iv, "seconds");
         const json_t *dev = json_object_get(iv, "device_io");
-        double r = number(dev, "reads");
+        double r = sim_json_num(dev, "reads");
         reads[p] += r;
-        read_us[p] += r * number(dev, "read_latency_avg_us"); /* weighted by reads */
+        read_us[p] += r * sim_json_num(dev, "read_latency_avg_us"); /* weighted by reads */
     }
     double rates[parts];
     json_t *jrates = json_array(), *jlat = json_array();
@@ -93,8 +88,8 @@ void sim_result_print_steadiness(FILE *out, const json_t *doc)
         fprintf(out, rate >= 100 ? " %.0f" : " %.3g", rate);
     }
     fprintf(out, " (range %.0f %%, drift %.0f %% of the mean; the rule allows %.0f %% and %.0f %%)",
-            number(ms, "range_pct"), number(ms, "slope_pct"), 100 * number(ms, "max_range"),
-            100 * number(ms, "max_slope"));
+            sim_json_num(ms, "range_pct"), sim_json_num(ms, "slope_pct"),
+            100 * sim_json_num(ms, "max_range"), 100 * sim_json_num(ms, "max_slope"));
     if (steady) {
         fputc('\n', out);
         return;

@@ -9,6 +9,12 @@
 
 sim_hist *sim_run_warmup_hist(const sim_run *r, uint64_t *errors);
 double sim_run_warmup_seconds(const sim_run *r);
+/* A number field of a result's JSON object (0 when absent or o is NULL): the result's
+ * printers (result.c, result_steadiness.c) read many. */
+static inline double sim_json_num(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
 const json_t *sim_run_intervals(const sim_run *r);
 int sim_run_nprobes(const sim_run *r);
 /* Delta of probe i over the measured phase (NULL when not sampled); *name set. */

@@ -198,22 +198,23 @@ int st_engine_submit_reap(st_engine *e, st_io *const *ios, unsigned n, unsigned 
     return st_engine_reap(e, done, max, min_wait);
 }
 
-/* A write that moved fewer bytes than asked: the filesystem filled or a size limit was
- * reached partway. The caller still gets the count. (A short read is not a fault here:
- * the VFS reads a file another VFS left without whole blocks, and gets its tail.) */
-static bool short_write(const st_io *io)
+/* The error a completion carries for fail-stop and the meter: its -errno, EIO for a
+ * write that moved fewer bytes than asked (the filesystem filled or a size limit was
+ * reached partway; the caller still gets the count), else 0. A short read is not one:
+ * the VFS reads a file another VFS left without whole blocks, and gets its tail. */
+static int completion_error(const st_io *io)
 {
-    return io->op == ST_OP_WRITE && io->result >= 0 && (uint64_t)io->result != io->len;
+    if (io->result < 0) return (int)-io->result;
+    return io->op == ST_OP_WRITE && (uint64_t)io->result != io->len ? EIO : 0;
 }
 
-/* Fail-stop: the first ENOSPC/EIO-like completion, or short write (as EIO), is
- * recorded with the file it hit, which stops every run and every further write
- * (sim/fault.c). Every user of the engine gets this, whether or not it also checks the
- * count itself: a replay used to count a short write as an error and go on writing. */
-static void note_fault(const st_io *io)
+/* Fail-stop: the first ENOSPC/EIO-like completion error (completion_error: a short
+ * write counts as EIO) is recorded with the file it hit, which stops every run and
+ * every further write (sim/fault.c). Every user of the engine gets this, whether or not
+ * it also checks the count itself: a replay used to count a short write as an error and
+ * go on writing. */
+static void note_fault(const st_io *io, int err)
 {
-    bool cut = short_write(io);
-    int err = cut ? EIO : (int)-io->result;
     if (!sim_fault_errno_is_fatal(err) || sim_fault_noted()) return;
     static const char *const verbs[] = {"reading", "writing", "syncing", "syncing",
                                         "discarding in"};
@@ -223,7 +224,7 @@ static void note_fault(const st_io *io)
     if (len < 0) len = snprintf(path, sizeof path, "file descriptor %d", io->fd);
     path[len] = 0;
     const char *verb = io->op < sizeof verbs / sizeof *verbs ? verbs[io->op] : "accessing";
-    if (cut)
+    if (io->result >= 0) /* short */
         sim_fault_note(err, "short write to %s at offset %llu: %lld of %u bytes", path,
                        (unsigned long long)io->offset, (long long)io->result, io->len);
     else if (io->op == ST_OP_FSYNC || io->op == ST_OP_FDATASYNC)
@@ -235,8 +236,10 @@ static void note_fault(const st_io *io)
 
 static void record(st_engine *e, st_io **done, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (done[i]->result < 0 || short_write(done[i])) note_fault(done[i]);
+    for (int i = 0; i < n; i++) {
+        int err = completion_error(done[i]);
+        if (err) note_fault(done[i], err);
+    }
     sim_meter *m = e->meter;
     if (!m) return;
     for (int i = 0; i < n; i++) {
@@ -257,7 +260,7 @@ static void record(st_engine *e, st_io **done, int n)
             type = -1;
         }
         if (type < 0) continue;
-        if (io->result < 0 || short_write(io))
+        if (completion_error(io))
             sim_meter_error(m, type);
         else
             sim_meter_record(m, type, io->intended_ns ? io->intended_ns : io->submit_ns,

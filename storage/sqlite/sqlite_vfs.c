@@ -230,17 +230,14 @@ static int write_rc(int64_t result)
 }
 
 /* A write of len bytes at off that did not complete (result: its byte count or
- * -errno): a storage fault whatever the reason, noted here when the engine did not note
- * it (a short write, or an error it does not count as one). The blocks it carried are
- * no longer dirty in the pool, so going on would leave a hole in the file under later
- * writes; with the WAL, a group commit whose cycle found its blocks taken by this write
- * would then be acknowledged without them. */
+ * -errno): a storage fault whatever the reason. The engine has noted a short write or a
+ * fatal errno already (storage/engine.c); an error it does not count as one is noted
+ * here. The blocks it carried are no longer dirty in the pool, so going on would leave
+ * a hole in the file under later writes; with the WAL, a group commit whose cycle found
+ * its blocks taken by this write would then be acknowledged without them. */
 static int write_failed(const vf_shared *sf, int64_t result, uint64_t off, uint64_t len)
 {
-    if (result >= 0)
-        sim_fault_note(EIO, "short write to %s at offset %llu: %lld of %llu bytes", sf->path,
-                       (unsigned long long)off, (long long)result, (unsigned long long)len);
-    else if (!sim_fault_errno_is_fatal((int)-result))
+    if (result < 0 && !sim_fault_errno_is_fatal((int)-result))
         sim_fault_note(EIO, "writing %s at offset %llu (%llu bytes): %s", sf->path,
                        (unsigned long long)off, (unsigned long long)len, strerror((int)-result));
     return write_rc(result);
