@@ -288,7 +288,9 @@ static void warm_pool_only_writes(void **state)
     loopfs_drop(&l);
 }
 
-static double mean_commit_us(const char *base, bool direct, double *p99)
+/* The mean commit latency of the workload on a loop device over base; *p99 its p99 and
+ * *sync_us the mean time of the WAL's fdatasync as the VFS saw it. */
+static double mean_commit_us(const char *base, bool direct, double *p99, double *sync_us)
 {
     loopfs l;
     if (!loopfs_make(&l, base, direct)) return -1;
@@ -307,6 +309,9 @@ static double mean_commit_us(const char *base, bool direct, double *p99)
     double mean = sim_hist_mean(p.lat) / 1e3;
     *p99 = (double)sim_hist_percentile(p.lat, 99) / 1e3;
     phase_free(&p);
+    json_t *dj = st_db_json(db);
+    *sync_us = json_number_value(json_object_get(json_object_get(dj, "wal_file"), "sync_avg_us"));
+    json_decref(dj);
     assert_integrity(c);
     wl_finish(&w);
     sqlite3_close(c);
@@ -318,17 +323,23 @@ static double mean_commit_us(const char *base, bool direct, double *p99)
 
 static void device_speed_shows(void **state)
 {
-    double disk_p99, mem_p99;
-    double disk = mean_commit_us("/tmp", true, &disk_p99);
+    double disk_p99, mem_p99, disk_sync, mem_sync;
+    double disk = mean_commit_us("/tmp", true, &disk_p99, &disk_sync);
     if (disk < 0) skip();
-    double mem = mean_commit_us("/dev/shm", false, &mem_p99);
+    double mem = mean_commit_us("/dev/shm", false, &mem_p99, &mem_sync);
     if (mem < 0) skip();
     fprintf(stderr,
             "txn latency (4 reads + 1 update, sync=full): disk-backed loop mean %.0f us p99 "
-            "%.0f us; tmpfs-backed loop mean %.0f us p99 %.0f us\n",
-            disk, disk_p99, mem, mem_p99);
-    /* a flush to the virtio disk costs far more than one to memory */
-    assert_true(disk > 2 * mem);
+            "%.0f us, WAL sync %.0f us; tmpfs-backed loop mean %.0f us p99 %.0f us, WAL sync "
+            "%.0f us\n",
+            disk, disk_p99, disk_sync, mem, mem_p99, mem_sync);
+    /* A flush to the virtio disk costs far more than one to memory, and the commits show
+     * it. The whole commit's time also holds the CPU's work, which under the sanitizers
+     * and a parallel ctest can be most of it (a fast disk's commits were 1.8x a tmpfs
+     * loop's there): so the flush itself, as the VFS timed it, must differ by more, and
+     * the commits must be slower at all. */
+    assert_true(disk_sync > 2 * mem_sync);
+    assert_true(disk > mem);
 }
 
 /* ramfs has no direct I/O: the error names --buffered, and --buffered then works. */
