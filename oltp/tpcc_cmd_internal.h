@@ -57,43 +57,40 @@ typedef struct tpcc_dq_item {
     uint64_t queued_ns;
 } tpcc_dq_item;
 
-/* One deferred-delivery worker per this many worker connections (at least one): with
- * one for all, the queue outgrew the run at scale (scale 500, 5,000 users, 32
- * connections: 24 deliveries/s queued, 20/s served, 5,193 pending at the end). */
+/* One deferred-delivery worker per this many worker connections (at least one): a single
+ * worker for all cannot keep up with the deliveries thousands of users queue (at scale 500,
+ * 5,000 users on 32 connections queue about 24 a second, and one worker serves about 20). */
 #define TPCC_CONNECTIONS_PER_DELIVERY_WORKER 8
 /* Worker connections when --connections is 0: one per TPCC_USERS_PER_CONNECTION users,
  * at least TPCC_MIN_DEFAULT_CONNECTIONS, at most one per user and TPCC_MAX_CONNECTIONS. At scale
  * the connections, not the users, bound the transactions in flight, and a transaction there spends
  * most of its time waiting for the drive, the writer lock and the WAL sync; a pool that is busy all
- * the time adds its own queue to every user's latency. Scale 500, 5,000 users at review pacing
- * (1,055 TPS offered) on the test VM: 32 connections 1,008 TPS at 220 ms mean, 64 connections 1,045
- * TPS at 49 ms, 128 connections 1,044 TPS at 58 ms (docs/tpcc.md, "Scale 500: the index, the
- * connections and the WAL's restarts"). */
+ * the time adds its own queue to every user's latency, and many more connections than that only
+ * lengthen the queue at the writer lock (docs/tpcc.md, "Choosing scale, users, connections and
+ * buffer"). */
 #define TPCC_USERS_PER_CONNECTION 64
 #define TPCC_MIN_DEFAULT_CONNECTIONS 32
 #define TPCC_MAX_CONNECTIONS 1024 /* --connections, and the default's cap */
 /* The SQLite WAL's bound when --wal-limit is 0: a sixteenth of the estimated database,
  * from storage's default (ST_DB_DEFAULT_WAL_LIMIT, 64 MiB) to 1 GiB (the cap is
- * PostgreSQL's max_wal_size default). Every restart
- * of the WAL holds writers back while readers of older snapshots finish (tens of ms at
- * scale); at scale 500 with the 64-MiB bound the WAL restarted about once a second and
- * writers were held back 8.6 % of the time. */
+ * PostgreSQL's max_wal_size default). Every restart of the WAL holds writers back while
+ * readers of older snapshots finish (tens of ms at scale), so a larger database, with
+ * more readers in flight, gets a larger bound and restarts less often. */
 #define TPCC_WAL_LIMIT_SHARE 16
 #define TPCC_MAX_WAL_LIMIT (1ull << 30)
 /* Under a buffer smaller than storage's floor, the bound's floor is the buffer (at least
  * this, four checkpoint triggers): SQLite's checkpoint reads each WAL frame it copies,
- * one read at a time, and frames the pool has evicted come from the drive. With the
- * 64-MiB floor the quick start (scale 1, a 13.6-MB buffer) read 1.3 GB of WAL back in
- * 35 s, its checkpoints fell behind and writers were held at the bound 8-10 s of the 35
- * (round 2, eleventh session; docs/tpcc.md). */
+ * one read at a time, and frames the pool has evicted come from the drive. A WAL larger
+ * than the buffer is therefore read back by the checkpoints, which then fall behind and
+ * hold writers at the bound (docs/tpcc.md, "The WAL and its checkpoints"). */
 #define TPCC_MIN_WAL_LIMIT (16ull << 20)
 /* The background checkpoint's trigger: a sixteenth of the WAL bound and of the buffer
  * (uncopied frames stay in the pool), from SQLite's own 1000 pages (4 MiB) to 64 MiB
  * (what sysbench on SQLite uses); storage lowers it as the WAL nears its restart. A
  * checkpoint writes each page it copies once, however many commits changed it since the
- * last one, as a database's checkpoint interval does; at SQLite's 4 MiB every hot page
- * (district, warehouse, the ends of the insert-only tables) was written back after
- * nearly every change (round 2, twelfth session; docs/tpcc.md). */
+ * last one, as a database's checkpoint interval does; a small trigger writes every hot
+ * page (district, warehouse, the ends of the insert-only tables) back after nearly every
+ * change (docs/tpcc.md, "The WAL and its checkpoints"). */
 #define TPCC_CHECKPOINT_SHARE 16
 #define TPCC_MAX_CHECKPOINT_BYTES (64ull << 20)
 #define TPCC_MAX_DELIVERY_WORKERS 16

@@ -211,8 +211,8 @@ static int completion_error(const st_io *io)
 /* Fail-stop: the first ENOSPC/EIO-like completion error (completion_error: a short
  * write counts as EIO) is recorded with the file it hit, which stops every run and
  * every further write (sim/fault.c). Every user of the engine gets this, whether or not
- * it also checks the count itself: a replay used to count a short write as an error and
- * go on writing. */
+ * it also checks the count itself, so that no caller can count a short write as an
+ * error and go on writing. */
 static void note_fault(const st_io *io, int err)
 {
     if (!sim_fault_errno_is_fatal(err) || sim_fault_noted()) return;

@@ -139,10 +139,11 @@ typedef struct vdi_cli {
 } vdi_cli;
 
 /*
- * --curve-points is in percent, as in replay and io. vdi used to take fractions of the
- * maximum (0.1,...,1.2); the rule that tells them apart: a list whose every value is at
- * most 2 is fractions (nobody asks for a curve that ends at 2 % of the maximum), and is
- * converted to percent with a note. The effective list is what the result records.
+ * --curve-points is in percent, as in replay and io. Fractions of the maximum
+ * (0.1,...,1.2), an older spelling, are still read; the rule that tells them apart: a
+ * list whose every value is at most 2 is fractions (nobody asks for a curve that ends at
+ * 2 % of the maximum), and is converted to percent with a note. The effective list is
+ * what the result records.
  */
 static int parse_points(vdi_cli *c)
 {

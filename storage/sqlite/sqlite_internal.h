@@ -179,9 +179,9 @@ unsigned vf_ck_write_depth(bool holds_writers, uint64_t backlog, uint64_t trigge
  * no more than a quarter of the room left before the restart, and never under SQLite's
  * default (ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES; a trigger at or under it is kept). A large
  * trigger lets a checkpoint write a page once for many commits early in each generation
- * of the WAL, and the restart still finds little to copy while it holds writers: with a
- * fixed 64-MiB trigger at scale 500 the restarts' holds copied 3.2 s in 5 min instead of
- * 0.7 s (round 2, twelfth session, docs/tpcc.md). */
+ * of the WAL, and the restart still finds little to copy while it holds writers (a fixed
+ * large trigger leaves up to a whole trigger of frames for the restart to copy with
+ * writers held; docs/tpcc.md, "The WAL and its checkpoints"). */
 uint64_t vf_ck_due_bytes(uint64_t trigger, uint64_t restart_bytes, uint64_t wal_bytes);
 /* Releases of WAL-index locks so far; and a wait (at most timeout_ns) until the count
  * passes seq: a busy handler's wait for the lock holder, woken when it lets go. */

@@ -628,8 +628,8 @@ static int vf_truncate(sqlite3_file *pf, sqlite3_int64 size)
      * reads stop at the logical size: only blocks the device loses must leave the pool
      * (were one read back after the file grows again, the device would give zeros). A
      * WAL restart keeps its blocks and a checkpoint's truncation of the database to its
-     * own size changes nothing, so neither drops anything; both used to scan the whole
-     * pool (20-30 ms at a 6-GiB buffer, while the restart held writers back). */
+     * own size changes nothing, so neither drops anything, and neither scans the pool (a
+     * scan of a 6-GiB pool takes 20-30 ms, while a restart holds writers back). */
     struct stat st;
     if (fstat(sf->fd, &st)) {
         sim_fault_note(errno, "truncating %s", sf->path);
@@ -686,10 +686,9 @@ static int vf_sync(sqlite3_file *pf, int flags)
  * wake: one connection pays no hand-over). Commits that arrived meanwhile are left to
  * the instance's WAL flusher thread, which then runs cycles back to back for as long as
  * tickets wait, as InnoDB's and MySQL 8's log writer threads do. Handing the next cycle
- * to one of the waiting callers instead (as until round 2's tenth session) left the WAL
- * idle between cycles while that thread was woken and scheduled: at 16 connections on
- * the 2-core test VM the syncs ran only about 60 % of the time, and a commit waited for
- * about four flush latencies. */
+ * to one of the waiting callers instead would leave the WAL idle between cycles while
+ * that thread is woken and scheduled on a busy core, and each commit would wait for
+ * several flush latencies. */
 
 /* Tickets a cycle is still owed for: neither synced nor failed. gc_mu held. */
 static bool gc_pending(const vf_instance *vi)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/soak_wal.sh: a long SQLite run (tpcc or sysbench) watched for bounded
-# logs, files and memory (issue 14 item 1). Runs appsim with the given arguments, samples
+# logs, files and memory over hours. Runs appsim with the given arguments, samples
 # every SAMPLE seconds the process's resident memory and the sizes of the database and
 # WAL files in the target, and at the end prints:
 #   - per database: the WAL bound, the WAL's maximum, restarts, writers held back, the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/sysbench_threads.sh: SQLite sysbench oltp_read_write at 1 and 16 threads
-# (or THREADS), in PostgreSQL's shape of issue 13 (docs/sysbench.md, "Waits and what
-# serialised 16 threads"): for each round, each configuration of --prefetch and
+# (or THREADS), in PostgreSQL's shape (docs/measurements/sysbench.md, "Threads in
+# PostgreSQL's shape"): for each round, each configuration of --prefetch and
 # --group-commit (CONFIGS, "on,on off,off") and each thread count, drop the page cache
 # (when allowed), run, and print TPS, mean and p99 latency, the disk's I/Os in flight
 # (device_io queue_time_ms over wall time: every process on the disk counts), the run's
@@ -14,8 +14,8 @@
 # The target holds `appsim sysbench prepare --tables 8 --table-size 1000000` (or
 # TABLES/SIZE); BUFFER (160M), ROUNDS (1); results in OUT.r<round>-<pf>-<gc>-t<threads>.json
 # (OUT defaults to TARGET_DIR). Targets: TPS 16/1 at least 2.96x and I/Os
-# in flight at least 4.55x (PostgreSQL 15 + sysbench on the same kind of disk, as issue 13
-# quotes it; sysbench_vs_postgres.sh measures the peer beside appsim, run by run).
+# in flight at least 4.55x (PostgreSQL 15 + sysbench on the same kind of disk;
+# sysbench_vs_postgres.sh measures the peer beside appsim, run by run).
 set -euo pipefail
 APPSIM=${APPSIM:-$(dirname "$0")/../../build/appsim}
 T=${1:?target directory}; D=${2:-60s}; W=${3:-20s}; shift $(( $# < 3 ? $# : 3 ))

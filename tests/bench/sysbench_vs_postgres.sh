@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# tests/bench/sysbench_vs_postgres.sh: appsim sysbench (SQLite) against the peer issue 13
-# quotes, PostgreSQL with sysbench's own oltp_read_write, on the same disk, run by run, at
+# tests/bench/sysbench_vs_postgres.sh: appsim sysbench (SQLite) against its peer,
+# PostgreSQL with sysbench's own oltp_read_write, on the same disk, run by run, at
 # 1 and 16 threads (THREADS): TPS, latency, the disk's I/Os in flight and the cores, then
-# the 16/1 ratios of each (docs/sysbench.md, "The peer in the same run").
+# the 16/1 ratios of each (docs/measurements/sysbench.md, "The peer in the same run").
 # usage: tests/bench/sysbench_vs_postgres.sh APPSIM_DIR [DURATION (30)] [WARMUP (10)]
 #   APPSIM_DIR  holds `appsim sysbench prepare --tables TABLES --table-size SIZE`
 #   TABLES 8, SIZE 1000000, BUFFER 160 (MiB: appsim's --buffer), PG_MEM 192 (MiB: the
-#   server's memory cgroup), PG_SB 64 (MiB: shared_buffers): the issue's shape ("8 x 1M
-#   rows, uniform ids, server memory capped at 192M"; appsim with 160M). PostgreSQL's
+#   server's memory cgroup), PG_SB 64 (MiB: shared_buffers): PostgreSQL's reference shape
+#   ("8 x 1M rows, uniform ids, server memory capped at 192M"; appsim with 160M). PostgreSQL's
 #   default 128 MB of shared_buffers left too little of 192 MiB for 16 backends: the
 #   kernel killed one (cgroup out of memory) on the test VM.
 #   PG_CLUSTER "15 main", PG_USER root (a superuser role: `su postgres -c 'createuser -s

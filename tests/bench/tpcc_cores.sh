@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/tpcc_cores.sh: TPS against CPU cores (docs/tpcc.md, "TPS against cores"):
+# tests/bench/tpcc_cores.sh: TPS against CPU cores (docs/measurements/tpcc.md, "Cores"):
 # the same tpcc run under each `taskset` CPU list in turn, ROUNDS times alternating, on a
 # target where the drive does not set the limit (a RAM-backed drive such as ext4 on
 # zram); prints TPS, p99, the cores the process kept busy in the measured phase (from the

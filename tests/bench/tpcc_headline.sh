@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/tpcc_headline.sh: the issue's headline run (docs/tpcc.md, "Scale 500"):
+# tests/bench/tpcc_headline.sh: the headline run (docs/measurements/tpcc.md, "The
+# scale-500 headline"):
 # review pacing, page cache dropped first, then the figures the targets are judged by:
 # TPS against the offered load N / (Z + R), mean and p99, the 5-s intervals of the
 # measured phase within 5 % of the offered load and with a p99 over 100 ms, the WAL's

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/tpcc_speed.sh: the TPC-C speed figures of docs/tpcc.md, through the real
+# tests/bench/tpcc_speed.sh: the TPC-C load and saturation figures of
+# docs/measurements/tpcc.md, through the real
 # binary on a target directory:
 #   1. load rate, one instance and two in parallel (warehouses per second per instance);
 #   2. TPS at saturation (--pacing off) at the given scale.

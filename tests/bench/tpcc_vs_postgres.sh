@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # tests/bench/tpcc_vs_postgres.sh: appsim tpcc against its peer on the same disk, run by
-# run: PostgreSQL with sysbench-tpcc (Percona-Lab, the TPC-C-like workload issue 13 names),
+# run: PostgreSQL with sysbench-tpcc (Percona-Lab's TPC-C-like workload for sysbench),
 # at 1 and 16 connections (THREADS), TPS, latency and the disk's I/Os in flight, then the
-# 16/1 ratios of each (docs/tpcc.md, "A second writer on this disk, and the peer's own
-# ratio").
+# 16/1 ratios of each (docs/measurements/tpcc.md, "The PostgreSQL peer on the same disk").
 # usage: SYSBENCH_TPCC=DIR tests/bench/tpcc_vs_postgres.sh APPSIM_DIR SCALE [DURATION (60)]
 #        [WARMUP (30)]
 #   SYSBENCH_TPCC  a checkout of github.com/Percona-Lab/sysbench-tpcc (tpcc.lua); it is not

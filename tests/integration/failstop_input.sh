@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile input and bad options (issue 15, cases 4, 5 and 8): every offset and size from
+# Hostile input and bad options: every offset and size from
 # a trace is checked (an input error naming file:line, exit 2, nothing written), and
 # every option is checked before anything is created or written.
 set -euo pipefail

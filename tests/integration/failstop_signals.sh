@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interrupted runs (issue 15, case 8): SIGINT makes appsim exit 130 and SIGTERM 143,
+# Interrupted runs: SIGINT makes appsim exit 130 and SIGTERM 143,
 # after the run has written its result, marked "interrupted", for every command that
 # runs a workload: tpcc, sysbench on SQLite and LMDB, replay, vdi.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fail-stop on storage errors (issue 15, cases 3 and 7), by fault injection:
+# Fail-stop on storage errors, by fault injection:
 #   - out of space: an ext4 on a loop device is filled (a fallocated ballast) to a
 #     couple of MiB; tpcc, sysbench on SQLite and on LMDB run into ENOSPC;
 #   - a failing drive: the loop device's backing file is sparse and lives on a small

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/storage_device_partitions.sh: issue 15, cases 6 and 2 on a block
+# tests/integration/storage_device_partitions.sh: a partitioned or held block
 # device. A loop device appsim marked (so it may be written without --allow-destroy)
 # gets a kernel partition (addpart, as BLKPG or a partition table would make) and
 # mkfs.ext4 on it: a replay on the whole device is refused with and without

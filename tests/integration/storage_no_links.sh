@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/storage_no_links.sh: appsim never writes outside its target through
-# a link, and never writes a file that replaced the one it created (issue 15, case 1).
+# a link, and never writes a file that replaced the one it created.
 # Each of appsim's files in turn is replaced by a symlink to a file outside the target
 # (LMDB's lock and data files, SQLite's database with the direct-I/O VFS and with
 # --buffered, its -wal and -shm, tpcc's database, replay's data file), or by a copy:

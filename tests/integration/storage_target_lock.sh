@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/storage_target_lock.sh: one appsim per target (issue 15, case 2).
+# tests/integration/storage_target_lock.sh: one appsim per target.
 # While a run holds a target, a second run, a check and a tpcc on the same directory are
 # refused at once (exit 2) with the holder's pid and command line, and the database
 # still passes check afterwards; `appsim info` (read-only) still works. A run killed

@@ -225,8 +225,8 @@ static void large_rows_near_the_local_limit(void **state)
 /* Files past SQLite's lock-byte offset (2^30 in real files, moved down here with
  * SQLite's test control so that files of a few hundred KiB cross it): the page that
  * holds the lock bytes stays out of every tree, wherever in a level's run of pages it
- * falls, and SQLite goes on writing across it. Before the fix, the 5th 1M-row sbtest
- * table failed to read back once the file passed 1 GiB. */
+ * falls, and SQLite goes on writing across it. A tree that put a page there would fail
+ * to read back once the file passed 1 GiB (the 5th 1M-row sbtest table). */
 static void trees_across_the_lock_byte_page(void **state)
 {
     (void)state;

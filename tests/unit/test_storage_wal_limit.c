@@ -304,8 +304,8 @@ static bool restarted(st_db *db)
 /* A reader keeps one snapshot open far longer than a restart's wait for readers. Each
  * try holds every writer while it waits, so after one gives up writers go on for at
  * least as long as they were held: over a second of commits the restarts hold them at
- * most about half of it (retrying at the next commit, as before round 2's eleventh
- * session, held them nearly all of it). Each give-up waited out its whole wait, twice
+ * most about half of it (retrying at the next commit would hold them nearly all of
+ * it). Each give-up waited out its whole wait, twice
  * the one before; when the reader ends, the WAL restarts (by the checkpointer, or by
  * a writer that finds it all copied and unread). */
 static void restart_backs_off_from_a_long_reader(void **state)

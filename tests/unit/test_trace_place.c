@@ -1,5 +1,5 @@
 /*
- * Checked arithmetic in the replay's scan and placement (issue 15, cases 4 and 5):
+ * Checked arithmetic in the replay's scan and placement:
  * offsets whose ends pass 2^63 - 1, and volumes whose extents add up past it, are input
  * errors naming file:line; well-formed volumes in a small region are mapped inside it,
  * and a record of a volume the scan did not see, at any offset, lands in a slice.
