@@ -161,7 +161,7 @@ static bool is_blockdev(int fd)
  * issued, so a large batch holds back its first I/Os: at QD 32 on a virtio disk,
  * submitting every freed slot at once (about 11 per call) gave 18 % fewer IOPS than
  * fio's one-per-call, while chunks of 4 matched fio with a third less CPU per I/O
- * (tests/bench/storage_randread.sh, docs/storage.md).
+ * (tests/bench/storage_randread.sh, docs/measurements/storage.md).
  */
 #define SUBMIT_CHUNK 4
 
