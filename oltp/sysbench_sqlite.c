@@ -28,8 +28,8 @@
  * multi-file atomic commit); every check of the tables is per table. Invariant: after
  * commit or rollback returns, no transaction is open and no writer queue is held.
  *
- * What keeps a writer queue short (docs/sysbench.md, "Waits and what serialised 16
- * threads"): before its transaction queues, the rows and index entries its writes
+ * What keeps a writer queue short (docs/sysbench.md, "Prefetch and group commit"):
+ * before its transaction queues, the rows and index entries its writes
  * will change are read in the read snapshot (prefetch_writes), so their page misses
  * overlap across threads instead of being read one at a time under the queue; and
  * with sync full the commit only leaves its WAL frames in the buffer pool under the

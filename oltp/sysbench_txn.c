@@ -271,7 +271,7 @@ static int preview_writes(const attempt *a, const uint32_t t[3], const uint32_t 
 }
 
 /* The engine reads the pages of the writes ahead, before their transaction queues for
- * writer locks (docs/sysbench.md, "Waits and what serialised 16 threads"). */
+ * writer locks (docs/sysbench.md, "Prefetch and group commit"). */
 static void prefetch_writes(attempt *a, const uint32_t t[3], const uint32_t counts[3])
 {
     const sb_engine_ops *e = a->cfg->engine;

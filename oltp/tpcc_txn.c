@@ -193,8 +193,8 @@ typedef struct no_item {
 } no_item;
 
 /* What a write transaction's prefetch read that no transaction ever changes, so that
- * the part under the writer lock need not read it again (docs/tpcc.md, "What the
- * writer lock holds"): New-Order's items (the item table is never written), the
+ * the part under the writer lock need not read it again (docs/tpcc.md, "How
+ * transactions run"): New-Order's items (the item table is never written), the
  * warehouse's w_tax and the customer's c_discount; the customer Payment picks by last
  * name (names and ids never change). Valid only for the transaction in progress, and
  * only when its prefetch succeeded. */
@@ -380,7 +380,7 @@ static void reset_all(tpcc_conn *c)
 typedef int (*body_fn)(tpcc_conn *c, const void *in, void *out);
 
 /*
- * Reads outside the writer lock (docs/tpcc.md, "Concurrency"). SQLite has one writer
+ * Reads outside the writer lock (docs/tpcc.md, "How transactions run"). SQLite has one writer
  * per database, so a write transaction that missed the buffer pool under the lock
  * would read its pages one at a time while every other writer waits: the drive would
  * see queue depth 1 whatever the number of connections. So before it queues for the

@@ -293,7 +293,7 @@ static int pause_until(replay *rp, uint64_t due)
  * scaled); qd of them at most 1 GiB, checked in 64 bits (a 4 GiB I/O must be refused,
  * not wrapped to a small one). The slots are packed: on the project's virtio disk, 4 KiB
  * reads into slots 8 KiB apart got 17-34 % fewer IOPS than into slots 4 KiB apart, for
- * a reason not found (docs/io.md, "The I/O buffers' stride"). */
+ * a reason not found (docs/measurements/io.md, "The I/O buffers' stride"). */
 #define REPLAY_BUFFER_CAP (1ull << 30)
 static int check_slots(replay *rp, tr_source *src, const tr_scan *scan, const tr_replay_opts *o,
                        uint32_t bs, char *err, size_t errlen)

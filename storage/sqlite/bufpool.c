@@ -137,9 +137,9 @@ static bp_shard *shard_of_frame(const bp_pool *p, uint32_t f)
  * 2 MiB pages (transparent huge pages, which Linux gives on request in its default
  * "madvise" mode) make the walks rare. Not for the frames' memory: it is faulted in
  * block by block as misses fill the pool, and a huge-page fault there zeroes 2 MiB and
- * may compact memory first, in the middle of a cold pool's reads (docs/sqlite-vfs.md,
- * "CPU per block read"). Below 2 MiB, or where the kernel refuses, it is ordinary
- * memory. Aligned to at least `align`. */
+ * may compact memory first, in the middle of a cold pool's reads
+ * (docs/measurements/sqlite-vfs.md, "CPU per block read"). Below 2 MiB, or where the
+ * kernel refuses, it is ordinary memory. Aligned to at least `align`. */
 #define HUGE_PAGE (2u << 20)
 static void *alloc_meta(size_t len, size_t align)
 {

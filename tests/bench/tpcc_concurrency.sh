@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/tpcc_concurrency.sh: TPS and device queue depth against connections
-# (docs/tpcc.md, "Concurrency"): for each connection count, restore the pristine copy,
+# (docs/measurements/tpcc.md, "Connections against TPS"): for each connection count, restore the pristine copy,
 # drop the page cache, run --pacing off, and print TPS, p99, the average number of
 # I/Os in flight on the disk (device_io queue_time_ms over wall time: every process
 # on the disk counts), this database's own I/Os in flight and reads in flight (the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/tpcc_cpu_ab.sh: CPU per transaction of two appsim builds on the same
-# cached tpcc database, measured pair by pair (docs/sqlite-vfs.md, "CPU per block read").
+# cached tpcc database, measured pair by pair (docs/measurements/sqlite-vfs.md, "CPU per
+# block read").
 # A and B alternate (A B, B A, A B, ...) so that a drift of the machine falls on both;
 # each run is a closed loop with --pacing off and a buffer that holds the whole
 # database, so the pool, not the drive, answers nearly every read.
