@@ -30,7 +30,10 @@ static const char css[] =
     "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}"
     "th:first-child,td:first-child{text-align:left}thead th{background:#eef3f8}"
     "td.best{font-weight:bold;background:#e6f4ea}td .pct{color:#666}td .spread{color:#888;"
-    "font-size:.85em}table.kv td,table.kv th{text-align:left;font-family:monospace}"
+    "font-size:.85em}table.kv td,table.kv th{text-align:left}"
+    "table.opts th,table.opts td{text-align:left;font-size:.95em}table.opts th{font-weight:normal;"
+    "color:#555;background:#f6f8fa}tr.part th{background:#eef3f8;text-align:left}"
+    "table.cfg td.differs{background:#fff6e0}"
     ".note{color:#8a4b00}.warn{color:#a00}.config{font-family:monospace;font-size:.85em;"
     "word-break:break-all}svg.chart{display:block;margin:.8em 0;width:100%;height:auto}"
     "table.summary td{white-space:nowrap}table.drives td{word-break:break-word}table.drives "
@@ -56,16 +59,16 @@ static void html_table(cmp_buf *b, const cmp_group *g)
         cmp_buf_puts(b, "<tr><th>");
         cmp_buf_html(b, mt->name);
         if (mt->unit[0] && strcmp(mt->unit, "tps") && strcmp(mt->unit, "iops"))
-            cmp_buf_printf(b, " (%s)", mt->unit);
+            cmp_buf_printf(b, " (%s)", report_unit_name(mt->unit));
         cmp_buf_puts(b, "</th>");
         for (int e = 0; e < g->nentries; e++) {
             const cmp_cell *c = &mt->cells[e];
             if (!c->have) {
-                cmp_buf_puts(b, "<td>-</td>");
+                cmp_buf_puts(b, "<td>&mdash;</td>");
                 continue;
             }
             char v[64];
-            cmp_format_value(v, sizeof v, c->value, mt->unit);
+            report_format_value(v, sizeof v, c->value, mt->unit);
             cmp_buf_printf(b, "<td%s data-metric=\"", c->best ? " class=\"best\"" : "");
             cmp_buf_html(b, mt->id);
             cmp_buf_printf(b, "\" data-value=\"%.10g\">%s", c->value, v);
@@ -75,8 +78,8 @@ static void html_table(cmp_buf *b, const cmp_group *g)
                 cmp_buf_printf(b, " <span class=\"pct\">%.1f%%</span>", c->pct);
             if (c->nruns > 1 && c->min != c->max) {
                 char lo[64], hi[64];
-                cmp_format_value(lo, sizeof lo, c->min, mt->unit);
-                cmp_format_value(hi, sizeof hi, c->max, mt->unit);
+                report_format_value(lo, sizeof lo, c->min, mt->unit);
+                report_format_value(hi, sizeof hi, c->max, mt->unit);
                 cmp_buf_printf(b, "<br><span class=\"spread\">%s&ndash;%s</span>", lo, hi);
             }
             cmp_buf_puts(b, "</td>");
@@ -88,7 +91,7 @@ static void html_table(cmp_buf *b, const cmp_group *g)
         if (g->entries[e].rank)
             cmp_buf_printf(b, "<td>%d (%d)</td>", g->entries[e].rank, g->entries[e].nruns);
         else
-            cmp_buf_printf(b, "<td>- (%d)</td>", g->entries[e].nruns);
+            cmp_buf_printf(b, "<td>&mdash; (%d)</td>", g->entries[e].nruns);
     }
     cmp_buf_puts(b, "</tr></tbody></table>\n");
 }
@@ -154,7 +157,7 @@ static void bars(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
         chart_id(id, sizeof id, gi, "rate");
         snprintf(title, sizeof title, "%s per drive (higher is better)", g->metrics[r].name);
         svg_bar_chart(b, &(svg_bars){id, title, g->metrics[r].name, cats, colors, ne, series, 1,
-                                     vals, lo, hi, SVG_LINEAR});
+                                     vals, lo, hi, SVG_LINEAR, NULL});
     }
     static const char *const lat_ids[] = {"lat.mean", "lat.p95", "lat.p99", "lat.p99.9"};
     static const char *const lat_names[] = {"mean", "p95", "p99", "p99.9"};
@@ -174,11 +177,19 @@ static void bars(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
             cell_values(&g->metrics[idx[s]].cells[e], &vals[e * ns + s], &lo[e * ns + s],
                         &hi[e * ns + s]);
     svg_scale ys = svg_scale_for(vals, ne * ns);
+    /* the unit of the largest value drawn: a bar or the top of its run-to-run range */
+    svg_unit u = svg_latency_unit(vals, ne * ns), uh = svg_latency_unit(hi, ne * ns);
+    if (uh.us > u.us) u = uh;
+    svg_to_unit(vals, ne * ns, u);
+    svg_to_unit(lo, ne * ns, u);
+    svg_to_unit(hi, ne * ns, u);
     chart_id(id, sizeof id, gi, "latency");
-    snprintf(title, sizeof title, "Latency per drive, microseconds (lower is better%s)",
+    snprintf(title, sizeof title, "Latency per drive, %s (lower is better%s)", u.word,
              ys == SVG_LOG ? "; logarithmic" : "");
+    char ylabel[32];
+    snprintf(ylabel, sizeof ylabel, "latency (%s)", u.name);
     svg_bar_chart(
-        b, &(svg_bars){id, title, "latency (us)", cats, colors, ne, series, ns, vals, lo, hi, ys});
+        b, &(svg_bars){id, title, ylabel, cats, colors, ne, series, ns, vals, lo, hi, ys, u.name});
 }
 
 static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
@@ -195,16 +206,15 @@ static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g
             xs[ns][i] = curve_pcts[i];
             ys[ns][i] = (double)sim_hist_percentile(h, curve_pcts[i]) / 1e3;
         }
-        ser[ns] = (svg_series){g->entries[e].label,
-                               NCURVE_PCTS,
-                               xs[ns],
-                               ys[ns],
-                               NULL,
-                               report_drive_color(set, g->entries[e].label),
-                               false,
-                               false};
+        ser[ns] = (svg_series){.name = g->entries[e].label,
+                               .n = NCURVE_PCTS,
+                               .x = xs[ns],
+                               .y = ys[ns],
+                               .color = report_drive_color(set, g->entries[e].label)};
         ns++;
     }
+    svg_unit u = svg_latency_unit(&ys[0][0], ns * NCURVE_PCTS);
+    svg_to_unit(&ys[0][0], ns * NCURVE_PCTS, u);
     cmp_buf missing = {0};
     for (int e = 0; e < ne; e++)
         if (!g->entries[e].hist_all || sim_hist_count(g->entries[e].hist_all) == 0) {
@@ -220,8 +230,12 @@ static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g
     if (!ns) return;
     char id[64];
     chart_id(id, sizeof id, gi, "percentiles");
-    svg_line_chart(b, id, "Latency percentiles, p50 to p99.99 (merged histograms)", "percentile",
-                   SVG_NINES, "latency (us)", SVG_LOG, ser, ns);
+    char title[160], ylabel[32];
+    snprintf(title, sizeof title, "Latency percentiles, p50 to p99.99, %s (merged histograms)",
+             u.word);
+    snprintf(ylabel, sizeof ylabel, "latency (%s)", u.name);
+    svg_line_chart(b, &(svg_chart){id, title, "percentile", ylabel, u.name, SVG_NINES, SVG_LOG},
+                   ser, ns);
 }
 
 /* One series per run; label "drive" or "drive (run k)". */
@@ -235,67 +249,119 @@ static char *run_name(const cmp_entry *en, int r)
     return s;
 }
 
+/* One run's intervals as series data: t (end of each interval), t0 (its start), the rate
+ * and the p99 latency (us). Malloc'ed arrays, n of them; warm_end moves to the latest end
+ * of a warm-up interval. */
+typedef struct run_intervals {
+    double *t, *t0, *rate, *p99;
+    int n;
+} run_intervals;
+
+static run_intervals intervals_of(const json_t *doc, double *warm_end)
+{
+    const json_t *iv = json_object_get(doc, "intervals");
+    size_t n = json_is_array(iv) ? json_array_size(iv) : 0;
+    run_intervals r = {malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)),
+                       malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)), (int)n};
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(iv, i);
+        const char *phase = cmp_str(x, "phase");
+        double tt, len;
+        if (phase && !strcmp(phase, "warmup") && cmp_num(x, "t", &tt) && !(tt <= *warm_end))
+            *warm_end = tt;
+        if (!cmp_num(x, "t", &r.t[i])) r.t[i] = (double)i;
+        /* the interval's own length; its start is the end less that */
+        r.t0[i] = cmp_num(x, "seconds", &len) && len > 0 ? r.t[i] - len : NAN;
+        if (!cmp_num(x, "rate", &r.rate[i])) r.rate[i] = NAN;
+        if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &r.p99[i])) r.p99[i] = NAN;
+    }
+    return r;
+}
+
+static void run_intervals_free(run_intervals *r)
+{
+    free(r->t);
+    free(r->t0);
+    free(r->rate);
+    free(r->p99);
+}
+
+/* Rate and p99 latency over time, one line per run, each interval's value held over its
+ * interval. The rate axis is logarithmic when the runs' highest rates differ tenfold, the
+ * latency's unit is chosen from its values. */
 static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi,
                       const char *unit_name)
 {
     int total = 0;
     for (int e = 0; e < g->nentries; e++)
         total += g->entries[e].nruns;
-    svg_series rate[total], p99[total];
-    double *bufs[total * 3];
-    char *names[total];
-    int ns = 0, nb = 0;
+    svg_series rate[total > 0 ? total : 1], p99[total > 0 ? total : 1];
+    run_intervals runs[total > 0 ? total : 1];
+    char *names[total > 0 ? total : 1];
+    double peaks[total > 0 ? total : 1];
+    int ns = 0, np = 0;
     double warm_end = NAN; /* the latest end of a warm-up interval over the runs */
-    double *all_p99 = NULL;
-    size_t np = 0, npcap = 0;
-    for (int e = 0; e < g->nentries; e++)
-        for (int r = 0; r < g->entries[e].nruns; r++)
-            npcap += json_array_size(json_object_get(g->entries[e].runs[r]->doc, "intervals"));
-    all_p99 = malloc((npcap + 1) * sizeof *all_p99);
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++) {
-            const json_t *iv = json_object_get(g->entries[e].runs[r]->doc, "intervals");
-            size_t n = json_is_array(iv) ? json_array_size(iv) : 0;
-            if (!n) continue;
-            double *t = malloc(n * sizeof *t), *ra = malloc(n * sizeof *ra),
-                   *pp = malloc(n * sizeof *pp);
-            bufs[nb++] = t;
-            bufs[nb++] = ra;
-            bufs[nb++] = pp;
-            for (size_t i = 0; i < n; i++) {
-                const json_t *x = json_array_get(iv, i);
-                const char *phase = cmp_str(x, "phase");
-                double tt;
-                if (phase && !strcmp(phase, "warmup") && cmp_num(x, "t", &tt) && !(tt <= warm_end))
-                    warm_end = tt;
-                if (!cmp_num(x, "t", &t[i])) t[i] = (double)i;
-                if (!cmp_num(x, "rate", &ra[i])) ra[i] = NAN;
-                if (!cmp_num(json_object_get(x, "latency_us"), "p99_us", &pp[i])) pp[i] = NAN;
+            run_intervals ri = intervals_of(g->entries[e].runs[r]->doc, &warm_end);
+            if (!ri.n) {
+                run_intervals_free(&ri);
+                continue;
             }
+            runs[ns] = ri;
             names[ns] = run_name(&g->entries[e], r);
             const char *color = report_drive_color(set, g->entries[e].label);
-            rate[ns] = (svg_series){names[ns], (int)n, t, ra, NULL, color, r > 0, false};
-            p99[ns] = (svg_series){names[ns], (int)n, t, pp, NULL, color, r > 0, false};
-            for (size_t i = 0; i < n; i++)
-                all_p99[np++] = pp[i];
+            rate[ns] = (svg_series){.name = names[ns],
+                                    .n = ri.n,
+                                    .x = ri.t,
+                                    .y = ri.rate,
+                                    .color = color,
+                                    .dashed = r > 0,
+                                    .span_start = ri.t0};
+            p99[ns] = (svg_series){.name = names[ns],
+                                   .n = ri.n,
+                                   .x = ri.t,
+                                   .y = ri.p99,
+                                   .color = color,
+                                   .dashed = r > 0,
+                                   .span_start = ri.t0};
+            peaks[ns] = -INFINITY;
+            for (int i = 0; i < ri.n; i++)
+                if (isfinite(ri.rate[i])) peaks[ns] = fmax(peaks[ns], ri.rate[i]);
+            np += ri.n;
             ns++;
         }
     if (ns) {
-        char id[64], title[160];
+        char id[64], title[200], ylabel[48];
+        svg_scale rs = svg_differ_tenfold(peaks, ns) ? SVG_LOG : SVG_LINEAR;
         chart_id(id, sizeof id, gi, "rate-time");
-        snprintf(title, sizeof title, "%s over time (warm-up included, per interval)", unit_name);
-        svg_line_chart_marked(b, id, title, "seconds", SVG_LINEAR, unit_name, SVG_LINEAR, rate, ns,
-                              warm_end, "end of warm-up");
+        snprintf(title, sizeof title, "%s over time (warm-up included, per interval%s)", unit_name,
+                 rs == SVG_LOG ? "; logarithmic" : "");
+        svg_line_chart_marked(b,
+                              &(svg_chart){id, title, "seconds", unit_name, NULL, SVG_LINEAR, rs},
+                              rate, ns, warm_end, "end of warm-up");
+        double *all = malloc(((size_t)np + 1) * sizeof *all);
+        int k = 0;
+        for (int s = 0; s < ns; s++)
+            for (int i = 0; i < runs[s].n; i++)
+                all[k++] = runs[s].p99[i];
+        svg_unit u = svg_latency_unit(all, k);
+        for (int s = 0; s < ns; s++)
+            svg_to_unit(runs[s].p99, runs[s].n, u);
+        svg_to_unit(all, k, u);
         chart_id(id, sizeof id, gi, "p99-time");
-        svg_line_chart_marked(b, id, "p99 latency over time, microseconds", "seconds", SVG_LINEAR,
-                              "p99 latency (us)", svg_scale_for(all_p99, (int)np), p99, ns,
-                              warm_end, "end of warm-up");
+        snprintf(title, sizeof title, "p99 latency over time, %s", u.word);
+        snprintf(ylabel, sizeof ylabel, "p99 latency (%s)", u.name);
+        svg_line_chart_marked(
+            b,
+            &(svg_chart){id, title, "seconds", ylabel, u.name, SVG_LINEAR, svg_scale_for(all, k)},
+            p99, ns, warm_end, "end of warm-up");
+        free(all);
     }
-    free(all_p99);
-    for (int i = 0; i < ns; i++)
+    for (int i = 0; i < ns; i++) {
         free(names[i]);
-    for (int i = 0; i < nb; i++)
-        free(bufs[i]);
+        run_intervals_free(&runs[i]);
+    }
 }
 
 /* One curve's points as a line: ordered by rate (so the line never doubles back), each
@@ -388,6 +454,37 @@ static svg_scale latency_scale(const curve_line *lines, int n)
     return sc;
 }
 
+/* Converts the lines' latencies (mean and p99, us) to the unit their largest value
+ * calls for; returns it. */
+static svg_unit lines_to_unit(curve_line *lines, int n)
+{
+    svg_unit u = {"us", "microseconds", 1};
+    for (int s = 0; s < n; s++) {
+        svg_unit a = svg_latency_unit(lines[s].y, lines[s].n),
+                 p = svg_latency_unit(lines[s].y99, lines[s].n);
+        if (a.us > u.us) u = a;
+        if (p.us > u.us) u = p;
+    }
+    for (int s = 0; s < n; s++) {
+        svg_to_unit(lines[s].y, lines[s].n, u);
+        svg_to_unit(lines[s].y99, lines[s].n, u);
+    }
+    return u;
+}
+
+/* True when the highest rates of the lines (each drive's points and its maximum-rate
+ * run) differ tenfold or more: the drives are then apart by a decade. */
+static bool peaks_differ_tenfold(const curve_line *lines, int n)
+{
+    double peaks[n > 0 ? n : 1];
+    for (int s = 0; s < n; s++) {
+        peaks[s] = NAN;
+        for (int i = 0; i < lines[s].n; i++)
+            if (isfinite(lines[s].x[i]) && !(lines[s].x[i] <= peaks[s])) peaks[s] = lines[s].x[i];
+    }
+    return svg_differ_tenfold(peaks, n);
+}
+
 /* The names of every curve in the group's results, each once. */
 static int curve_names(const cmp_group *g, char **names, int max)
 {
@@ -436,28 +533,48 @@ static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int 
             curve_line *l = &lines[nl++];
             *l = curve_line_of(curve, false);
             labels[ns] = run;
-            ser[ns++] = (svg_series){run,   l->n,  l->x, l->y, (const char *const *)l->labels,
-                                     color, r > 0, false};
+            ser[ns++] = (svg_series){.name = run,
+                                     .n = l->n,
+                                     .x = l->x,
+                                     .y = l->y,
+                                     .labels = (const char *const *)l->labels,
+                                     .color = color,
+                                     .dashed = r > 0};
             if (any_finite(l->y99, l->n)) {
                 if (asprintf(&labels[ns], "%s p99", run) < 0) abort();
-                ser[ns] = (svg_series){labels[ns], l->n, l->x, l->y99, NULL, color, true, false};
+                ser[ns] = (svg_series){.name = labels[ns],
+                                       .n = l->n,
+                                       .x = l->x,
+                                       .y = l->y99,
+                                       .color = color,
+                                       .dashed = true};
                 ns++;
             }
             curve_line *mx = &lines[nl++];
             *mx = curve_line_of(curve, true);
             if (!mx->n) continue;
             if (asprintf(&labels[ns], "%s maximum-rate run", run) < 0) abort();
-            ser[ns] = (svg_series){labels[ns], mx->n, mx->x, mx->y, (const char *const *)mx->labels,
-                                   color,      false, true};
+            ser[ns] = (svg_series){.name = labels[ns],
+                                   .n = mx->n,
+                                   .x = mx->x,
+                                   .y = mx->y,
+                                   .labels = (const char *const *)mx->labels,
+                                   .color = color,
+                                   .unjoined = true};
             ns++;
         }
     if (ns) {
-        char id[128], title[300];
+        char id[128], title[300], ylabel[32];
         svg_scale ys = latency_scale(lines, nl);
+        svg_unit u = lines_to_unit(lines, nl);
+        svg_scale xs = peaks_differ_tenfold(lines, nl) ? SVG_LOG : SVG_LINEAR;
         snprintf(id, sizeof id, "g%d-curve-%d", gi + 1, c + 1);
-        snprintf(title, sizeof title, "%s: mean (solid) and p99 (dashed) latency against IOPS%s",
-                 strcmp(name, "curve") ? name : g->workload, ys == SVG_LOG ? ", log scale" : "");
-        svg_line_chart(b, id, title, "IOPS", SVG_LINEAR, "latency (us)", ys, ser, ns);
+        snprintf(title, sizeof title,
+                 "%s: mean (solid) and p99 (dashed) latency in %s against IOPS%s%s",
+                 strcmp(name, "curve") ? name : g->workload, u.word,
+                 ys == SVG_LOG ? ", log latency" : "", xs == SVG_LOG ? ", log IOPS" : "");
+        snprintf(ylabel, sizeof ylabel, "latency (%s)", u.name);
+        svg_line_chart(b, &(svg_chart){id, title, "IOPS", ylabel, u.name, xs, ys}, ser, ns);
     }
     for (int i = 0; i < ns; i++)
         free(labels[i]);
@@ -479,59 +596,14 @@ static void curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
     }
 }
 
-static void configurations(cmp_buf *b, const cmp_set *set)
-{
-    cmp_buf_puts(b, "<section id=\"configs\"><h2>Configurations</h2>\n");
-    for (int i = 0; i < set->nresults; i++) {
-        const cmp_result *r = &set->results[i];
-        cmp_buf_puts(b, "<h3>");
-        cmp_buf_html(b, r->label);
-        cmp_buf_puts(b, ": ");
-        cmp_buf_html(b, r->workload);
-        cmp_buf_puts(b, " &mdash; <code>");
-        cmp_buf_html(b, r->path);
-        cmp_buf_puts(b, "</code></h3>\n");
-        const char *cmd = cmp_str(r->doc, "command");
-        if (cmd) {
-            cmp_buf_puts(b, "<p class=\"config\">$ ");
-            cmp_buf_html(b, cmd);
-            cmp_buf_puts(b, "</p>\n");
-        }
-        cmp_buf_puts(b, "<table class=\"kv\">");
-        const json_t *tool = json_object_get(r->doc, "tool");
-        if (tool) report_kv_rows(b, tool, "tool");
-        if (r->config)
-            report_kv_rows(b, r->config, "config");
-        else
-            cmp_buf_puts(b, "<tr><th>config</th><td>(not recorded)</td></tr>");
-        cmp_buf_puts(b, "</table>\n");
-    }
-    cmp_buf_puts(b, "</section>\n");
-}
-
 static void group_section(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi)
 {
     char heading[256];
     cmp_group_title(g, heading, sizeof heading);
     cmp_buf_printf(b, "<section class=\"group\" id=\"table-%d\"><h2>%d. ", gi + 1, gi + 1);
     cmp_buf_html(b, heading);
-    cmp_buf_puts(b, "</h2>\n<p class=\"config\">");
-    const char *k;
-    json_t *v;
-    bool any = false;
-    if (json_is_object(g->config)) json_object_foreach(g->config, k, v)
-        {
-            if (cmp_config_key_ignored(k)) continue;
-            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
-            cmp_buf_html(b, k);
-            cmp_buf_puts(b, "=");
-            cmp_buf_html(b, s ? s : "");
-            cmp_buf_puts(b, " ");
-            free(s);
-            any = true;
-        }
-    if (!any) cmp_buf_puts(b, "(no configuration recorded)");
-    cmp_buf_puts(b, "</p>\n");
+    cmp_buf_puts(b, "</h2>\n");
+    report_config_brief(b, g);
     html_table(b, g);
     cmp_buf_puts(b, "<p>");
     if (g->rank_rule) {
@@ -602,7 +674,7 @@ int report_write(const cmp_set *set, const char *path, const char *title)
     for (int i = 0; i < set->ngroups; i++)
         group_section(&b, set, &set->groups[i], i);
     report_drives(&b, set);
-    configurations(&b, set);
+    report_configurations(&b, set);
     cmp_buf_puts(&b, "</body></html>\n");
     int rc = write_atomic(path, b.s, b.len);
     cmp_buf_free(&b);

@@ -40,6 +40,33 @@ svg_scale svg_scale_for(const double *v, int n)
     return hi > 10 * lo ? SVG_LOG : SVG_LINEAR;
 }
 
+svg_unit svg_latency_unit(const double *us, int n)
+{
+    double hi = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(us[i]) && us[i] > hi) hi = us[i];
+    if (hi >= 1e6) return (svg_unit){"s", "seconds", 1e6};
+    if (hi >= 1e3) return (svg_unit){"ms", "milliseconds", 1e3};
+    return (svg_unit){"us", "microseconds", 1};
+}
+
+void svg_to_unit(double *v, int n, svg_unit u)
+{
+    for (int i = 0; i < n; i++)
+        v[i] /= u.us;
+}
+
+bool svg_differ_tenfold(const double *v, int n)
+{
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]) && v[i] > 0) {
+            lo = fmin(lo, v[i]);
+            hi = fmax(hi, v[i]);
+        }
+    return hi >= 10 * lo;
+}
+
 typedef struct axis {
     svg_scale scale;
     double lo, hi; /* in transformed units */
@@ -73,6 +100,38 @@ static double nice_step(double range)
     return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
 }
 
+/* The largest 1, 2 or 5 times a power of ten that is <= v (v > 0), and the smallest
+ * that is >= v. */
+static double step125_at_most(double v)
+{
+    double mag = pow(10, floor(log10(v)));
+    double m = v / mag;
+    return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * mag;
+}
+
+static double step125_at_least(double v)
+{
+    double mag = pow(10, floor(log10(v)));
+    double m = v / mag * (1 - 1e-12);
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * mag;
+}
+
+/* The ticks of a logarithmic axis: 1, 2 and 5 per decade when it spans two decades or
+ * less, else the decades. Returns the count (at most max). */
+static int log_ticks(const axis *a, double *ticks, int max)
+{
+    static const int mults[] = {1, 2, 5};
+    bool dense = a->hi - a->lo <= 2 + 1e-9;
+    int n = 0;
+    for (double e = floor(a->lo); e <= ceil(a->hi) + 1e-9; e++)
+        for (int k = 0; k < (dense ? 3 : 1); k++) {
+            double v = mults[k] * pow(10, e), t = log10(v);
+            if (t < a->lo - 1e-9 || t > a->hi + 1e-9 || n == max) continue;
+            ticks[n++] = v;
+        }
+    return n;
+}
+
 static void fit_axis(axis *a, double mn, double mx, bool from_zero)
 {
     if (!(mn <= mx)) {
@@ -84,6 +143,12 @@ static void fit_axis(axis *a, double mn, double mx, bool from_zero)
         a->lo = floor(log10(mn));
         a->hi = ceil(log10(mx));
         if (a->hi <= a->lo) a->hi = a->lo + 1;
+        /* Within two decades the bounds are the nearest 1, 2 or 5 around the values, so
+         * that 1,500 does not stretch the axis to 10,000. */
+        if (a->hi - a->lo <= 2) {
+            a->lo = log10(step125_at_most(mn));
+            a->hi = log10(step125_at_least(mx));
+        }
         return;
     case SVG_NINES:
         a->lo = fmin(tf(SVG_NINES, 50), tf(SVG_NINES, mn));
@@ -107,10 +172,17 @@ static double px(const axis *a, double v, double p0, double p1)
 
 static void tick_label(char *buf, size_t len, double v)
 {
-    if (fabs(v) >= 1e4)
+    if (fabs(v) >= 1e4) {
         cmp_format_value(buf, len, round(v), "");
-    else
-        snprintf(buf, len, "%g", v);
+    } else if (fabs(v) >= 1 || v == 0) {
+        snprintf(buf, len, "%.6g", v);
+    } else {
+        /* 0.00001, not 1e-05: six decimals, trailing zeros dropped */
+        snprintf(buf, len, "%.6f", v);
+        char *end = buf + strlen(buf) - 1;
+        while (end > buf && *end == '0')
+            *end-- = 0;
+    }
 }
 
 static const char *scale_name(svg_scale s)
@@ -120,13 +192,18 @@ static const char *scale_name(svg_scale s)
 
 /* The chart's scales are attributes too (data-xscale, data-yscale), so a check can tell a
  * logarithmic axis from a linear one without reading the ticks. */
-static void frame(cmp_buf *b, const char *id, const char *title, svg_scale xs, svg_scale ys)
+static void frame(cmp_buf *b, const char *id, const char *title, svg_scale xs, svg_scale ys,
+                  const char *yunit)
 {
     cmp_buf_printf(b,
                    "<svg class=\"chart\" data-chart=\"%s\" data-xscale=\"%s\" data-yscale=\"%s\" "
-                   "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                   "data-yunit=\"",
+                   id, scale_name(xs), scale_name(ys));
+    cmp_buf_html(b, yunit ? yunit : "");
+    cmp_buf_printf(b,
+                   "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                    "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
-                   id, scale_name(xs), scale_name(ys), W, H, W, H);
+                   W, H, W, H);
     cmp_buf_puts(b, "<title>");
     cmp_buf_html(b, title);
     cmp_buf_puts(b, "</title>\n");
@@ -143,19 +220,18 @@ static void frame(cmp_buf *b, const char *id, const char *title, svg_scale xs, s
 static void y_ticks(cmp_buf *b, const axis *a, const char *label)
 {
     if (a->scale == SVG_LOG) {
-        for (double e = a->lo; e <= a->hi + 1e-9; e++)
-            for (int m = 1; m <= 5; m += (m == 1 ? 1 : 3)) {
-                double v = m * pow(10, e);
-                if (tf(SVG_LOG, v) > a->hi + 1e-9 || (a->hi - a->lo > 2 && m != 1)) continue;
-                double y = px(a, v, PY1, PY0);
-                char t[48];
-                tick_label(t, sizeof t, v);
-                cmp_buf_printf(b,
-                               "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                               "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
-                               "text-anchor=\"end\">%s</text>\n",
-                               PX0, PX1, y, y, PX0 - 4, y + 4, t);
-            }
+        double ticks[64];
+        int n = log_ticks(a, ticks, 64);
+        for (int i = 0; i < n; i++) {
+            double y = px(a, ticks[i], PY1, PY0);
+            char t[48];
+            tick_label(t, sizeof t, ticks[i]);
+            cmp_buf_printf(b,
+                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"end\">%s</text>\n",
+                           PX0, PX1, y, y, PX0 - 4, y + 4, t);
+        }
     } else {
         double step = nice_step(a->hi - a->lo);
         for (double v = a->lo; v <= a->hi + step * 1e-6; v += step) {
@@ -197,10 +273,12 @@ static void x_ticks(cmp_buf *b, const axis *a, const char *label)
                            x, PY1 + 16);
         }
     } else if (a->scale == SVG_LOG) {
-        for (double e = a->lo; e <= a->hi + 1e-9; e++) {
-            double x = PX0 + (e - a->lo) / (a->hi - a->lo) * (PX1 - PX0);
+        double ticks[64];
+        int n = log_ticks(a, ticks, 64);
+        for (int i = 0; i < n; i++) {
+            double x = px(a, ticks[i], PX0, PX1);
             char t[48];
-            tick_label(t, sizeof t, pow(10, e));
+            tick_label(t, sizeof t, ticks[i]);
             cmp_buf_printf(b,
                            "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                            "stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
@@ -298,7 +376,7 @@ void svg_bar_chart(cmp_buf *b, const svg_bars *c)
 {
     axis ya = {SVG_LINEAR, 0, 0};
     bar_axis(c, &ya);
-    frame(b, c->id, c->title, SVG_LINEAR, ya.scale);
+    frame(b, c->id, c->title, SVG_LINEAR, ya.scale, c->data_unit);
     y_ticks(b, &ya, c->yunit);
     int ncats = c->ncats, nseries = c->nseries;
     double slot = (PX1 - PX0) / (ncats > 0 ? ncats : 1);
@@ -365,6 +443,10 @@ static void series_line(cmp_buf *b, const svg_series *sr, const char *color, svg
     for (int i = 0; i < sr->n; i++) {
         double x = sr->x[i], y = sr->y[i];
         if (!valid(xs, x) || !valid(ys, y)) continue;
+        /* an interval's value holds over the whole interval: a step from its start */
+        if (sr->span_start && valid(xs, sr->span_start[i]) && sr->span_start[i] < x)
+            cmp_buf_printf(b, "%.2f,%.2f ", px(xa, sr->span_start[i], PX0, PX1),
+                           px(ya, y, PY1, PY0));
         cmp_buf_printf(b, "%.2f,%.2f ", px(xa, x, PX0, PX1), px(ya, y, PY1, PY0));
     }
     cmp_buf_puts(b, "\"/>\n");
@@ -421,16 +503,17 @@ static void vertical_mark(cmp_buf *b, svg_scale xs, const axis *xa, double mark_
     cmp_buf_puts(b, "</text>\n");
 }
 
-void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
-                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
-                           int nseries, double mark_x, const char *mark_label)
+void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
+                           double mark_x, const char *mark_label)
 {
+    svg_scale xs = c->xs, ys = c->ys;
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
     for (int s = 0; s < nseries; s++)
         for (int i = 0; i < series[s].n; i++) {
             double x = series[s].x[i], y = series[s].y[i];
             if (!valid(xs, x) || !valid(ys, y)) continue;
-            xmn = fmin(xmn, x);
+            const double *x0 = series[s].span_start;
+            xmn = fmin(xmn, x0 && valid(xs, x0[i]) ? fmin(x0[i], x) : x);
             xmx = fmax(xmx, x);
             ymn = fmin(ymn, y);
             ymx = fmax(ymx, y);
@@ -438,7 +521,8 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
     axis xa = {xs, 0, 0}, ya = {ys, 0, 0};
     fit_axis(&xa, xmn, xmx, false);
     fit_axis(&ya, ymn, ymx, true);
-    frame(b, id, title, xs, ya.scale);
+    const char *id = c->id, *title = c->title, *xlabel = c->xlabel, *ylabel = c->ylabel;
+    frame(b, id, title, xs, ya.scale, c->yunit);
     y_ticks(b, &ya, ylabel);
     x_ticks(b, &xa, xlabel);
     legend_item items[nseries > 0 ? nseries : 1];
@@ -453,8 +537,7 @@ void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const 
     cmp_buf_puts(b, "</svg>\n");
 }
 
-void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
-                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries)
+void svg_line_chart(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries)
 {
-    svg_line_chart_marked(b, id, title, xlabel, xs, ylabel, ys, series, nseries, NAN, NULL);
+    svg_line_chart_marked(b, c, series, nseries, NAN, NULL);
 }

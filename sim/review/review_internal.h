@@ -105,6 +105,10 @@ typedef struct svg_series {
     const char *color; /* NULL: the palette by series index */
     bool dashed;       /* a second line of the same drive (p99, a repeated run) */
     bool unjoined;     /* points only, no line (e.g. a curve's maximum-rate run) */
+    /* Optional: where each point's interval starts (x); the line then holds each value
+     * over its interval, so series with different report intervals read alike and a
+     * single interval is a line, not a dot. NULL = a line through the points. */
+    const double *span_start;
 } svg_series;
 typedef struct svg_bars {
     const char *id, *title, *yunit;
@@ -116,17 +120,34 @@ typedef struct svg_bars {
     const double *values;  /* [cat * nseries + series] */
     const double *lo, *hi; /* run-to-run range per value, or NULL */
     svg_scale ys;          /* SVG_LINEAR or SVG_LOG */
+    const char *data_unit; /* the values' unit, as the chart's data-yunit ("ms"), or NULL */
 } svg_bars;
 void svg_bar_chart(cmp_buf *b, const svg_bars *c);
-void svg_line_chart(cmp_buf *b, const char *id, const char *title, const char *xlabel, svg_scale xs,
-                    const char *ylabel, svg_scale ys, const svg_series *series, int nseries);
+/* A line chart's frame: its id, title, axis labels and scales, and the unit of its y
+ * values (data-yunit, e.g. "ms"; NULL when none). */
+typedef struct svg_chart {
+    const char *id, *title, *xlabel, *ylabel, *yunit;
+    svg_scale xs, ys;
+} svg_chart;
+void svg_line_chart(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries);
 /* The same with a dashed vertical marker at x = mark_x (e.g. the end of the warm-up),
  * labelled mark_label; NAN for none. */
-void svg_line_chart_marked(cmp_buf *b, const char *id, const char *title, const char *xlabel,
-                           svg_scale xs, const char *ylabel, svg_scale ys, const svg_series *series,
-                           int nseries, double mark_x, const char *mark_label);
+void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
+                           double mark_x, const char *mark_label);
 /* SVG_LOG when the positive values of v[0..n) span more than a decade, else SVG_LINEAR. */
 svg_scale svg_scale_for(const double *v, int n);
+/* True when the largest positive value of v[0..n) is at least ten times the smallest
+ * (e.g. two drives' peak rates: a linear axis would flatten the slower one). */
+bool svg_differ_tenfold(const double *v, int n);
+/* The unit a latency chart is drawn in, chosen from its largest value (microseconds
+ * given): us below 1 ms, ms below 1 s, else s; `us` is how many microseconds one unit
+ * holds. svg_to_unit divides v[0..n) by it. */
+typedef struct svg_unit {
+    const char *name, *word; /* "ms", "milliseconds" */
+    double us;
+} svg_unit;
+svg_unit svg_latency_unit(const double *us, int n);
+void svg_to_unit(double *v, int n, svg_unit u);
 
 /* Report pieces (report*.c). A drive's colour is the same in every chart: the order in
  * which drives (labels) first appear among the results. */
@@ -136,8 +157,22 @@ const char *report_drive_color(const cmp_set *set, const char *label);
 void report_summary(cmp_buf *b, const cmp_set *set);
 /* The drives (and hosts) side by side: one column per drive, one row per identity key. */
 void report_drives(cmp_buf *b, const cmp_set *set);
-/* A JSON value flattened into rows "prefix.key.sub" / value. */
-void report_kv_rows(cmp_buf *b, const json_t *v, const char *prefix);
+/* The configurations (report_config.c): a table's shared options as a compact table
+ * under its heading, and the Configurations section (per table, its runs side by
+ * side, one row per option). */
+void report_config_brief(cmp_buf *b, const cmp_group *g);
+void report_configurations(cmp_buf *b, const cmp_set *set);
+/* How a value reads: as it is, as a size (bytes given), as a duration (seconds given). */
+typedef enum report_kind { REPORT_TEXT, REPORT_SIZE, REPORT_DURATION } report_kind;
+/* The value as the report shows it (malloc'ed); NULL for null or absent, which the
+ * report shows as one em dash. Flags read yes or no, arrays as "a, b". */
+char *report_value_text(const json_t *v, report_kind kind);
+/* The report's tables give latencies in milliseconds: a metric's unit as the report
+ * names it ("us" -> "ms"), and its value in that unit, formatted as compare does. */
+const char *report_unit_name(const char *unit);
+void report_format_value(char *buf, size_t len, double v, const char *unit);
+/* "512 B", "4 KiB", "237.5 GiB": binary units, the largest that keeps the value >= 1. */
+void report_size_text(char *buf, size_t len, double bytes);
 
 /* HdrHistogram interval log (hdr_log.c). The log header (format version 1.3, start and
  * base time = the run's start, the column legend), then one line per histogram:

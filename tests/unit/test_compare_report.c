@@ -180,10 +180,14 @@ static void test_html_self_contained(void **state)
      * interval, ending at 10 s, is warm-up). */
     assert_non_null(strstr(html, "class=\"mark\""));
     assert_non_null(strstr(html, "data-x=\"10\"/><text class=\"tick\""));
-    /* Identities and configurations. */
-    assert_non_null(strstr(html, "target.serial"));
-    assert_non_null(strstr(html, "config.scale"));
+    /* Identities and configurations as tables with names, not key paths. */
+    assert_non_null(strstr(html, "<th>serial</th>"));
+    assert_non_null(strstr(html, "<th>scale</th>"));
+    assert_null(strstr(html, "target.serial"));
+    assert_null(strstr(html, "config.scale"));
     assert_non_null(strstr(html, "appsim test"));
+    /* One form for a missing value. */
+    assert_null(strstr(html, "<td>-</td>"));
     /* Drive A's two runs (200 and 100 TPS) as a run-to-run range on its throughput bar;
      * the summary table and the side-by-side drive table are there. */
     char *rate_chart = strstr(html, "data-chart=\"g1-rate\"");
@@ -235,7 +239,7 @@ static const char probe_script[] =
     "      labels.push({s: el.dataset.series, t: el.textContent, w: b.width, h: b.height,\n"
     "        cx: b.left});\n"
     "    });\n"
-    "    out.push({id: svg.dataset.chart, w: r.width, h: r.height,\n"
+    "    out.push({id: svg.dataset.chart, u: svg.dataset.yunit, w: r.width, h: r.height,\n"
     "      lines: svg.querySelectorAll('polyline.line').length, items: items,\n"
     "      labels: labels});\n"
     "  });\n"
@@ -336,6 +340,13 @@ static double num(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
+/* Microseconds per unit of the chart's values (data-yunit). */
+static double us_per_unit(const json_t *chart)
+{
+    const char *u = json_string_value(json_object_get(chart, "u"));
+    return !u ? 1 : !strcmp(u, "ms") ? 1e3 : !strcmp(u, "s") ? 1e6 : 1;
+}
+
 static void test_rendered_in_chromium(void **state)
 {
     if (!find_chromium()) {
@@ -393,7 +404,8 @@ static void test_rendered_in_chromium(void **state)
         const char *s = json_string_value(json_object_get(c, "s"));
         const sim_hist *h = !strcmp(s, "DriveB") ? ub : ua;
         double p = num(c, "x");
-        assert_double_equal(num(c, "v"), (double)sim_hist_percentile(h, p) / 1e3, 1e-6);
+        assert_double_equal(num(c, "v") * us_per_unit(pc), (double)sim_hist_percentile(h, p) / 1e3,
+                            1e-6);
         if (strcmp(s, last_series)) {
             last_cx = -1;
             last_cy = 1e9;
@@ -415,7 +427,7 @@ static void test_rendered_in_chromium(void **state)
 
     /* Latency against IOPS: 5 points per drive at the results' IOPS and mean latency,
      * and the same 5 at the p99 latency (series "<drive> p99", drawn dashed). */
-    json_t *cv = json_object_get(chart(m, "g2-curve-1"), "items");
+    json_t *cc = chart(m, "g2-curve-1"), *cv = json_object_get(cc, "items");
     assert_int_equal(json_array_size(cv), 20);
     int nmean = 0, np99 = 0;
     json_array_foreach(cv, i, c)
@@ -426,7 +438,7 @@ static void test_rendered_in_chromium(void **state)
         const fx_run *r = !strncmp(s, "DriveB", 6) ? &cb : &ca;
         double rate_r = (double)r->n / r->seconds;
         assert_double_equal(num(c, "x"), rate_r * (k + 1) / 5, 1e-6);
-        if (!p99) assert_double_equal(num(c, "v"), 100.0 + 50 * k, 1e-6);
+        if (!p99) assert_double_equal(num(c, "v") * us_per_unit(cc), 100.0 + 50 * k, 1e-6);
     }
     assert_int_equal(nmean, 10);
     assert_int_equal(np99, 10);
