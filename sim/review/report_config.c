@@ -117,7 +117,7 @@ static void take_kinds(void *arg, const char *command, const char *usage, const 
     (void)usage;
     kinds_ctx *c = arg;
     for (const sim_opt *o = opts; o->name; o++) {
-        report_kind k = o->kind == SIM_OPT_SIZE                                   ? REPORT_SIZE
+        report_kind k = o->kind == SIM_OPT_SIZE                                    ? REPORT_SIZE
                         : o->kind == SIM_OPT_DURATION || o->kind == SIM_OPT_WARMUP ? REPORT_DURATION
                                                                                    : REPORT_TEXT;
         json_object_set_new(c->kinds, o->name, json_integer(k));
@@ -274,8 +274,8 @@ static void group_configs(cmp_buf *b, const cmp_set *set, const cmp_group *g, in
     {
         const char *name = json_string_value(key);
         for (int i = 0; i < n; i++)
-            texts[i] = report_value_text(json_object_get(res[i]->config, name),
-                                         kind_of(kinds, name));
+            texts[i] =
+                report_value_text(json_object_get(res[i]->config, name), kind_of(kinds, name));
         config_row(b, name, texts, n);
         for (int i = 0; i < n; i++)
             free(texts[i]);
