@@ -12,8 +12,68 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-    "appsim sysbench [prepare|run|check|cleanup] --target DIR [--engine sqlite|lmdb] [options]\n"
-    "  no action: prepare if the tables are absent, then run";
+    "appsim sysbench [WORKLOAD] [prepare|run|check|cleanup] --target DIR [--engine sqlite|lmdb] "
+    "[options]\n"
+    "  no action: prepare if the tables are absent, then run; WORKLOAD (sysbench's form, e.g.\n"
+    "  oltp_read_only or oltp_read_only.lua) is --workload";
+
+static const char *const sb_actions[] = {"prepare", "run", "check", "cleanup", NULL};
+static const char *const sb_workloads[] = {
+    "oltp_read_write",   "oltp_read_only",        "oltp_write_only", "oltp_point_select",
+    "oltp_update_index", "oltp_update_non_index", "oltp_insert",     "oltp_delete",
+    NULL};
+
+static bool is_one_of(const char *const *words, const char *w)
+{
+    for (; *words; words++)
+        if (!strcmp(*words, w)) return true;
+    return false;
+}
+
+/* sysbench's script as it is typed: a name, NAME.lua or a path to it. */
+static bool script_name(const char *arg, char *name, size_t len)
+{
+    const char *base = strrchr(arg, '/');
+    base = base ? base + 1 : arg;
+    size_t n = strlen(base);
+    if (n > 4 && !strcmp(base + n - 4, ".lua")) n -= 4;
+    snprintf(name, len, "%.*s", (int)n, base);
+    return is_one_of(sb_workloads, name);
+}
+
+/* The positional words: [WORKLOAD] [ACTION], as sysbench takes them (`sysbench
+ * oltp_read_only run`); the workload becomes --workload, noted. */
+static int positional_words(sb_cmd *c, const sim_opt *opts, char **pos, int npos,
+                            const char **action)
+{
+    char *workload = c->workload_typed;
+    *action = NULL;
+    int i = 0;
+    if (i < npos && !is_one_of(sb_actions, pos[i]) &&
+        script_name(pos[i], workload, sizeof c->workload_typed)) {
+        if (sim_opts_find(opts, "workload")->set && strcmp(c->workload_name, workload)) {
+            sim_error("sysbench: the workload is given twice: %s and --workload %s; give one",
+                      pos[i], c->workload_name);
+            return SIM_EXIT_USAGE;
+        }
+        sim_note("sysbench: `%s` before the action is sysbench's form of --workload %s", pos[i],
+                 workload);
+        c->workload_name = workload;
+        i++;
+    }
+    if (i < npos) {
+        if (!is_one_of(sb_actions, pos[i]))
+            return sim_refuse_unknown("sysbench action", pos[i], sb_actions,
+                                      "use prepare, run, check or cleanup (or none: prepare if "
+                                      "needed, then run), after the workload if one is named");
+        *action = pos[i++];
+    }
+    if (i < npos) {
+        sim_error("sysbench: unexpected argument '%s'; see `appsim sysbench --help`", pos[i]);
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
 
 #define U64(n, field, lo, hi, h)                                                                   \
     {                                                                                              \
@@ -84,6 +144,7 @@ static void workload_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .help = "sysbench script",
          .choices = "oltp_read_write|oltp_read_only|oltp_write_only|oltp_point_select|"
                     "oltp_update_index|oltp_update_non_index|oltp_insert|oltp_delete"},
+        /* sb_workloads lists the same names for sysbench's positional form. */
         U64("tables", tables, 1, 100000, "number of tables (sbtest1..N)"),
         U64("table-size", table_size, 1, 4294967295.0, "rows per table"),
         U64("range-size", range_size, 1, 1000000, "rows per range SELECT"),
@@ -148,7 +209,10 @@ static void load_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .help = "open loop: transactions per second per instance (0 = closed loop)",
          .min = 0,
          .max = 1e9},
-        SIM_VOCAB_DURATION(&c->time_ns, 0, " (0 = until interrupted)"),
+        SIM_VOCAB_DURATION(&c->time_ns, 0, " (0 = until interrupted or --events)"),
+        U64("events", events, 0, 1e15,
+            "end the measured phase after this many transactions, or at --duration if that "
+            "comes first (0 = no limit)"),
         SIM_VOCAB_WARMUP(&c->warmup_ns, "; \"steady\": until the TPS is steady (SNIA PTS rule, "
                                         "rounds of --steady-round)"),
         SIM_STEADY_OPTS(&c->steady_round_ns, &c->steady_max_rounds),
@@ -317,23 +381,17 @@ static int sysbench_main(int argc, char **argv)
     sb_cmd *c = &cmd;
     sim_opt opts[64];
     sb_cli_init(c, opts, sizeof opts / sizeof *opts);
-    char *pos[2];
+    char *pos[3];
     int npos = 0;
-    int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 1, &npos, usage);
+    int rc = sim_opts_parse("sysbench", opts, argc, argv, pos, 3, &npos, usage);
     if (rc) return sim_opts_exit_status(rc);
     if ((rc = sim_steady_opts_check("sysbench", opts, c->warmup_ns))) return rc;
     sim_set_quiet(c->quiet);
     c->argc = argc;
     c->argv = argv;
     c->opts = opts;
-    const char *action = npos ? pos[0] : NULL;
-    if (action && strcmp(action, "prepare") && strcmp(action, "run") && strcmp(action, "check") &&
-        strcmp(action, "cleanup")) {
-        sim_error("unknown action '%s': use prepare, run, check or cleanup (or none: prepare "
-                  "if needed, then run)",
-                  action);
-        return SIM_EXIT_USAGE;
-    }
+    const char *action;
+    if ((rc = positional_words(c, opts, pos, npos, &action))) return rc;
     if (!c->target) {
         sim_error("sysbench needs --target DIR: a directory on the drive under test");
         return SIM_EXIT_USAGE;
@@ -365,8 +423,7 @@ static int sysbench_main(int argc, char **argv)
 
 static const char *const *sysbench_actions(void)
 {
-    static const char *const actions[] = {"prepare", "run", "check", "cleanup", NULL};
-    return actions;
+    return sb_actions;
 }
 
 static const sim_command sysbench_command = {

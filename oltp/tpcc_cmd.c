@@ -931,10 +931,10 @@ static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, co
     const char *a = *action;
     if (a && strcmp(a, "prepare") && strcmp(a, "run") && strcmp(a, "check") &&
         strcmp(a, "cleanup")) {
-        sim_error("tpcc: unknown action '%s': use prepare, run, check or cleanup (or none: "
-                  "prepare if needed, run, check)",
-                  a);
-        return SIM_EXIT_USAGE;
+        static const char *const actions[] = {"prepare", "run", "check", "cleanup", NULL};
+        return sim_refuse_unknown("tpcc action", a, actions,
+                                  "use prepare, run, check or cleanup (or none: prepare if "
+                                  "needed, run, check)");
     }
     sim_set_quiet(opt->quiet);
     /* Without an action the check after the run tests the consistency conditions only,

@@ -95,6 +95,15 @@ void sim_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void sim_note(const char *fmt, ...)
+{
+    if (sim_ranks_rank() > 0) return; /* rank 0 speaks for the job */
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("note: ", fmt, ap);
+    va_end(ap);
+}
+
 void sim_info(const char *fmt, ...)
 {
     /* Rank 0 speaks for the job; the others' lines would repeat it. */

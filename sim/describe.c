@@ -27,7 +27,8 @@ static char *flag_of(const char *name, size_t len)
     return dup_or_empty(buf);
 }
 
-/* "time|t" as {"--time", "-t", NULL}; an empty array for NULL. */
+/* "time|t|fio:runtime" as {"--time", "-t", "--runtime", NULL} (a peer's name as the
+ * flag it is typed as); an empty array for NULL. */
 static char **flags_of(const char *names)
 {
     size_t n = 0, cap = 1;
@@ -35,11 +36,9 @@ static char **flags_of(const char *names)
         cap += *p == '|';
     char **flags = calloc(cap + 1, sizeof *flags);
     if (!flags) abort();
-    for (const char *p = names; p && *p;) {
-        size_t len = strcspn(p, "|");
-        flags[n++] = flag_of(p, len);
-        p += len + (p[len] == '|');
-    }
+    sim_alias a;
+    for (const char *p = sim_alias_next(names, &a); p; p = sim_alias_next(p, &a))
+        flags[n++] = flag_of(a.name, a.name_len);
     return flags;
 }
 

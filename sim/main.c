@@ -37,8 +37,11 @@ static int run_command(int argc, char **argv)
         return sim_describe_main(argc - 1, argv + 1);
     const sim_command *cmd = sim_find_command(argv[1]);
     if (!cmd) {
-        sim_error("unknown command '%s'; `appsim --help` lists the commands", argv[1]);
-        return SIM_EXIT_USAGE;
+        const char *names[64] = {0};
+        size_t n = 0;
+        for (const sim_command *const *c = sim_commands(); *c && n + 1 < 64; c++)
+            names[n++] = (*c)->name;
+        return sim_refuse_unknown("command", argv[1], names, "`appsim --help` lists the commands");
     }
     sim_signals_install();
     int rc = sim_command_run(cmd, argc - 1, argv + 1);

@@ -279,19 +279,217 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx)
     describer_ctx = ctx;
 }
 
-/* The option called `name`, by its name, an alias or (noted on stderr) an old
- * spelling. */
-static sim_opt *lookup(const char *cmd, sim_opt *opts, const char *name)
+const char *sim_alias_next(const char *p, sim_alias *a)
 {
-    for (sim_opt *o = opts; o->name; o++)
-        if (!strcmp(o->name, name) || in_choices(o->aliases, name)) return o;
+    if (!p || !*p) return NULL;
+    size_t len = strcspn(p, "|");
+    const char *colon = memchr(p, ':', len), *eq = memchr(p, '=', len);
+    a->peer = p;
+    a->peer_len = colon ? (size_t)(colon - p) : 0;
+    a->name = colon ? colon + 1 : p;
+    a->name_len = (size_t)((eq ? eq : p + len) - a->name);
+    a->flag_value = eq ? eq[1] == '1' : -1;
+    return p + len + (p[len] == '|');
+}
+
+static bool alias_is(const sim_alias *a, const char *name)
+{
+    return strlen(name) == a->name_len && !strncmp(a->name, name, a->name_len);
+}
+
+/* How the option was named on the command line. */
+typedef struct named {
+    sim_opt *opt;
+    sim_alias alias; /* valid when by_alias */
+    bool by_alias;
+} named;
+
+/* The option called `name`: by its name, an alias or (noted on stderr) an old
+ * spelling. */
+static bool lookup(const char *cmd, sim_opt *opts, const char *name, named *out)
+{
+    *out = (named){0};
+    for (sim_opt *o = opts; o->name; o++) {
+        if (!strcmp(o->name, name)) {
+            out->opt = o;
+            return true;
+        }
+        sim_alias a;
+        for (const char *p = sim_alias_next(o->aliases, &a); p; p = sim_alias_next(p, &a))
+            if (alias_is(&a, name)) {
+                *out = (named){.opt = o, .alias = a, .by_alias = true};
+                return true;
+            }
+    }
+    if (strchr(name, '_')) { /* sysbench's table_size is its table-size: so here */
+        char dashed[64];
+        snprintf(dashed, sizeof dashed, "%s", name);
+        for (char *p = dashed; *p; p++)
+            if (*p == '_') *p = '-';
+        if (lookup(cmd, opts, dashed, out)) {
+            if (!out->by_alias) sim_note("%s: --%s is read as --%s", cmd, name, dashed);
+            return true;
+        }
+    }
     for (sim_opt *o = opts; o->name; o++)
         if (in_choices(o->deprecated, name)) {
             sim_warn("%s: %s%s is an old spelling of --%s; please use --%s", cmd,
                      name[1] ? "--" : "-", name, o->name, o->name);
-            return o;
+            out->opt = o;
+            return true;
         }
-    return NULL;
+    return false;
+}
+
+/* Every name and alias of the table, for "did you mean"; into names[0..max). */
+static size_t table_names(const sim_opt *opts, char (*names)[64], size_t max)
+{
+    size_t n = 0;
+    for (const sim_opt *o = opts; o->name && n < max; o++) {
+        snprintf(names[n++], sizeof names[0], "%s", o->name);
+        sim_alias a;
+        for (const char *p = sim_alias_next(o->aliases, &a); p && n < max;
+             p = sim_alias_next(p, &a))
+            snprintf(names[n++], sizeof names[0], "%.*s", (int)a.name_len, a.name);
+    }
+    return n;
+}
+
+static int unknown_option(const char *cmd, const sim_opt *opts, const char *arg, const char *name)
+{
+    const char *why = sim_peer_refusal(cmd, name);
+    if (why) {
+        sim_error("%s: %s has no meaning in appsim: %s", cmd, arg, why);
+        return SIM_EXIT_USAGE;
+    }
+    char names[256][64];
+    const char *list[256];
+    size_t n = table_names(opts, names, 256);
+    for (size_t i = 0; i < n; i++)
+        list[i] = names[i];
+    const char *near = strlen(name) > 1 ? sim_suggest(name, list, n) : NULL;
+    if (near)
+        sim_error("%s: unknown option '%s'; did you mean --%s? (`appsim %s --help` lists the "
+                  "options)",
+                  cmd, arg, near, cmd);
+    else
+        sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, arg, cmd);
+    return SIM_EXIT_USAGE;
+}
+
+/* A peer's name for a flag that takes 0 or 1 (fio's --direct=1): the value it means for
+ * the flag; noted. SIM_EXIT_USAGE on another value. */
+static int peer_flag_value(const char *cmd, const named *nm, const char *value, bool *set)
+{
+    const sim_alias *a = &nm->alias;
+    if (value && strcmp(value, "0") && strcmp(value, "1")) {
+        sim_error("%s: --%.*s takes 0 or 1 (%.*s's meaning), not '%s'", cmd, (int)a->name_len,
+                  a->name, (int)a->peer_len, a->peer, value);
+        return SIM_EXIT_USAGE;
+    }
+    int v = value ? value[0] == '1' : 1;
+    *set = v == a->flag_value;
+    if (*set)
+        sim_note("%s: --%.*s=%d is %.*s's name for --%s", cmd, (int)a->name_len, a->name, v,
+                 (int)a->peer_len, a->peer, nm->opt->name);
+    else
+        sim_note("%s: --%.*s=%d is %.*s's name for appsim's default (no --%s)", cmd,
+                 (int)a->name_len, a->name, v, (int)a->peer_len, a->peer, nm->opt->name);
+    return SIM_EXIT_OK;
+}
+
+/* The long name (to its '=') and the value after it, or a one-letter name. */
+static int split_arg(const char *cmd, const char *a, char *name, size_t len, const char **value)
+{
+    *value = NULL;
+    if (a[1] == '-') {
+        const char *eq = strchr(a + 2, '=');
+        size_t n = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+        if (n >= len) n = len - 1;
+        memcpy(name, a + 2, n);
+        name[n] = 0;
+        if (eq) *value = eq + 1;
+        return SIM_EXIT_OK;
+    }
+    if (a[2]) { /* -xVALUE is not accepted: ambiguous with typos */
+        sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
+        return SIM_EXIT_USAGE;
+    }
+    name[0] = a[1];
+    name[1] = 0;
+    return SIM_EXIT_OK;
+}
+
+/* The value of option nm given as argv[*i] (maybe with "=value"); advances *i past a
+ * separate value. *value NULL: a flag. */
+static int take_value(const char *cmd, const named *nm, int argc, char **argv, int *i,
+                      const char **value)
+{
+    sim_opt *o = nm->opt;
+    if (o->kind == SIM_OPT_FLAG) {
+        if (*value) {
+            sim_error("%s: --%s takes no value", cmd, o->name);
+            return SIM_EXIT_USAGE;
+        }
+    } else if (!*value && o->bare_value &&
+               (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1]))) {
+        *value = o->bare_value;
+        sim_warn("%s: --%s without a value is an old form; please write --%s %s", cmd, o->name,
+                 o->name, *value);
+    } else if (!*value) {
+        if (*i + 1 >= argc) {
+            sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
+                      sim_opt_value_hint(o), cmd);
+            return SIM_EXIT_USAGE;
+        }
+        *value = argv[++*i];
+    }
+    return SIM_EXIT_OK;
+}
+
+/* "--runtime" of "--runtime=30". */
+static size_t spelling_len(const char *arg)
+{
+    return strcspn(arg, "=");
+}
+
+static bool same_spelling(const char *a, const char *b)
+{
+    size_t n = spelling_len(a);
+    return n == spelling_len(b) && !strncmp(a, b, n);
+}
+
+/* One option argument argv[*i]: found, its value taken and set. */
+static int parse_option(const char *cmd, sim_opt *opts, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    char name[64];
+    const char *value;
+    int rc = split_arg(cmd, a, name, sizeof name, &value);
+    if (rc) return rc;
+    named nm;
+    if (!lookup(cmd, opts, name, &nm)) return unknown_option(cmd, opts, a, name);
+    sim_opt *o = nm.opt;
+    if (o->given_as && !same_spelling(o->given_as, a)) {
+        sim_error("%s: %.*s and %.*s say the same thing (--%s); give one", cmd,
+                  (int)spelling_len(o->given_as), o->given_as, (int)spelling_len(a), a, o->name);
+        return SIM_EXIT_USAGE;
+    }
+    o->given_as = a;
+    if (nm.by_alias && nm.alias.flag_value >= 0) {
+        bool set;
+        if ((rc = peer_flag_value(cmd, &nm, value, &set))) return rc;
+        *(bool *)o->dst = set;
+        o->set = true;
+        return SIM_EXIT_OK;
+    }
+    if (nm.by_alias && nm.alias.peer_len)
+        sim_note("%s: --%s is %.*s's name for --%s", cmd, name, (int)nm.alias.peer_len,
+                 nm.alias.peer, o->name);
+    if ((rc = take_value(cmd, &nm, argc, argv, i, &value))) return rc;
+    if ((rc = set_value(cmd, o, value))) return rc;
+    o->set = true;
+    return SIM_EXIT_OK;
 }
 
 int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char **positional,
@@ -303,6 +501,8 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
     }
     int npos = 0;
     bool only_positional = false;
+    for (sim_opt *o = opts; o->name; o++)
+        o->given_as = NULL; /* this command line's spellings only */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!only_positional && !strcmp(a, "--")) {
@@ -321,49 +521,8 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
             sim_opts_help(stdout, cmd, usage, opts);
             return SIM_OPTS_HELP_SHOWN;
         }
-        char name[64];
-        const char *value = NULL;
-        if (a[1] == '-') {
-            const char *eq = strchr(a + 2, '=');
-            size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
-            if (len >= sizeof name) len = sizeof name - 1;
-            memcpy(name, a + 2, len);
-            name[len] = 0;
-            if (eq) value = eq + 1;
-        } else {
-            if (a[2]) { /* -xVALUE is not accepted: ambiguous with typos */
-                sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
-                return SIM_EXIT_USAGE;
-            }
-            name[0] = a[1];
-            name[1] = 0;
-        }
-        sim_opt *o = lookup(cmd, opts, name);
-        if (!o) {
-            sim_error("%s: unknown option '%s'; see `appsim %s --help`", cmd, a, cmd);
-            return SIM_EXIT_USAGE;
-        }
-        if (o->kind == SIM_OPT_FLAG) {
-            if (value) {
-                sim_error("%s: --%s takes no value", cmd, o->name);
-                return SIM_EXIT_USAGE;
-            }
-        } else if (!value && o->bare_value &&
-                   (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))) {
-            value = o->bare_value;
-            sim_warn("%s: --%s without a value is an old form; please write --%s %s", cmd, o->name,
-                     o->name, value);
-        } else if (!value) {
-            if (i + 1 >= argc) {
-                sim_error("%s: --%s needs a value (%s); see `appsim %s --help`", cmd, o->name,
-                          sim_opt_value_hint(o), cmd);
-                return SIM_EXIT_USAGE;
-            }
-            value = argv[++i];
-        }
-        int rc = set_value(cmd, o, value);
+        int rc = parse_option(cmd, opts, argc, argv, &i);
         if (rc) return rc;
-        o->set = true;
     }
     if (npositional) *npositional = npos;
     const sim_opt *json = sim_opts_find(opts, "json");
@@ -403,6 +562,21 @@ void sim_opt_default_text(const sim_opt *o, char *buf, size_t len)
     }
 }
 
+/* " (also --time, fio's --runtime)" */
+static void print_aliases(FILE *out, const sim_opt *o)
+{
+    sim_alias a;
+    const char *sep = " (also ";
+    for (const char *p = sim_alias_next(o->aliases, &a); p; p = sim_alias_next(p, &a)) {
+        fputs(sep, out);
+        if (a.peer_len) fprintf(out, "%.*s's ", (int)a.peer_len, a.peer);
+        fprintf(out, "%s%.*s", a.name_len > 1 ? "--" : "-", (int)a.name_len, a.name);
+        if (a.flag_value >= 0) fprintf(out, "=%d", a.flag_value);
+        sep = ", ";
+    }
+    if (o->aliases && *o->aliases) fputc(')', out);
+}
+
 void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt *opts)
 {
     if (usage)
@@ -419,15 +593,7 @@ void sim_opts_help(FILE *out, const char *cmd, const char *usage, const sim_opt 
         sim_opt_default_text(o, def, sizeof def);
         const char *help = o->help ? o->help : "";
         fprintf(out, "  %-28s %s", lhs, help);
-        if (o->aliases) {
-            fputs(" (also", out);
-            for (const char *p = o->aliases; *p;) {
-                size_t len = strcspn(p, "|");
-                fprintf(out, " %s%.*s", len > 1 ? "--" : "-", (int)len, p);
-                p += len + (p[len] == '|');
-            }
-            fputc(')', out);
-        }
+        print_aliases(out, o);
         /* A help text that states its default in words ("default: all") keeps it. */
         if (def[0] && !strstr(help, "default")) fprintf(out, " (default: %s)", def);
         fputc('\n', out);

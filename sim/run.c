@@ -71,6 +71,7 @@ struct sim_run {
     uint64_t t_start;
     _Atomic uint64_t t_measure; /* UINT64_MAX while a steady-state warm-up lasts */
     _Atomic uint64_t t_end;     /* UINT64_MAX while open-ended */
+    _Atomic uint64_t units_measured; /* operations counted against cfg.max_units */
     atomic_bool finished;
     atomic_bool interrupted;
     atomic_bool stopped; /* by a guard; stop_reason says why */
@@ -378,6 +379,23 @@ static void settle_pending(sim_meter *m, op_phase ph)
     m->has_pending = false;
 }
 
+/* A run of at most cfg.max_units measured operations: the one that reaches the limit
+ * ends the measured phase just after itself (operations still in flight then end after
+ * it and are dropped, as at the end of a duration); one that counts past it, having
+ * ended before but been recorded after, is dropped too, so that exactly max_units are
+ * measured. */
+static op_phase count_unit(sim_run *r, uint64_t phase_ns)
+{
+    uint64_t n = atomic_fetch_add(&r->units_measured, 1) + 1;
+    if (n > r->cfg.max_units) return OP_DROPPED;
+    if (n == r->cfg.max_units) {
+        uint64_t end = atomic_load(&r->t_end);
+        while (phase_ns + 1 < end && !atomic_compare_exchange_weak(&r->t_end, &end, phase_ns + 1))
+            ;
+    }
+    return OP_MEASURED;
+}
+
 /* One operation of latency end_ns - intended_ns into the phase that holds phase_ns. */
 static void record_in_phase(sim_meter *m, int type, uint64_t intended_ns, uint64_t end_ns,
                             uint64_t phase_ns)
@@ -387,6 +405,7 @@ static void record_in_phase(sim_meter *m, int type, uint64_t intended_ns, uint64
     if (type < 0 || type >= r->cfg.ntypes) return;
     uint64_t lat = end_ns > intended_ns ? end_ns - intended_ns : 0;
     op_phase ph = phase_at(r, phase_ns);
+    if (ph == OP_MEASURED && r->cfg.max_units) ph = count_unit(r, phase_ns);
     settle_pending(m, ph);
     if (ph == OP_DROPPED) return;
     sim_hist_record(m->cumulative, lat);

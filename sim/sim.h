@@ -68,6 +68,9 @@ void sim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line on stderr unless --quiet was given to the command. */
 void sim_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "appsim: note: <message>" on stderr, --quiet or not: how appsim read what was typed
+ * (a peer tool's spelling taken as appsim's own option). */
+void sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_set_quiet(bool quiet);
 
 /* ------------------------------------------------------------------ registries */
@@ -147,8 +150,15 @@ typedef struct sim_opt {
     const char *choices; /* SIM_OPT_CHOICE only */
     double min, max;     /* numeric kinds; max == 0 means no upper bound */
     bool set;            /* out: given on the command line */
-    /* Other names for the same option, "|"-separated ("time" for "duration"): accepted
-     * silently and listed in the help; the result records the option under `name`. */
+    /* out: the argument that gave it ("--runtime=30"): an option given under two of
+     * its names is refused, as two options that say the same thing would be. */
+    const char *given_as;
+    /* Other names for the same option, "|"-separated, listed in the help; the result
+     * records the option under `name`. "NAME": appsim's own synonym, accepted silently.
+     * "PEER:NAME" ("fio:runtime"): the name a peer tool gives it, accepted with one
+     * note on stderr naming appsim's spelling. For a flag, "PEER:NAME=V" ("fio:direct=0"):
+     * the peer's form takes 0 or 1 (--direct=1, --direct=0; bare = 1), V sets the flag
+     * and the other value leaves it off. sim_alias_next reads one entry. */
     const char *aliases;
     /* Old spellings, "|"-separated: still accepted (users' scripts keep working), each
      * use noted in one line on stderr naming the new spelling; not in the help. */
@@ -160,6 +170,16 @@ typedef struct sim_opt {
      * `--json -`), noted on stderr. NULL = a value is required. */
     const char *bare_value;
 } sim_opt;
+/* One entry of sim_opt.aliases. */
+typedef struct sim_alias {
+    const char *name, *peer; /* not terminated: name_len and peer_len bytes */
+    size_t name_len, peer_len;  /* peer_len 0: appsim's own synonym */
+    int flag_value;             /* "=V" of a flag's peer form (0 or 1); -1 when none */
+} sim_alias;
+/* Reads the entry at p (an option's aliases, or what the previous call returned) into
+ * *a; returns where the next entry starts, or NULL (and *a untouched) when none is left. */
+const char *sim_alias_next(const char *p, sim_alias *a);
+
 /* Terminates an option table. */
 #define SIM_OPT_END                                                                                \
     {                                                                                              \
@@ -218,15 +238,19 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
 #define SIM_REPORT_INTERVAL_DEFAULT_NS (5ull * 1000000000ull)
 /* --duration TIME (sysbench's --time accepted), at least min_s seconds; `what`
  * completes "length of the measured phase". */
-#define SIM_VOCAB_DURATION(dst_, min_s, what)                                                      \
+#define SIM_VOCAB_DURATION(dst_, min_s, what) SIM_VOCAB_DURATION_PEERS(dst_, min_s, what, "")
+/* The same with peers' names too: peers_ is "" or "|fio:runtime" (sim_opt.aliases). */
+#define SIM_VOCAB_DURATION_PEERS(dst_, min_s, what, peers_)                                        \
     {                                                                                              \
         .name = "duration", .kind = SIM_OPT_DURATION, .dst = (dst_), .min = (min_s),               \
-        .aliases = "time", .help = "length of the measured phase" what                             \
+        .aliases = "time" peers_, .help = "length of the measured phase" what                      \
     }
 /* --warmup TIME|steady; `what` says what is warmed up and what "steady" waits for. */
-#define SIM_VOCAB_WARMUP(dst_, what)                                                               \
+#define SIM_VOCAB_WARMUP(dst_, what) SIM_VOCAB_WARMUP_PEERS(dst_, what, NULL)
+/* The same with peers' names (sim_opt.aliases: "fio:ramp_time"), or NULL. */
+#define SIM_VOCAB_WARMUP_PEERS(dst_, what, peers_)                                                 \
     {                                                                                              \
-        .name = "warmup", .kind = SIM_OPT_WARMUP, .dst = (dst_),                                   \
+        .name = "warmup", .kind = SIM_OPT_WARMUP, .dst = (dst_), .aliases = (peers_),              \
         .help = "warm-up, excluded from the summary" what                                          \
     }
 #define SIM_VOCAB_REPORT_INTERVAL(dst_)                                                            \
@@ -266,6 +290,22 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
         .help = "rate curve points in percent of the maximum rate (default: "                      \
                 "10,20,...,100,110,120)"                                                           \
     }
+
+/* The edit distance (insertions, deletions, substitutions; Levenshtein) between a and
+ * b, for "did you mean". Bytes, not characters; names are ASCII. */
+size_t sim_edit_distance(const char *a, const char *b);
+/* Of the n candidates, the one closest to typed when it is close enough to be a typo
+ * (at most 1 edit for names of up to 4 characters, 2 up to 8, else 3; a unique prefix
+ * of at least 3 characters also counts), else NULL. */
+const char *sim_suggest(const char *typed, const char *const *candidates, size_t n);
+/* "unknown <what> '<typed>'; did you mean '<word>'? <see>" (the "did you mean" only
+ * when one of the NULL-terminated words is near); returns SIM_EXIT_USAGE. */
+int sim_refuse_unknown(const char *what, const char *typed, const char *const *words,
+                       const char *see);
+
+/* Why `command` has no use for a peer tool's option `name` (fio's --time_based, sysbench's
+ * --mysql-host) and what to do instead; NULL when name is no such option (sim/peers.c). */
+const char *sim_peer_refusal(const char *command, const char *name);
 
 /* Single-value parsers used by the table parser, public for workloads with
  * structured arguments (e.g. --region OFFSET:LENGTH). SIM_OK or SIM_ERR. */
@@ -380,6 +420,9 @@ typedef struct sim_run_config {
      * steady_max_rounds rounds, when the result says steady state was not reached. */
     uint64_t steady_round_ns;
     unsigned steady_max_rounds;
+    /* The measured phase ends after this many operations (sysbench's --events), or at
+     * duration_ns if that comes first; 0 = no limit. */
+    uint64_t max_units;
 } sim_run_config;
 
 /* Sets warmup_ns or, when warmup == SIM_WARMUP_STEADY, the steady-state fields. */

@@ -285,10 +285,10 @@ int st_engine_name_check(const char *name, char *err, size_t errlen);
     {                                                                                              \
         .name = "target", .kind = SIM_OPT_STRING, .dst = &(dst_), .metavar = "PATH", .help = what  \
     }
-/* --buffered, into the bool `dst`. */
+/* --buffered, into the bool `dst` (fio's --direct=0 and --direct=1 accepted). */
 #define ST_OPT_BUFFERED(dst_)                                                                      \
     {                                                                                              \
-        .name = "buffered", .kind = SIM_OPT_FLAG, .dst = &(dst_),                                  \
+        .name = "buffered", .kind = SIM_OPT_FLAG, .dst = &(dst_), .aliases = "fio:direct=0",       \
         .help = "go through the page cache instead of O_DIRECT (recorded in the result)"           \
     }
 

@@ -4,8 +4,9 @@
  * by any definition option given, or one custom definition), the section of the
  * target, fills it when asked, runs each job as one run or a rate curve, and writes
  * the result document (--json FILE, - = stdout and nothing else there) and a text
- * summary. Options take appsim's names, vdbench's (xfersize, rdpct, seekpct, threads)
- * and fio's (bs, bssplit, rwmixread, iodepth, numjobs, offset, size).
+ * summary. Options take appsim's names; vdbench's (xfersize, rdpct, seekpct) and fio's
+ * (rwmixread, iodepth, runtime, ramp_time, direct) are aliases of them, noted on use;
+ * fio's bs, bssplit, rw, numjobs, offset and size are options of their own.
  */
 #include "trace/io_internal.h"
 
@@ -28,18 +29,51 @@
 
 typedef struct io_cli {
     st_target_opts to;
-    const char *engine, *profiles, *bs, *bssplit, *points, *json;
+    const char *engine, *profiles, *bs, *bssplit, *rw, *points, *json;
     double read_pct, random_pct, section_pct, rate;
     uint64_t threads, numjobs, align, offset, size, file_size, fill_bs, fill_qd;
     uint64_t warmup, steady_round, steady_rounds, duration, interval, seed;
     bool all, list, curve, fill, quiet;
 } io_cli;
 
-static const char *const bs_names[] = {"bs", "xfersize", "bssplit", NULL};
-static const char *const read_names[] = {"read-pct", "rdpct", "rwmixread", NULL};
-static const char *const random_names[] = {"random-pct", "seekpct", NULL};
-static const char *const threads_names[] = {"threads", "iodepth", NULL};
-static const char *const section_names[] = {"section", "size", NULL};
+/* fio's --rw patterns: the read share (-1: a mix, --rwmixread's) and the random share. */
+#define IO_RW_CHOICES "read|write|randread|randwrite|rw|readwrite|randrw"
+static const struct {
+    const char *name;
+    double read_pct, random_pct;
+} rw_patterns[] = {
+    {"read", 100, 0},  {"write", 0, 0},      {"randread", 100, 100}, {"randwrite", 0, 100},
+    {"rw", -1, 0},     {"readwrite", -1, 0}, {"randrw", -1, 100},
+};
+
+static bool given(const sim_opt *opts, const char *name)
+{
+    return sim_opts_find(opts, name)->set;
+}
+
+/* fio's --rw into --read-pct and --random-pct (what the result records), refusing a
+ * share it contradicts. */
+static int resolve_rw(io_cli *c, const sim_opt *opts, char *err, size_t errlen)
+{
+    if (!c->rw) return SIM_EXIT_OK;
+    size_t i = 0;
+    while (strcmp(rw_patterns[i].name, c->rw))
+        i++;
+    bool mix = rw_patterns[i].read_pct < 0;
+    if (given(opts, "random-pct") || (!mix && given(opts, "read-pct"))) {
+        snprintf(err, errlen,
+                 "--rw %s sets the %s share itself; drop --%s (a mix of reads and writes: "
+                 "--rw randrw --rwmixread PCT)",
+                 c->rw, given(opts, "random-pct") ? "random" : "read",
+                 given(opts, "random-pct") ? "random-pct" : "read-pct");
+        return SIM_EXIT_USAGE;
+    }
+    if (!mix || !given(opts, "read-pct")) c->read_pct = mix ? 50 : rw_patterns[i].read_pct;
+    c->random_pct = rw_patterns[i].random_pct;
+    sim_note("io: --rw %s is fio's name for --read-pct %g --random-pct %g", c->rw, c->read_pct,
+             c->random_pct);
+    return SIM_EXIT_OK;
+}
 
 static void list_profiles(void)
 {
@@ -53,20 +87,16 @@ static void list_profiles(void)
 /* Applies the definition options the user gave to a job's spec. */
 static int override(const io_cli *c, const sim_opt *opts, io_spec *s, char *err, size_t errlen)
 {
-    int rc = 0;
-    const sim_opt *bs = io_opt_alias(opts, bs_names, &rc);
-    if (rc) return rc;
     char why[256];
-    if (bs && io_xfer_parse(!strcmp(bs->name, "bssplit") ? c->bssplit : c->bs, &s->xfer, why,
-                            sizeof why)) {
-        snprintf(err, errlen, "--%s: %s", bs->name, why);
+    const char *bs_name = given(opts, "bssplit") ? "bssplit" : given(opts, "bs") ? "bs" : NULL;
+    if (bs_name && io_xfer_parse(!strcmp(bs_name, "bssplit") ? c->bssplit : c->bs, &s->xfer, why,
+                                 sizeof why)) {
+        snprintf(err, errlen, "--%s: %s", bs_name, why);
         return SIM_EXIT_USAGE;
     }
-    const sim_opt *o = io_opt_alias(opts, read_names, &rc);
-    if (o) s->read_pct = c->read_pct;
-    if (!rc && (o = io_opt_alias(opts, random_names, &rc))) s->random_pct = c->random_pct;
-    if (!rc && (o = io_opt_alias(opts, threads_names, &rc))) s->threads = (unsigned)c->threads;
-    if (rc) return rc;
+    if (given(opts, "read-pct") || c->rw) s->read_pct = c->read_pct;
+    if (given(opts, "random-pct") || c->rw) s->random_pct = c->random_pct;
+    if (given(opts, "threads")) s->threads = (unsigned)c->threads;
     if (c->numjobs > 1) s->threads *= (unsigned)c->numjobs;
     if (s->threads > 4096) {
         snprintf(err, errlen, "%u outstanding I/Os (threads x numjobs) is more than 4096",
@@ -163,14 +193,16 @@ static int plan_section(const io_cli *c, const sim_opt *opts, io_plan *p, char *
     return SIM_EXIT_OK;
 }
 
-static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t errlen)
+static int check_options(io_cli *c, const sim_opt *opts, char *err, size_t errlen)
 {
     int rc = 0;
-    io_opt_alias(opts, section_names, &rc);
-    if (rc) {
-        snprintf(err, errlen, "see `appsim io --help`");
-        return rc;
-    }
+    static const char *const pairs[][2] = {{"bs", "bssplit"}, {"size", "section"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        if (given(opts, pairs[i][0]) && given(opts, pairs[i][1])) {
+            snprintf(err, errlen, "--%s and --%s say the same thing; give one", pairs[i][0],
+                     pairs[i][1]);
+            return SIM_EXIT_USAGE;
+        }
     if (c->all && c->profiles) {
         snprintf(err, errlen, "--all and --profile: give one");
         return SIM_EXIT_USAGE;
@@ -205,7 +237,7 @@ static int check_options(const io_cli *c, const sim_opt *opts, char *err, size_t
         snprintf(err, errlen, "--fill-bs and --fill-qd need --fill");
         return SIM_EXIT_USAGE;
     }
-    return SIM_EXIT_OK;
+    return resolve_rw(c, opts, err, errlen);
 }
 
 static json_t *section_json(const io_plan *p, const io_cli *c, const sim_opt *opts)
@@ -230,22 +262,20 @@ static void record_effective(json_t *doc, const io_cli *c, const sim_opt *opts, 
     json_t *cfg = json_object_get(doc, "config");
     const io_job *one = njobs == 1 ? &jobs[0] : NULL;
     const io_profile *prof = one ? io_profile_find(one->name) : NULL;
-    static const char *const xfer_names[] = {"bs", "xfersize", NULL}; /* bssplit stays null */
     const struct {
-        const char *const *given, *const *names;
+        bool given;
+        const char *name;
         json_t *value;
     } defs[] = {
-        {bs_names, xfer_names, prof ? json_string(prof->xfer) : NULL},
-        {read_names, read_names, one ? json_real(one->spec.read_pct) : NULL},
-        {random_names, random_names, one ? json_real(one->spec.random_pct) : NULL},
-        {threads_names, threads_names, one ? json_integer(one->spec.threads) : NULL},
+        {given(opts, "bs") || given(opts, "bssplit"), "bs", prof ? json_string(prof->xfer) : NULL},
+        {given(opts, "read-pct") || c->rw, "read-pct", one ? json_real(one->spec.read_pct) : NULL},
+        {given(opts, "random-pct") || c->rw, "random-pct",
+         one ? json_real(one->spec.random_pct) : NULL},
+        {given(opts, "threads"), "threads", one ? json_integer(one->spec.threads) : NULL},
     };
     for (size_t d = 0; d < sizeof defs / sizeof *defs; d++) {
-        bool given = false;
-        for (int i = 0; defs[d].given[i]; i++)
-            given = given || sim_opts_find(opts, defs[d].given[i])->set;
-        for (int i = 0; !given && defs[d].names[i]; i++)
-            json_object_set(cfg, defs[d].names[i], defs[d].value ? defs[d].value : json_null());
+        if (!defs[d].given)
+            json_object_set(cfg, defs[d].name, defs[d].value ? defs[d].value : json_null());
         json_decref(defs[d].value);
     }
 }
@@ -391,50 +421,35 @@ static void pattern_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
          .dst = &c->bs,
          .help =
              "transfer size: 4k, or vdbench's (4k,70,8k,30) (size,percent pairs) or (4k,64k,4k) "
-             "(min,max,step)"},
-        {.name = "xfersize",
-         .kind = SIM_OPT_STRING,
-         .dst = &c->bs,
-         .help = "vdbench's name for --bs"},
+             "(min,max,step)",
+         .aliases = "vdbench:xfersize"},
         {.name = "bssplit",
          .kind = SIM_OPT_STRING,
          .dst = &c->bssplit,
-         .help = "fio's size split, e.g. 4k/70:8k/30"},
+         .help = "fio's size split, e.g. 4k/70:8k/30 (instead of --bs)"},
+        {.name = "rw",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->rw,
+         .choices = IO_RW_CHOICES,
+         .help = "fio's pattern: sets --read-pct (a mix: --rwmixread, default 50) and "
+                 "--random-pct (rand: 100, else 0)"},
         {.name = "read-pct",
          .kind = SIM_OPT_DOUBLE,
          .dst = &c->read_pct,
+         .aliases = "vdbench:rdpct|fio:rwmixread",
          .help = "percent of I/Os that are reads",
-         .max = 100},
-        {.name = "rdpct",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &c->read_pct,
-         .help = "vdbench's name for --read-pct",
-         .max = 100},
-        {.name = "rwmixread",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &c->read_pct,
-         .help = "fio's name for --read-pct",
          .max = 100},
         {.name = "random-pct",
          .kind = SIM_OPT_DOUBLE,
          .dst = &c->random_pct,
+         .aliases = "vdbench:seekpct",
          .help = "percent of I/Os at random offsets; the others continue one sequential stream",
-         .max = 100},
-        {.name = "seekpct",
-         .kind = SIM_OPT_DOUBLE,
-         .dst = &c->random_pct,
-         .help = "vdbench's name for --random-pct",
          .max = 100},
         {.name = "threads",
          .kind = SIM_OPT_U64,
          .dst = &c->threads,
+         .aliases = "fio:iodepth",
          .help = "outstanding I/Os (vdbench threads)",
-         .min = 1,
-         .max = 4096},
-        {.name = "iodepth",
-         .kind = SIM_OPT_U64,
-         .dst = &c->threads,
-         .help = "fio's name for --threads",
          .min = 1,
          .max = 4096},
         {.name = "numjobs",
@@ -506,15 +521,18 @@ static void run_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
         {.name = "rate",
          .kind = SIM_OPT_DOUBLE,
          .dst = &c->rate,
+         .aliases = "fio:rate_iops",
          .help = "one run at this many I/Os per second (exponential arrivals; default: as fast as "
                  "possible)",
          .min = 0.001,
          .max = 1e9},
-        SIM_VOCAB_WARMUP(&c->warmup,
-                         " of each run or curve point; one run: \"steady\" = until "
-                         "the IOPS is steady (SNIA PTS rule, rounds of --steady-round)"),
+        SIM_VOCAB_WARMUP_PEERS(&c->warmup,
+                               " of each run or curve point; one run: \"steady\" = until "
+                               "the IOPS is steady (SNIA PTS rule, rounds of --steady-round)",
+                               "fio:ramp_time"),
         SIM_STEADY_OPTS(&c->steady_round, &c->steady_rounds),
-        SIM_VOCAB_DURATION(&c->duration, 0.001, " of each run or curve point"),
+        SIM_VOCAB_DURATION_PEERS(&c->duration, 0.001, " of each run or curve point",
+                                 "|fio:runtime"),
         SIM_VOCAB_REPORT_INTERVAL(&c->interval),
         SIM_VOCAB_SEED(&c->seed, "sizes, offsets, arrivals"),
         SIM_VOCAB_JSON(&c->json, NULL),

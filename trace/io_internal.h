@@ -131,8 +131,4 @@ void io_print_head(FILE *out, const json_t *doc);
 /* The text summary of one job's entry (curve table or run summary). */
 void io_print_entry(FILE *out, const json_t *entry, const json_t *doc);
 
-/* Choose 1 of a set of equivalent option names (aliases from vdbench and fio); returns
- * the option that was given, NULL when none; SIM_EXIT_USAGE in *rc when several were. */
-const sim_opt *io_opt_alias(const sim_opt *opts, const char *const *names, int *rc);
-
 #endif

@@ -87,19 +87,3 @@ json_t *io_spec_json(const io_spec *s)
         json_object_set_new(j, "align", json_string("transfer size"));
     return j;
 }
-
-const sim_opt *io_opt_alias(const sim_opt *opts, const char *const *names, int *rc)
-{
-    const sim_opt *given = NULL;
-    for (int i = 0; names[i]; i++) {
-        const sim_opt *o = sim_opts_find(opts, names[i]);
-        if (!o || !o->set) continue;
-        if (given) {
-            sim_error("io: --%s and --%s say the same thing; give one", given->name, o->name);
-            *rc = SIM_EXIT_USAGE;
-            return NULL;
-        }
-        given = o;
-    }
-    return given;
-}

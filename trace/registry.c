@@ -52,6 +52,8 @@ static void usage(FILE *out)
     tr_subcommands_help(out);
 }
 
+static const char *const *trace_actions(void);
+
 static int trace_main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -64,8 +66,8 @@ static int trace_main(int argc, char **argv)
     }
     const tr_subcommand *sub = sim_registry_find(&sub_registry, argv[1]);
     if (sub) return sub->main(argc - 1, argv + 1);
-    sim_error("unknown trace subcommand '%s'; `appsim trace --help` lists them", argv[1]);
-    return SIM_EXIT_USAGE;
+    return sim_refuse_unknown("trace subcommand", argv[1], trace_actions(),
+                              "`appsim trace --help` lists them");
 }
 
 /* The subcommands' names, once all have registered (after the constructors). */

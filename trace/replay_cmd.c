@@ -119,6 +119,7 @@ static void playback_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
         {.name = "qd",
          .kind = SIM_OPT_U64,
          .dst = &c->qd,
+         .aliases = "fio:iodepth",
          .help = "most I/Os outstanding",
          .min = 1,
          .max = 4096},
@@ -155,10 +156,13 @@ static void run_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
          .help = "passes over the trace",
          .min = 1,
          .max = 1e12},
-        SIM_VOCAB_DURATION(&c->duration, 0, ", looping the trace (default: one pass x --loop)"),
-        SIM_VOCAB_WARMUP(&c->warmup,
-                         "; \"steady\": until the IOPS is steady (SNIA PTS rule, rounds "
-                         "of --steady-round; needs --duration)"),
+        SIM_VOCAB_DURATION_PEERS(&c->duration, 0,
+                                 ", looping the trace (default: one pass x --loop)",
+                                 "|fio:runtime"),
+        SIM_VOCAB_WARMUP_PEERS(&c->warmup,
+                               "; \"steady\": until the IOPS is steady (SNIA PTS rule, rounds "
+                               "of --steady-round; needs --duration)",
+                               "fio:ramp_time"),
         SIM_STEADY_OPTS(&c->steady_round, &c->steady_rounds),
         SIM_VOCAB_REPORT_INTERVAL(&c->interval),
     };

@@ -95,7 +95,8 @@ for cmd in $commands; do
     words=$("$prefix/bin/appsim" trace --help | awk '/^subcommands:/{f=1;next} f&&/^  [a-z]/{print "trace " $1}')
   while read -r line; do
     "$prefix/bin/appsim" $line --help | grep -P '^  --?[a-z]' |
-      grep -oP '^  \K-{1,2}[a-z0-9-]+|\(also\K( -{1,2}[a-z0-9-]+)+' | tr ' ' '\n' |
+      perl -ne 'print "$1\n" if /^  (-{1,2}[a-z0-9-]+)/;
+        if (/\(also ([^)]*)\)/) { print "$_\n" for $1 =~ /(-{1,2}[a-z0-9_-]+)/g }' |
       sed "/^$/d; s|^|$line\t|" >>"$helps"
   done <<<"$words"
 done

@@ -72,7 +72,7 @@ expect() { # option, regular expression its line must match
     < <(grep -P "^[^\t]+\t  --$1( |$)" "$opts" | grep -vP "$2")
 }
 expect json '  --json FILE '
-expect duration '  --duration TIME .*\(also --time\)'
+expect duration '  --duration TIME .*\(also --time[,)]'
 expect warmup '  --warmup TIME\|steady '
 expect report-interval '  --report-interval TIME .*\(default: 5s\)$'
 expect seed '  --seed N '

@@ -210,12 +210,99 @@ static void test_vocabulary(void **state)
     free(text);
 }
 
+static void test_edit_distance(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_edit_distance("", ""), 0);
+    assert_int_equal(sim_edit_distance("", "abc"), 3);
+    assert_int_equal(sim_edit_distance("abc", ""), 3);
+    assert_int_equal(sim_edit_distance("target", "target"), 0);
+    assert_int_equal(sim_edit_distance("targt", "target"), 1);      /* deletion */
+    assert_int_equal(sim_edit_distance("tarrget", "target"), 1);    /* insertion */
+    assert_int_equal(sim_edit_distance("durasion", "duration"), 1); /* substitution */
+    assert_int_equal(sim_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(sim_edit_distance("flaw", "lawn"), 2);
+    assert_int_equal(sim_edit_distance("sysbnech", "sysbench"), 2); /* a swap: two edits */
+}
+
+static void test_suggest(void **state)
+{
+    (void)state;
+    const char *const words[] = {"target", "threads", "duration", "json", "seed", "warmup"};
+    size_t n = sizeof words / sizeof *words;
+    assert_string_equal(sim_suggest("targt", words, n), "target");
+    assert_string_equal(sim_suggest("thraeds", words, n), "threads");
+    assert_string_equal(sim_suggest("jsn", words, n), "json");
+    assert_string_equal(sim_suggest("dur", words, n), "duration"); /* a unique prefix */
+    assert_string_equal(sim_suggest("warmpu", words, n), "warmup");
+    assert_null(sim_suggest("xyz", words, n));
+    assert_null(sim_suggest("size", words, n)); /* "seed" is two edits: too far for 4 letters */
+    assert_null(sim_suggest("", words, n));
+    const char *const ambiguous[] = {"report-interval", "report-html"};
+    assert_null(sim_suggest("rep", ambiguous, 2)); /* a prefix of two: no guess */
+}
+
+/* A peer's name is accepted for appsim's option, a flag's peer form takes 0 or 1,
+ * underscores read as dashes, and the help names the peer. */
+static void test_peer_aliases(void **state)
+{
+    (void)state;
+    uint64_t duration = 0, depth = 1;
+    bool buffered = false;
+    sim_opt opts[] = {
+        SIM_VOCAB_DURATION_PEERS(&duration, 0, "", "|fio:runtime"),
+        {.name = "threads", .kind = SIM_OPT_U64, .dst = &depth, .aliases = "fio:iodepth"},
+        {.name = "buffered", .kind = SIM_OPT_FLAG, .dst = &buffered, .aliases = "fio:direct=0"},
+        {.name = "read-pct", .kind = SIM_OPT_U64, .dst = &depth},
+        SIM_OPT_END,
+    };
+    char *a1[] = {"x", "--runtime=3", "--iodepth", "16", "--direct=0"};
+    assert_int_equal(sim_opts_parse("x", opts, 5, a1, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(duration, 3000000000ull);
+    assert_int_equal(depth, 16);
+    assert_true(buffered);
+    char *a2[] = {"x", "--direct=1"};
+    assert_int_equal(sim_opts_parse("x", opts, 2, a2, NULL, 0, NULL, NULL), 0);
+    assert_false(buffered);
+    char *a3[] = {"x", "--direct=2"};
+    assert_int_equal(sim_opts_parse("x", opts, 2, a3, NULL, 0, NULL, NULL), SIM_EXIT_USAGE);
+    char *a4[] = {"x", "--read_pct", "40"};
+    assert_int_equal(sim_opts_parse("x", opts, 3, a4, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(depth, 40);
+    json_t *cfg = sim_opts_to_json(opts);
+    assert_null(json_object_get(cfg, "runtime"));
+    assert_null(json_object_get(cfg, "iodepth"));
+    json_decref(cfg);
+    sim_alias a;
+    const char *p = sim_alias_next("time|fio:runtime|fio:direct=0", &a);
+    assert_int_equal(a.name_len, 4);
+    assert_int_equal(a.peer_len, 0);
+    assert_int_equal(a.flag_value, -1);
+    p = sim_alias_next(p, &a);
+    assert_memory_equal(a.peer, "fio", 3);
+    assert_memory_equal(a.name, "runtime", 7);
+    p = sim_alias_next(p, &a);
+    assert_int_equal(a.name_len, 6);
+    assert_int_equal(a.flag_value, 0);
+    assert_null(sim_alias_next(p, &a));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sim_opts_help(f, "x", NULL, opts);
+    fclose(f);
+    assert_non_null(strstr(text, "(also --time, fio's --runtime)"));
+    assert_non_null(strstr(text, "(also fio's --direct=0)"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),       cmocka_unit_test(test_durations),
         cmocka_unit_test(test_table),       cmocka_unit_test(test_errors),
         cmocka_unit_test(test_double_dash), cmocka_unit_test(test_vocabulary),
+        cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_peer_aliases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
