@@ -65,7 +65,7 @@ files = subprocess.run(["git", "ls-files"], capture_output=True, text=True).stdo
 if not files:  # not a git checkout: walk the tree
     files = [os.path.relpath(os.path.join(d, f)) for d, _, fs in os.walk(".") for f in fs]
 mention_re = re.compile(r'(?<![\w/.-])((?:docs/)?measurements/[a-z][a-z0-9_-]*\.md|docs/[a-z][a-z0-9_-]*\.md)'
-                        r'(?:,? "([A-Za-z0-9][^"\n]*)")?')
+                        r'(?:,? "([A-Za-z0-9][^"\n]*)"|, ([A-Z][A-Za-z0-9 ]*[a-z])(?=\)))?')
 for src in files:
     if not re.search(r"\.(c|h|sh|bash|md|ini|txt|cmake)$|CMakeLists\.txt$", src):
         continue
@@ -74,7 +74,8 @@ for src in files:
     except (OSError, UnicodeDecodeError):
         continue
     text = re.sub(r"[ \t]*\n[ \t]*(?:\*(?!/)|#|//)?[ \t]*", " ", text)  # join wrapped lines
-    for name, section in mention_re.findall(text):
+    for name, quoted, bare in mention_re.findall(text):
+        section = quoted or bare
         if name.startswith("measurements/"):
             if not src.startswith("docs/") or src.startswith("docs/measurements/"):
                 continue
