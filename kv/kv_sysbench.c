@@ -81,6 +81,8 @@ typedef struct kv_conn {
     char err[512];
 } kv_conn;
 
+ST_REGISTER_TARGET_FILES(sysbench_lmdb, "sbtest-lmdb-*")
+
 /* The files carry the instance's number from 1, as the text and the result count. */
 static void file_names(int instance, char *data, char *lock)
 {

@@ -113,6 +113,8 @@ typedef struct sq_conn {
     char err[512];
 } sq_conn;
 
+ST_REGISTER_TARGET_FILES(sysbench_sqlite, "sbtest-sqlite-*")
+
 /* The files carry the instance's number from 1, as the text and the result count. */
 static void meta_name(int instance, char *buf, size_t len)
 {

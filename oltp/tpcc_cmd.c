@@ -36,6 +36,8 @@
 
 /* This invocation's options at their defaults. Nothing of an invocation is kept in
  * file-level state: suite may run tpcc twice in one process. */
+ST_REGISTER_TARGET_FILES(tpcc, "tpcc-*") /* tpcc-N.db, tpcc-N.pristine */
+
 static void tpcc_cli_defaults(tpcc_options *o)
 {
     *o = (tpcc_options){
@@ -1007,7 +1009,8 @@ static int run_actions(tpcc_options *opt, st_target *t, const char *action, json
             sim_info("tpcc: run result written to %s; checking consistency", opt->json);
     }
     if (!rc && checking) rc = do_check(opt, t, doc);
-    if (sim_result_save(doc, opt->json) && !rc) rc = SIM_EXIT_FAIL;
+    /* A refusal (a target or option the user must change) is not a result. */
+    if (rc != SIM_EXIT_USAGE && sim_result_save(doc, opt->json) && !rc) rc = SIM_EXIT_FAIL;
     return rc;
 }
 

@@ -525,6 +525,8 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         if (rc) return rc;
     }
     if (npositional) *npositional = npos;
+    int rc = sim_output_check(cmd, opts);
+    if (rc) return rc;
     const sim_opt *json = sim_opts_find(opts, "json");
     if (json && json->kind == SIM_OPT_STRING && sim_json_on_stdout(*(const char **)json->dst))
         sim_json_claim_stdout();

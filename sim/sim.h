@@ -142,6 +142,13 @@ typedef enum sim_opt_kind {
 /* The value of a SIM_OPT_WARMUP option given as "steady" (sim_run_config_warmup). */
 #define SIM_WARMUP_STEADY UINT64_MAX
 
+/* What an option names when it names a file the command writes (sim_opt.output). */
+typedef enum sim_output_kind {
+    SIM_OUTPUT_NONE = 0,
+    SIM_OUTPUT_REPLACE, /* a file written whole, replacing one that exists */
+    SIM_OUTPUT_NEW,     /* an existing file is replaced only with the command's --force */
+} sim_output_kind;
+
 typedef struct sim_opt {
     const char *name; /* long option without "--" */
     sim_opt_kind kind;
@@ -169,6 +176,9 @@ typedef struct sim_opt {
      * another option): an old flag form of a value option (vdi's `--json` meant
      * `--json -`), noted on stderr. NULL = a value is required. */
     const char *bare_value;
+    /* SIM_OPT_STRING naming a file the command writes ("-" = stdout): sim_opts_parse
+     * checks it with sim_output_check before the command creates or runs anything. */
+    sim_output_kind output;
 } sim_opt;
 /* One entry of sim_opt.aliases. */
 typedef struct sim_alias {
@@ -192,7 +202,8 @@ const char *sim_alias_next(const char *p, sim_alias *a);
  * a usage error). "--help" prints sim_opts_help and returns SIM_OPTS_HELP_SHOWN (the
  * caller exits 0: sim_opts_exit_status). Returns SIM_EXIT_OK, SIM_OPTS_HELP_SHOWN or
  * SIM_EXIT_USAGE after printing a message that names the option, the bad value and
- * what is accepted.
+ * what is accepted. Every output option given (sim_opt.output) is checked last
+ * (sim_output_check), so a command refuses an unusable output before anything else.
  */
 #define SIM_OPTS_HELP_SHOWN (-1)
 /* The exit status for a non-zero sim_opts_parse result: help shown is a success. */
@@ -203,6 +214,30 @@ static inline int sim_opts_exit_status(int rc)
 int sim_opts_parse(const char *command, sim_opt *opts, int argc, char **argv, char **positional,
                    int max_positional, int *npositional, const char *usage);
 void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_opt *opts);
+
+/*
+ * Output files, checked before a command creates or runs anything (sim/output_check.c),
+ * so that a run never ends with its result lost or a refusal that leaves something
+ * behind. A path is refused (message naming the option, the path and what to do;
+ * SIM_EXIT_USAGE) when its directory is missing or not a directory, when it names a
+ * directory or something other than a regular file (a device, a FIFO, a socket),
+ * when it lies on a kernel pseudo-filesystem (/proc, /sys, ...) or a read-only one, when
+ * a file cannot be created in its directory (tried with a probe file, removed at once:
+ * the only way that holds for root, ACLs and quotas alike), when a SIM_OUTPUT_NEW file
+ * exists without --force, when two output options name one file, or when the output
+ * guard refuses it. "-" (stdout) is always accepted. Only rank 0 of a job writes
+ * results, so other ranks skip the check.
+ */
+int sim_output_check(const char *command, const sim_opt *opts);
+/* The same for one path that is not an option's value (a positional output); `what`
+ * names it in the message ("the output file"). opts may be NULL. */
+int sim_output_check_path(const char *command, const char *what, const char *path,
+                          sim_output_kind kind, bool force, const sim_opt *opts);
+/* The output guard: storage refuses paths that are a target's own files (the target
+ * being the command's --target, found in opts). Returns true and why when path must not
+ * be written. Set once, from a constructor. */
+typedef bool (*sim_output_guard_fn)(const sim_opt *opts, const char *path, char *why, size_t len);
+void sim_set_output_guard(sim_output_guard_fn fn);
 /* {"name": value, ...} for every option, defaults included (sizes in bytes, durations
  * in seconds as numbers). */
 json_t *sim_opts_to_json(const sim_opt *opts);
@@ -262,7 +297,7 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
 #define SIM_VOCAB_JSON(dst_, deprecated_)                                                          \
     {                                                                                              \
         .name = "json", .kind = SIM_OPT_STRING, .dst = (dst_), .metavar = "FILE",                  \
-        .deprecated = (deprecated_),                                                               \
+        .deprecated = (deprecated_), .output = SIM_OUTPUT_REPLACE,                                 \
         .help = "write the result document to FILE (- = stdout, and nothing else there)"           \
     }
 #define SIM_VOCAB_QUIET(dst_, what)                                                                \

@@ -68,6 +68,18 @@ int st_target_create_file(st_target *t, const char *name, int extra_flags, int *
 int st_target_open_file(st_target *t, const char *name, int extra_flags, bool writable, int *fd,
                         char *err, size_t errlen);
 bool st_target_owns(const st_target *t, const char *name);
+/* The names a workload creates in a directory target, as an fnmatch pattern
+ * ("tpcc-*.db"), registered from a constructor (ST_REGISTER_TARGET_FILES) where the
+ * names are made: no output path of a command (sim_output_check) may take one of them
+ * inside its target, nor a name the manifest lists, nor the manifest or lock, nor a
+ * library's companion of any of these (-wal, -journal, -shm, -lock), whether the file
+ * exists yet or not. */
+void st_register_target_file_names(const char *pattern);
+#define ST_REGISTER_TARGET_FILES(var, pattern)                                                     \
+    __attribute__((constructor)) static void st_register_files_##var(void)                         \
+    {                                                                                              \
+        st_register_target_file_names(pattern);                                                    \
+    }
 /* Checks that fd (opened by the caller inside the target) is the regular file the
  * manifest recorded for name: refused (SIM_EXIT_USAGE, saying what was found) otherwise. */
 int st_target_check_fd(st_target *t, const char *name, int fd, char *err, size_t errlen);

@@ -37,6 +37,10 @@ void tr_replay_run_config(sim_run_config *cfg)
     cfg->instances = 1;
 }
 
+ST_REGISTER_TARGET_FILES(replay, "replay.data")
+ST_REGISTER_TARGET_FILES(io, "io.data")     /* trace/io_run.c's IO_DATA_FILE */
+ST_REGISTER_TARGET_FILES(vdi, "vdi-*.data") /* trace/vdi_cmd.c */
+
 void tr_replay_opts_default(tr_replay_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -394,33 +398,48 @@ static const char *timing_name(tr_timing t)
     return t == TR_TIMING_ORIGINAL ? "original" : t == TR_TIMING_AFAP ? "afap" : "rate";
 }
 
-/* Opens (or sizes) the data file or device and places the trace's volumes in the
- * region; *size = bytes of data. */
+/* Checks the region against the data's size and places the volumes in it. */
+static int place_region(replay *rp, const tr_scan *scan, uint32_t align, uint64_t size, char *err,
+                        size_t errlen)
+{
+    const tr_replay_opts *o = rp->o;
+    if (o->region_offset >= size) {
+        snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
+                 (unsigned long long)o->region_offset, (unsigned long long)size);
+        return SIM_EXIT_USAGE;
+    }
+    uint64_t rlen = o->region_length ? o->region_length : size - o->region_offset;
+    if (rlen > size - o->region_offset) {
+        snprintf(err, errlen,
+                 "--region of %llu bytes from %llu ends beyond the end of the data (%llu)",
+                 (unsigned long long)rlen, (unsigned long long)o->region_offset,
+                 (unsigned long long)size);
+        return SIM_EXIT_USAGE;
+    }
+    return tr_place_init(&rp->place, scan, o->map, align, o->region_offset, rlen, err, errlen);
+}
+
+/* Places the trace's volumes in the region, then opens (or sizes) the data file or
+ * device; *size = bytes of data. The placement is checked against the size the data
+ * will have before the file is created or resized, so that a refusal leaves the target
+ * as it was. */
 static int place_data(replay *rp, st_target *t, const tr_scan *scan, uint64_t need, uint32_t align,
                       uint64_t *size, char *err, size_t errlen)
 {
     const tr_replay_opts *o = rp->o;
-    int rc;
-    rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data",
-                             o->file_size ? o->file_size : need, &rp->fd, size, err, errlen);
+    uint64_t want = o->file_size ? o->file_size : need;
+    *size = tr_replay_data_size(t, want);
+    int rc = place_region(rp, scan, align, *size, err, errlen);
     if (rc) return rc;
-    if (o->region_offset >= *size) {
-        snprintf(err, errlen, "--region starts at %llu, beyond the end of the data (%llu)",
-                 (unsigned long long)o->region_offset, (unsigned long long)*size);
-        rc = SIM_EXIT_USAGE;
-        return rc;
+    uint64_t planned = *size;
+    rc = tr_replay_open_data(t, o->file_name ? o->file_name : "replay.data", want, &rp->fd, size,
+                             err, errlen);
+    if (rc) return rc;
+    if (*size != planned) { /* the device's capacity cannot change while it is held */
+        snprintf(err, errlen, "the data is %llu bytes, not the %llu planned",
+                 (unsigned long long)*size, (unsigned long long)planned);
+        return SIM_EXIT_FAIL;
     }
-    uint64_t rlen = o->region_length ? o->region_length : *size - o->region_offset;
-    if (rlen > *size - o->region_offset) {
-        snprintf(err, errlen,
-                 "--region of %llu bytes from %llu ends beyond the end of the data (%llu)",
-                 (unsigned long long)rlen, (unsigned long long)o->region_offset,
-                 (unsigned long long)*size);
-        rc = SIM_EXIT_USAGE;
-        return rc;
-    }
-    if ((rc = tr_place_init(&rp->place, scan, o->map, align, o->region_offset, rlen, err, errlen)))
-        return rc;
     return SIM_EXIT_OK;
 }
 

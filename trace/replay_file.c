@@ -71,6 +71,13 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
     return SIM_EXIT_OK;
 }
 
+uint64_t tr_replay_data_size(const st_target *t, uint64_t want_size)
+{
+    if (st_target_is_device(t)) return st_target_capacity(t); /* the device up to appsim's mark */
+    uint32_t bs = st_target_block_size(t);
+    return (want_size + bs - 1) / bs * bs;
+}
+
 int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
                         char *err, size_t errlen)
 {
@@ -79,11 +86,11 @@ int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int 
     if (st_target_is_device(t)) {
         rc = st_target_create_file(t, NULL, 0, fd, err, errlen);
         if (rc) return rc;
-        *size = st_target_capacity(t); /* the device up to appsim's mark */
+        *size = tr_replay_data_size(t, want_size);
         return SIM_EXIT_OK;
     }
     uint32_t bs = st_target_block_size(t);
-    want_size = (want_size + bs - 1) / bs * bs;
+    want_size = tr_replay_data_size(t, want_size);
     char path[4096];
     st_target_file_path(t, name, path, sizeof path);
     uint64_t have = 0;

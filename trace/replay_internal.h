@@ -40,6 +40,9 @@ void tr_place_free(tr_place *pl);
  * holes. *size = the usable size. */
 int tr_replay_open_data(st_target *t, const char *name, uint64_t want_size, int *fd, uint64_t *size,
                         char *err, size_t errlen);
+/* The usable size tr_replay_open_data will give for want_size, known before anything is
+ * created: the device's capacity, or want_size rounded up to whole blocks. */
+uint64_t tr_replay_data_size(const st_target *t, uint64_t want_size);
 
 /* The size the data file needs for a trace of this scan: the span, block-aligned, in
  * *out; -1 when it would exceed TR_MAX_EXTENT (an input error). */

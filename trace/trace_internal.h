@@ -142,6 +142,7 @@ void tr_volmap_free(tr_volmap *m);
         {.name = "o",                                                                              \
          .kind = SIM_OPT_STRING,                                                                   \
          .dst = &(out),                                                                            \
+         .output = SIM_OUTPUT_NEW,                                                                 \
          .help = "output file (- = stdout; .gz or .zst compresses)"},                              \
         {.name = "to",                                                                             \
          .kind = SIM_OPT_CHOICE,                                                                   \

@@ -242,6 +242,26 @@ static json_t *storm_result(const vdi_cli *c, const combo *k, const vdi_phase_tr
     return res;
 }
 
+/* A device target must hold the largest of the storms' layouts: checked before the first
+ * storm, so that a refusal runs nothing. SIM_EXIT_OK or SIM_EXIT_USAGE (message printed). */
+static int check_device_size(const vdi_cli *c, st_target *t, const vdi_phase_traces *pt,
+                             const combo *combos, int ncombos)
+{
+    if (!st_target_is_device(t)) return SIM_EXIT_OK; /* a file's space is checked as it is made */
+    uint64_t need = 0, size = st_target_capacity(t);
+    for (int i = 0; i < ncombos; i++) {
+        uint64_t b = vdi_layout_bytes(&pt->img, combos[i].clones, (uint32_t)c->desktops);
+        if (b > need) need = b;
+    }
+    if (need <= size) return SIM_EXIT_OK;
+    char a[32], b[32];
+    sim_error("vdi: the storm's layout needs %s but %s holds %s: use fewer --desktops or a "
+              "larger device",
+              sim_format_size(need, a, sizeof a), st_target_path(t),
+              sim_format_size(size, b, sizeof b));
+    return SIM_EXIT_USAGE;
+}
+
 /* Runs one storm (lays out the device first if needed) and appends its entry to
  * results. SIM_EXIT_OK or an exit status (message printed). */
 static int run_storm(const vdi_cli *c, st_target *t, const vdi_phase_traces *pt, const combo *k,
@@ -261,9 +281,10 @@ static int run_storm(const vdi_cli *c, st_target *t, const vdi_phase_traces *pt,
         .seed = c->seed,
     };
     if (st_target_is_device(t) && !laid_out[k->clones]) {
-        if (layout_device(t, layout, c->seed, err, sizeof err) != 0) {
+        int rc = layout_device(t, layout, c->seed, err, sizeof err);
+        if (rc) {
             sim_error("vdi: %s", err);
-            return SIM_EXIT_FAIL;
+            return rc;
         }
         laid_out[k->clones] = true;
     }
@@ -531,6 +552,7 @@ static int vdi_main(int argc, char **argv)
     json_t *results = json_array();
     json_object_set_new(doc, "storms", results);
     bool laid_out[2] = {false, false};
+    rc = check_device_size(&c, t, &pt, combos, ncombos);
     for (int i = 0; i < ncombos && rc == SIM_EXIT_OK && !sim_interrupted() && !sim_fault_noted();
          i++)
         rc = run_storm(&c, t, &pt, &combos[i], laid_out, results);
@@ -539,7 +561,9 @@ static int vdi_main(int argc, char **argv)
     if (json_array_size(results) > 0 && !sim_json_on_stdout(c.json))
         print_table(stdout, &c, results);
     if (sim_interrupted()) json_object_set_new(doc, "interrupted", json_true());
-    int wrc = sim_result_save(doc, c.json);
+    /* A refusal before any storm ran is not a result. */
+    bool refused = rc == SIM_EXIT_USAGE && json_array_size(results) == 0;
+    int wrc = refused ? SIM_EXIT_OK : sim_result_save(doc, c.json);
     json_decref(doc);
     return rc ? rc : wrc;
 }

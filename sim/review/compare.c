@@ -91,6 +91,7 @@ static int compare_main(int argc, char **argv)
         {.name = "output",
          .kind = SIM_OPT_STRING,
          .dst = &output,
+         .output = SIM_OUTPUT_REPLACE,
          .help = "write to FILE instead of standard output (-o)"},
         {.name = "ranks",
          .kind = SIM_OPT_FLAG,
@@ -119,23 +120,27 @@ static int compare_main(int argc, char **argv)
     cmp_set set;
     rc = cmp_build_labeled(&set, "compare", files, nfiles, label, ranks);
     if (rc) return rc;
-    FILE *out = stdout;
-    if (output) {
-        out = fopen(output, "w");
-        if (!out) {
-            sim_error("compare: cannot write %s: %s", output, strerror(errno));
-            cmp_set_free(&set);
-            return SIM_EXIT_USAGE;
-        }
+    /* --output is replaced whole (never written through a link that stands there). */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = output && !sim_json_on_stdout(output) ? open_memstream(&text, &len) : stdout;
+    if (!out) {
+        sim_error("compare: out of memory");
+        cmp_set_free(&set);
+        return SIM_EXIT_FAIL;
     }
     cmp_print(out, &set, f);
     for (int i = 0; i < set.ngroups; i++)
         if (set.groups[i].note)
             sim_warn("table %d (%s): %s", i + 1, set.groups[i].workload, set.groups[i].note);
     int status = SIM_EXIT_OK;
-    if (out != stdout && fclose(out)) {
-        sim_error("compare: writing %s failed: %s", output, strerror(errno));
-        status = SIM_EXIT_FAIL;
+    if (out != stdout) {
+        int e = fclose(out) ? errno : sim_atomic_write(output, text, len);
+        if (e) {
+            sim_error("compare: writing %s failed: %s", output, strerror(e));
+            status = SIM_EXIT_FAIL;
+        }
+        free(text);
     }
     cmp_set_free(&set);
     return status;

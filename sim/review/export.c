@@ -199,14 +199,10 @@ static int write_out(const char *path, const cmp_buf *b)
         if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len) return SIM_ERR;
         return fflush(stdout) ? SIM_ERR : SIM_OK;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        sim_error("export: cannot write %s: %s", path, strerror(errno));
-        return SIM_ERR;
-    }
-    bool ok = (!b->len || fwrite(b->s, 1, b->len, f) == b->len);
-    if (fclose(f) || !ok) {
-        sim_error("export: writing %s failed: %s", path, strerror(errno));
+    /* Replaced whole, never written through a link that stands at path. */
+    int e = sim_atomic_write(path, b->s ? b->s : "", b->len);
+    if (e) {
+        sim_error("export: writing %s failed: %s", path, strerror(e));
         return SIM_ERR;
     }
     return SIM_OK;
@@ -219,10 +215,12 @@ static int export_main(int argc, char **argv)
         {.name = "csv",
          .kind = SIM_OPT_STRING,
          .dst = &csv,
+         .output = SIM_OUTPUT_REPLACE,
          .help = "write the interval series as CSV to FILE (- = standard output)"},
         {.name = "hlog",
          .kind = SIM_OPT_STRING,
          .dst = &hlog,
+         .output = SIM_OUTPUT_REPLACE,
          .help = "write the histograms as an HdrHistogram interval log to FILE (- = standard "
                  "output)"},
         SIM_OPT_END,

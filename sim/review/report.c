@@ -699,6 +699,7 @@ static int report_main(int argc, char **argv)
         {.name = "output",
          .kind = SIM_OPT_STRING,
          .dst = &output,
+         .output = SIM_OUTPUT_REPLACE,
          .help = "the HTML file to write (-o); required"},
         {.name = "label",
          .kind = SIM_OPT_STRING,
