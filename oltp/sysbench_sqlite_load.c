@@ -46,7 +46,7 @@ static int loader_connect(sq_table *d, st_target *t, char *err, size_t errlen)
     if (rc) return rc;
     if (sqlite3_open_v2(d->path, &d->load,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
-                        NULL) != SQLITE_OK) {
+                        st_db_failstop_vfs()) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %s for the load: %s", d->path,
                  d->load ? sqlite3_errmsg(d->load) : "out of memory");
         sqlite3_close(d->load);
@@ -79,7 +79,9 @@ static int close_loader(sq_table *d, st_target *target, char *err, size_t errlen
     if (st_target_open_file(target, d->name, 0, false, &fd, err, errlen)) return SIM_EXIT_FAIL;
     if (fdatasync(fd)) {
         /* not durable: the instance must not be marked complete */
-        snprintf(err, errlen, "syncing %s after the load: %s", d->path, strerror(errno));
+        int e = errno;
+        sim_fault_note(e, "syncing %s after the load", d->path);
+        snprintf(err, errlen, "syncing %s after the load: %s", d->path, strerror(e));
         close(fd);
         return SIM_EXIT_FAIL;
     }

@@ -328,7 +328,7 @@ static int bulk_load(const char *path, int page_size, const tpcc_load_opts *lo, 
     sqlite3 *c = NULL;
     if (sqlite3_open_v2(path, &c,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
-                        NULL) != SQLITE_OK) {
+                        st_db_failstop_vfs()) != SQLITE_OK) {
         snprintf(err, errlen, "SQLite: opening %.300s for the load: %s", path,
                  c ? sqlite3_errmsg(c) : "out of memory");
         sqlite3_close(c);
@@ -358,7 +358,9 @@ static int settle_loaded_file(st_target *t, const char *name, char *err, size_t 
     int rc = st_target_open_file(t, name, 0, false, &fd, err, errlen);
     if (rc) return rc;
     if (fdatasync(fd)) {
-        snprintf(err, errlen, "syncing %.300s after the load: %s", name, strerror(errno));
+        int e = errno;
+        sim_fault_note(e, "syncing %s after the load", name);
+        snprintf(err, errlen, "syncing %.300s after the load: %s", name, strerror(e));
         close(fd);
         return SIM_EXIT_FAIL;
     }

@@ -174,6 +174,15 @@ static void schedule(engine *e, uint64_t due, uint32_t id)
     pthread_mutex_unlock(&e->heap_lock);
 }
 
+/* Stops every worker and wakes the scheduler to end the run. */
+static void stop_now(engine *e)
+{
+    atomic_store(&e->stop, true);
+    pthread_mutex_lock(&e->heap_lock);
+    pthread_cond_signal(&e->heap_changed);
+    pthread_mutex_unlock(&e->heap_lock);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -190,6 +199,13 @@ static void *worker_main(void *arg)
     run_queue *q = &e->queues[w->instance];
     unit u;
     while (!atomic_load(&e->stop) && queue_pop(e, q, &u)) {
+        /* Fail-stop (sim/fault.c): after the first storage error no unit starts; the
+         * scheduler would notice only at its next wake-up, and units that fail at once
+         * (a refused write) would meanwhile count thousands of errors. */
+        if (sim_fault_noted()) {
+            stop_now(e);
+            break;
+        }
         uint32_t gid = (uint32_t)w->instance * cfg->vusers + u.vu;
         vuser *user = &e->users[gid];
         sim_rng *rng = open_loop ? &w->rng : &user->rng;

@@ -70,6 +70,12 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
  * Open it with SQLITE_OPEN_NOFOLLOW. */
 int st_db_library_path(st_target *t, const char *name, char *path, size_t len, char *err,
                        size_t errlen);
+/* The VFS to open such a path with (sqlite3_open_v2's last argument): SQLite's default
+ * one under appsim's fail-stop rule (sim/fault.c): the first failed write or sync is
+ * noted as the process's storage fault and nothing is written after it. A buffered
+ * target's connections use it too. NULL (the default VFS, with a warning) if it could
+ * not be registered. */
+const char *st_db_failstop_vfs(void);
 /* A new connection with the VFS and the pragmas applied (WAL, synchronous, a small
  * per-connection cache). Use from one thread at a time. Opened with extended result
  * codes (mask with 0xff to compare with SQLITE_BUSY); busy timeout 10 s; no automatic

@@ -286,8 +286,11 @@ static int pwrite_all(st_sqlite_bulk *b, const uint8_t *buf, size_t len, off_t o
         ssize_t w = pwrite(b->fd, buf + done, len - done, off + (off_t)done);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            snprintf(err, errlen, "writing %s: %s", b->path,
-                     w < 0 ? strerror(errno) : "short write");
+            int e = w < 0 ? errno : ENOSPC; /* pwrite returns 0 only when nothing fits */
+            /* fail-stop (sim/fault.c): any write that did not happen is a storage fault */
+            sim_fault_note(sim_fault_errno_is_fatal(e) ? e : EIO, "writing %s at offset %lld",
+                           b->path, (long long)(off + (off_t)done));
+            snprintf(err, errlen, "writing %s: %s", b->path, w < 0 ? strerror(e) : "short write");
             b->failed = true;
             return SIM_ERR;
         }

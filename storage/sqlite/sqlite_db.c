@@ -248,7 +248,7 @@ static int open_conn(st_db *db, sqlite3 **out, char *err, size_t errlen)
         if (rc) return rc;
         flags |= SQLITE_OPEN_NOFOLLOW;
     }
-    int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : NULL);
+    int rc = sqlite3_open_v2(db->path, &c, flags, db->vi ? db->vi->vfs_name : st_db_failstop_vfs());
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open SQLite database %s: %s", db->path,
                  c ? sqlite3_errmsg(c) : sqlite3_errstr(rc));
@@ -814,16 +814,34 @@ static int start_checkpointer(st_db *db, char *err, size_t errlen)
  * often. At 16 connections (tpcc scale 100, three pairs) it took 4-22 % off the CPU
  * per transaction and 6-28 % off the writer lock's holds, for 2-6 % more TPS
  * (docs/tpcc.md). appsim reads no SQLite memory statistic. */
+static bool failstop_registered;
+
 static void sqlite_global_init(void)
 {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* after the configuration: registering a VFS initializes SQLite */
+    failstop_registered = vf_failstop_register() == SQLITE_OK;
+    if (!failstop_registered)
+        sim_warn("SQLite's fail-stop VFS could not be registered: through SQLite's own VFS a "
+                 "storage error may not stop the run");
+}
+
+static void sqlite_init_once(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sqlite_global_init);
+}
+
+const char *st_db_failstop_vfs(void)
+{
+    sqlite_init_once();
+    return failstop_registered ? vf_failstop_name() : NULL;
 }
 
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,
                char *err, size_t errlen)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, sqlite_global_init);
+    sqlite_init_once();
     *out = NULL;
     int si, mi;
     uint32_t ps;

@@ -199,4 +199,11 @@ void vf_counters_get(vf_instance *vi, int kind, vf_counters *out);
  * SQLite I/O error code. */
 int vf_wal_durable(vf_instance *vi);
 
+/* ------------------------------------------------------------------ fail-stop VFS */
+
+/* Registers (once, not as the default) the VFS that wraps SQLite's default one with the
+ * fail-stop rule (sqlite_failstop.c); SQLITE_OK or SQLite's error. */
+int vf_failstop_register(void);
+const char *vf_failstop_name(void);
+
 #endif
