@@ -807,7 +807,8 @@ int sb_action_check(sb_cmd *c, json_t *doc)
 
 /* Removes the files of one instance's table (0: the instance's own); the count
  * of files of it that were there. */
-static int remove_files(sb_cmd *c, int inst, uint32_t table, json_t *arr, int *removed, int *rc)
+static int remove_files(sb_cmd *c, int inst, uint32_t table, json_t *arr, json_t *left,
+                        int *removed, int *rc)
 {
     char names[MAX_FILES][64], err[1024];
     int nf = c->engine->files(inst, table, names, MAX_FILES);
@@ -815,9 +816,11 @@ static int remove_files(sb_cmd *c, int inst, uint32_t table, json_t *arr, int *r
     for (int f = 0; f < nf; f++) {
         if (!st_target_owns(c->t, names[f])) continue;
         here++;
-        if (st_target_remove_file(c->t, names[f], err, sizeof err)) {
+        int r = st_target_remove_file(c->t, names[f], err, sizeof err);
+        if (r) { /* a file that is not the one appsim created is left, and said so */
             sim_error("%s", err);
-            *rc = SIM_EXIT_FAIL;
+            if (*rc != SIM_EXIT_FAIL) *rc = r;
+            json_array_append_new(left, json_string(names[f]));
             continue;
         }
         (*removed)++;
@@ -829,21 +832,24 @@ static int remove_files(sb_cmd *c, int inst, uint32_t table, json_t *arr, int *r
 int sb_action_cleanup(sb_cmd *c, json_t *doc)
 {
     int removed = 0, rc = 0;
-    json_t *arr = json_array();
+    json_t *arr = json_array(), *left = json_array();
     /* Every instance and table this engine may have left, whatever --instances and
      * --tables say now: tables are numbered from 1 without gaps, as prepare creates
      * them, so a table with no file ends an instance's tables (past --tables). Instance
      * -1 is the "-i0" files of an older appsim, which numbered instances from 0. */
     for (int i = -1; i < 4096; i++) {
-        int here = remove_files(c, i, 0, arr, &removed, &rc);
+        int here = remove_files(c, i, 0, arr, left, &removed, &rc);
         for (uint32_t t = 1; t < UINT32_MAX; t++) {
-            int n = remove_files(c, i, t, arr, &removed, &rc);
+            int n = remove_files(c, i, t, arr, left, &removed, &rc);
             here += n;
             if (!n && t > c->tables) break;
         }
         if (!here && i >= (int)c->instances) break;
     }
-    json_object_set_new(doc, "cleanup", json_pack("{s:o}", "removed", arr));
-    printf("cleanup (%s): removed %d file(s) from %s\n", c->engine->name, removed, c->target);
+    size_t nleft = json_array_size(left);
+    json_object_set_new(doc, "cleanup", json_pack("{s:o, s:o}", "removed", arr, "left", left));
+    printf("cleanup (%s): removed %d file(s) from %s", c->engine->name, removed, c->target);
+    if (nleft) printf("; left %zu that are not the files appsim created (named above)", nleft);
+    printf("\n");
     return rc;
 }

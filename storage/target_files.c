@@ -339,6 +339,45 @@ const char *st_target_file_path(const st_target *t, const char *name, char *buf,
     return buf;
 }
 
+/* Before a listed name is deleted: whether it still holds the file appsim created, as
+ * the manifest recorded it (inode on the target's filesystem and birth time), the check
+ * every open makes (check_identity). SIM_EXIT_OK (with *gone when nothing is there any more), or
+ * SIM_EXIT_USAGE with err saying what the name holds instead; never records anything.
+ * Called with the target's lock held. */
+static int check_deletable(st_target *t, const char *name, bool *gone, char *err, size_t errlen)
+{
+    mode_t mode;
+    st_file_id now, rec;
+    int e = stat_id(t, name, -1, &mode, &now);
+    *gone = e == -ENOENT;
+    if (*gone) return SIM_EXIT_OK;
+    if (e)
+        return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot stat %s/%s: %s", t->path, name,
+                              strerror(-e));
+    if (S_ISLNK(mode))
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "%s/%s is a symbolic link, not the file appsim created there",
+                              t->path, name);
+    if (!S_ISREG(mode) && !S_ISDIR(mode))
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "%s/%s is not a regular file, so appsim did not create it", t->path,
+                              name);
+    /* A name listed without an identity (an older appsim's manifest) is accepted, as
+     * every open accepts it. */
+    if (st_manifest_identity(t, name, &rec) <= 0) return SIM_EXIT_OK;
+    bool same = now.ino == rec.ino && now.dev == (uint64_t)t->dev &&
+                (!rec.btime_ns || !now.btime_ns || rec.btime_ns == now.btime_ns);
+    if (!same)
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "%s/%s is not the file appsim created there (inode %llu born at "
+                              "%llu ns; the manifest recorded inode %llu born at %llu ns): it "
+                              "was replaced or linked in since",
+                              t->path, name, (unsigned long long)now.ino,
+                              (unsigned long long)now.btime_ns, (unsigned long long)rec.ino,
+                              (unsigned long long)rec.btime_ns);
+    return SIM_EXIT_OK;
+}
+
 int st_target_remove_file(st_target *t, const char *name, char *err, size_t errlen)
 {
     int rc = check_name(t, name, err, errlen);
@@ -354,7 +393,15 @@ int st_target_remove_file(st_target *t, const char *name, char *err, size_t errl
             "refusing to remove %s/%s: appsim did not create it (not in the manifest)", t->path,
             name);
     }
-    if (unlinkat(t->dirfd, name, 0) != 0 && errno != ENOENT) {
+    bool gone = false;
+    rc = check_deletable(t, name, &gone, err, errlen);
+    if (rc) {
+        pthread_mutex_unlock(&t->lock);
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, "; appsim left it in place (still listed): move it away");
+        return rc;
+    }
+    if (!gone && unlinkat(t->dirfd, name, 0) != 0 && errno != ENOENT) {
         int e = errno;
         pthread_mutex_unlock(&t->lock);
         return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot remove %s/%s: %s", t->path, name,
@@ -385,10 +432,22 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen)
         return st_target_fail(err, errlen, SIM_EXIT_FAIL, "cannot read %s/%s: %s", t->path,
                               ST_MANIFEST_NAME, strerror(-e));
     }
-    int failed = 0, removed = 0;
+    int failed = 0, removed = 0, left = 0;
     char first_fail[512] = "";
     for (char **n = names; *n; n++) {
         struct stat st;
+        bool gone = false;
+        char why[1024];
+        int rc = check_deletable(t, *n, &gone, why, sizeof why);
+        if (gone) {
+            st_manifest_remove(t, *n);
+            continue;
+        }
+        if (rc) { /* not appsim's file, or not provably: never deleted */
+            sim_warn("left %s; move it away yourself if it is not needed", why);
+            left++;
+            continue;
+        }
         if (fstatat(t->dirfd, *n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* already gone */
         if (unlinkat(t->dirfd, *n, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) {
             if (!failed++) snprintf(first_fail, sizeof first_fail, "%s: %s", *n, strerror(errno));
@@ -401,8 +460,14 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen)
         st_manifest_remove(t, *n);
     }
     st_manifest_free(names);
-    if (!failed) st_manifest_delete(t);
+    if (!failed && !left) st_manifest_delete(t);
     pthread_mutex_unlock(&t->lock);
+    if (left && !failed)
+        return st_target_fail(err, errlen, SIM_EXIT_USAGE,
+                              "cleanup of %s: %d file(s) removed, %d left because they are not "
+                              "the files appsim created there (named above; they stay listed in "
+                              "%s/%s until they are gone)",
+                              t->path, removed, left, t->path, ST_MANIFEST_NAME);
     if (failed)
         return st_target_fail(
             err, errlen, SIM_EXIT_FAIL,
