@@ -63,6 +63,7 @@ static void opt_from(d_opt *d, const sim_opt *o)
     d->path_value = o->kind == SIM_OPT_STRING;
     d->choices = o->kind == SIM_OPT_CHOICE   ? dup_or_empty(o->choices)
                  : o->kind == SIM_OPT_WARMUP ? dup_or_empty("steady")
+                 : o->suggestions            ? dup_or_empty(o->suggestions)
                                              : NULL;
 }
 

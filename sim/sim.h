@@ -179,6 +179,9 @@ typedef struct sim_opt {
     /* SIM_OPT_STRING naming a file the command writes ("-" = stdout): sim_opts_parse
      * checks it with sim_output_check before the command creates or runs anything. */
     sim_output_kind output;
+    /* SIM_OPT_STRING: values the shell completion offers, "|"-separated (io's built-in
+     * profiles); the option still takes any string (a comma-separated list of them). */
+    const char *suggestions;
 } sim_opt;
 /* One entry of sim_opt.aliases. */
 typedef struct sim_alias {

@@ -391,6 +391,19 @@ static io_cli io_defaults(void)
                     .seed = 1};
 }
 
+/* The built-in profiles' names, "a|b|c", for the shell completion of --profile. */
+static const char *profile_names(void)
+{
+    static char names[2048];
+    if (!names[0]) {
+        size_t len = 0;
+        for (const io_profile *const *p = io_profiles(); *p && len < sizeof names; p++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? "|" : "",
+                                    (*p)->name);
+    }
+    return names;
+}
+
 /* Where and which: the target, and the built-in profiles. */
 static void target_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
 {
@@ -399,7 +412,8 @@ static void target_opts(io_cli *c, sim_opt *opts, size_t n, size_t *at)
         {.name = "profile",
          .kind = SIM_OPT_STRING,
          .dst = &c->profiles,
-         .help = "built-in profile(s), comma-separated; `--list` shows them"},
+         .help = "built-in profile(s), comma-separated; `--list` shows them",
+         .suggestions = profile_names()},
         {.name = "all",
          .kind = SIM_OPT_FLAG,
          .dst = &c->all,

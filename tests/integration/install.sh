@@ -4,8 +4,10 @@
 # source tree's), `man -l` renders the page without warnings and `man appsim` finds
 # it, the bash completion (and the zsh one, when zsh is installed) completes commands,
 # actions, options, their aliases and choices (bash: every option and alias any --help
-# lists; old spellings never offered); and `cpack` builds a .deb with the same files and its
-# Debian dependencies, whose unpacked binary works the same way.
+# lists; old spellings never offered; io --profile offers the built-in profiles); and
+# `cpack` builds a .deb with the same files, its Debian dependencies (never Open MPI) and
+# a copyright file in Debian's format, whose unpacked binary works the same way, and
+# beside it the appsim-mpi package that alone depends on Open MPI.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_SRC:?}" "${APPSIM_TMP:?}"
 rm -rf "$APPSIM_TMP"
@@ -77,6 +79,9 @@ t --time appsim sysbench run --ti
 t --xfersize appsim io --xf
 t --rwmixread appsim io --rw
 t psync appsim sysbench run --io-engine ""
+# io --profile offers the built-in profiles (any of `appsim io --list`).
+t 4k-random-read appsim io --profile ""
+t sql-90-10 appsim io --profile sql-
 # Old spellings are recognised (their values complete) but never offered.
 COMP_WORDS=(appsim vdi --engi); COMP_CWORD=2; _appsim
 [[ " ${COMPREPLY[*]} " != *" --engine "* ]] || { echo "FAIL: bash offers vdi'"'"'s old --engine"; exit 1; }
@@ -140,6 +145,32 @@ for lib in libc6 libsqlite3-0 liblmdb0 liburing2 libjansson4 libzstd1 libbz2-1.0
   [[ ", $depends" == *", $lib "* || ", $depends," == *", $lib,"* ]] ||
     fail "the package does not depend on $lib: $depends"
 done
+# Open MPI is for those who run on many hosts: the appsim package never depends on it.
+[[ "$depends" != *mpi* ]] || fail "the appsim package depends on MPI: $depends"
+# Its copyright file, in Debian's machine-readable format.
+copyright_ok() { # DEB PACKAGE
+  dpkg-deb --fsys-tarfile "$1" | tar -xO "./usr/share/doc/$2/copyright" >"$APPSIM_TMP/copyright" ||
+    fail "$2: no /usr/share/doc/$2/copyright"
+  head -1 "$APPSIM_TMP/copyright" |
+    grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "$2: the copyright file is not in Debian's format: $(head -3 "$APPSIM_TMP/copyright")"
+  for field in 'Upstream-Name: appsim' 'Files: \*' 'Copyright: .' 'License: .'; do
+    grep -qE "^$field" "$APPSIM_TMP/copyright" || fail "$2: the copyright file lacks $field"
+  done
+}
+copyright_ok "$deb" appsim
+# appsim-mpi, when this build has it: Open MPI and appsim of the same version.
+if [ -x "$build/appsim-mpi" ]; then
+  mdeb=$(ls "$APPSIM_TMP"/pkg/appsim-mpi_*.deb) || fail "no appsim-mpi package: $(ls "$APPSIM_TMP/pkg")"
+  mdepends=$(dpkg-deb -f "$mdeb" Depends)
+  [[ "$mdepends" == *libopenmpi* ]] || fail "appsim-mpi does not depend on Open MPI: $mdepends"
+  [[ "$mdepends" == *"appsim (= $(dpkg-deb -f "$deb" Version))"* ]] ||
+    fail "appsim-mpi does not depend on appsim of its version: $mdepends"
+  dpkg-deb -c "$mdeb" >"$APPSIM_TMP/mpi-contents.txt"
+  grep -q ' \./usr/bin/appsim-mpi$' "$APPSIM_TMP/mpi-contents.txt" ||
+    fail "appsim-mpi lacks /usr/bin/appsim-mpi"
+  copyright_ok "$mdeb" appsim-mpi
+fi
 dpkg-deb -c "$deb" >"$APPSIM_TMP/contents.txt"
 for f in usr/bin/appsim usr/share/man/man1/appsim.1 usr/share/bash-completion/completions/appsim \
   usr/share/zsh/vendor-completions/_appsim usr/share/appsim/desktops/boot.atr; do
