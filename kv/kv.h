@@ -33,6 +33,19 @@ kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen);
 /* {"applied":true, "version":"v1"|"v2", "path", "limit_bytes", "peak_bytes",
  *  "failcnt"} of the cgroup while it exists. */
 json_t *kv_memcg_json(const kv_memcg *cg);
+/*
+ * The smallest limit a run with `connections` connections per instance is given: the
+ * cgroup holds the process's own memory allocated after it entered (worker stacks,
+ * latency histograms, LMDB's transactions, kernel memory) besides the cached pages of
+ * the map, and below that the kernel's OOM killer ends the run (status 137, no result).
+ * Measured on cgroup v1, 1-3 s runs: 0.4 MiB at 1 connection; at 16 and 64, 2.2 and
+ * 5.7 MiB with oltp_read_write, 5.8 and 17.7 MiB with oltp_point_select (its latency
+ * histograms spread over more buckets; each may reach 264 KiB). The minimum leaves
+ * room for those and for cached pages: every workload ran at it with 1, 16 and 64.
+ */
+#define KV_MIN_BUFFER_BASE (4ull << 20)
+#define KV_MIN_BUFFER_PER_CONNECTION (512ull << 10)
+uint64_t kv_min_buffer(uint64_t connections);
 /* The path of the cgroup directory (for tests). */
 const char *kv_memcg_path(const kv_memcg *cg);
 /* Moves the process back to where it was, removes the cgroup (and a private mount). */

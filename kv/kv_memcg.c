@@ -154,6 +154,11 @@ static void remove_stale(const char *root)
     closedir(dir);
 }
 
+uint64_t kv_min_buffer(uint64_t connections)
+{
+    return KV_MIN_BUFFER_BASE + KV_MIN_BUFFER_PER_CONNECTION * connections;
+}
+
 kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen)
 {
     kv_memcg *cg = calloc(1, sizeof *cg);

@@ -1079,5 +1079,9 @@ static const sb_engine_ops lmdb_engine = {
     .run_begin = kv_run_begin,
     .run_end = kv_run_end,
     .json = kv_json,
+    .min_buffer = kv_min_buffer,
+    .min_buffer_why = "4 MiB and 512 KiB per connection: the run's memory cgroup holds "
+                      "appsim's own memory besides LMDB's cached pages, and below this the "
+                      "kernel's OOM killer ends the run",
 };
 SB_REGISTER_ENGINE(lmdb_engine)

@@ -257,6 +257,11 @@ typedef struct sb_engine_ops {
     void (*run_end)(void *const *dbs, int ndbs, void *run_state, json_t *section);
     /* Engine facts for the result (one object per instance). */
     json_t *(*json)(void *db);
+    /* Optional: the smallest --buffer (per instance) the engine runs with at
+     * `connections` connections per instance, and why; a smaller one is refused before
+     * anything is opened. */
+    uint64_t (*min_buffer)(uint64_t connections);
+    const char *min_buffer_why;
 } sb_engine_ops;
 
 void sb_register_engine(const sb_engine_ops *ops);

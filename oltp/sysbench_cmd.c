@@ -290,6 +290,16 @@ static int check_engine(sb_cmd *c, const sim_opt *opts)
         sim_error("--engine %s: use one of %s", c->engine_name, sb_engine_names());
         return SIM_EXIT_USAGE;
     }
+    if (c->buffer && c->engine->min_buffer && c->buffer < c->engine->min_buffer(c->threads)) {
+        char a[32], b[32];
+        sim_error("--buffer %s is too small for %s at --threads %llu: the minimum is %s (%s); "
+                  "pass at least that, or --buffer 0 for no limit",
+                  sim_format_size(c->buffer, a, sizeof a), c->engine->name,
+                  (unsigned long long)c->threads,
+                  sim_format_size(c->engine->min_buffer(c->threads), b, sizeof b),
+                  c->engine->min_buffer_why);
+        return SIM_EXIT_USAGE;
+    }
     if (c->engine->on_vfs)
         return oltp_check_group_commit(opts, c->group_commit, c->sync, c->buffered);
     if (sim_opts_find(opts, "group-commit")->set) {

@@ -13,12 +13,24 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$APPSIM_TMP/lmdb"
 SHAPE=(--engine lmdb --target "$T" --tables 2 --table-size 60000)
 "$APPSIM" sysbench prepare "${SHAPE[@]}" --quiet >/dev/null
-"$APPSIM" sysbench run "${SHAPE[@]}" --buffer 4M --threads 4 --time 2 --sync off \
+# A limit below what the process itself needs in the cgroup is refused up front (the
+# OOM killer would end the run with 137 and no result): 4 MiB + 512 KiB per connection.
+for b in 1 16 4096 64K 4M; do
+  rc=0; "$APPSIM" sysbench run "${SHAPE[@]}" --buffer $b --time 1 --quiet --json "$T.small.json" \
+    >/dev/null 2>"$T.err" || rc=$?
+  [ $rc = 2 ] || fail "--buffer $b: exit $rc, want 2: $(tail -2 "$T.err")"
+  grep -q "minimum is 4.50 MiB" "$T.err" || fail "--buffer $b: no minimum named: $(cat "$T.err")"
+  [ ! -e "$T.small.json" ] || fail "--buffer $b: refused, yet a result was written"
+done
+rc=0; "$APPSIM" sysbench run "${SHAPE[@]}" --buffer 5M --threads 16 --time 1 --quiet >/dev/null 2>"$T.err" || rc=$?
+[ $rc = 2 ] && grep -q "minimum is 12.0 MiB" "$T.err" || fail "--buffer 5M at 16 threads: exit $rc: $(cat "$T.err")"
+
+"$APPSIM" sysbench run "${SHAPE[@]}" --buffer 5M --threads 1 --time 2 --sync off \
   --workload oltp_point_select --quiet --json "$T.json" >/dev/null
-jq -e '.engine.memory.applied == true and .engine.memory.limit_bytes == 4194304' "$T.json" >/dev/null \
+jq -e '.engine.memory.applied == true and .engine.memory.limit_bytes == 5242880' "$T.json" >/dev/null \
   || fail "limit not applied: $(jq -c .engine.memory "$T.json")"
 file=$(jq '.engine.memory.resident_at_end[0].file_bytes' "$T.json")
-[ "$file" -gt $((4 * 4194304)) ] || fail "data ($file bytes) is not much larger than the buffer"
+[ "$file" -gt $((4 * 5242880)) ] || fail "data ($file bytes) is not much larger than the buffer"
 jq -e '.page_faults.major > 0' "$T.json" >/dev/null || fail "no major faults: $(jq -c .page_faults "$T.json")"
 jq -e '.engine.memory.resident_at_end[0].resident_bytes <= 1.1 * .engine.memory.limit_bytes' "$T.json" >/dev/null \
   || fail "resident beyond the limit: $(jq -c .engine.memory.resident_at_end "$T.json")"
@@ -37,7 +49,7 @@ if command -v setpriv >/dev/null && [ -x "$APPSIM" ]; then
   AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   if "${AS_NOBODY[@]}" test -x "$APPSIM"; then
     "${AS_NOBODY[@]}" "$APPSIM" sysbench prepare --engine lmdb --target "$U/t" --table-size 5000 --quiet >/dev/null
-    "${AS_NOBODY[@]}" "$APPSIM" sysbench run --engine lmdb --target "$U/t" --table-size 5000 --buffer 4M \
+    "${AS_NOBODY[@]}" "$APPSIM" sysbench run --engine lmdb --target "$U/t" --table-size 5000 --buffer 5M \
       --time 1 --sync off --workload oltp_point_select --json "$U/r.json" >"$U/out" 2>"$U/err"
     grep -q "NOT applied" "$U/err" || fail "no warning without a cgroup: $(cat "$U/err")"
     grep -q "resident in page cache" "$U/out" || fail "no resident share in the output"
