@@ -46,6 +46,7 @@ typedef struct step_state {
     double seconds;
     char *message;
     char result[4096];
+    suite_load load; /* how hard a step run now loaded the drive */
 } step_state;
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -184,6 +185,7 @@ static json_t *state_json(const suite_ctx *c)
                               s->exit_code, "seconds", s->seconds);
         if (s->message) json_object_set_new(j, "message", json_string(s->message));
         if (s->result[0]) json_object_set_new(j, "result", json_string(s->result));
+        if (s->load.known) json_object_set_new(j, "drive_busy", json_real(s->load.busy));
         json_array_append_new(steps, j);
     }
     return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:O,s:o}", "schema", STATE_SCHEMA, "suite",
@@ -253,6 +255,25 @@ static double now_s(void)
     return (double)sim_now_ns() / 1e9;
 }
 
+/* After a step: how hard it loaded the drive, and a warning when it left it mostly idle
+ * (its figures then say more about the host than about the drive). */
+static void report_load(step_state *ss, int i, int n, const char *name)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(ss->result, 0, &je);
+    ss->load = suite_step_load(doc);
+    json_decref(doc);
+    char text[256];
+    suite_load_text(&ss->load, text, sizeof text);
+    if (suite_load_idle(&ss->load))
+        sim_warn("suite: step %d/%d %s: %s: the drive was mostly idle, so this step's figures "
+                 "measure the host more than the drive; give it more users, threads or data "
+                 "than its buffer holds (STEP='OPTIONS')",
+                 i + 1, n, name, text);
+    else
+        sim_info("suite: step %d/%d %s: %s", i + 1, n, name, text);
+}
+
 static void run_step(suite_ctx *c, int i, double *planned, bool resume)
 {
     const suite_step *st = &c->def->steps[i];
@@ -317,10 +338,11 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
     } else {
         ss->status = ST_DONE;
     }
-    if (ss->status == ST_DONE)
+    if (ss->status == ST_DONE) {
         sim_info("suite: step %d/%d %s: done in %s, result %s", i + 1, n, st->name, took,
                  ss->result);
-    else
+        report_load(ss, i, n, st->name);
+    } else
         sim_warn("suite: step %d/%d %s: %s: %s", i + 1, n, st->name, status_names[ss->status],
                  ss->message);
 }
@@ -568,21 +590,43 @@ static int check_steps(const suite_ctx *cp, const char *origin, double *planned)
     return rc;
 }
 
+/* "at least 23m30s (warm-up + measured; loading not counted)": the planned steps'
+ * sum, and how many steps it leaves out for want of a figure. */
+static void plan_total(const double *planned, int n, char *buf, size_t len)
+{
+    double total = 0;
+    int unknown = 0;
+    for (int i = 0; i < n; i++) {
+        total += planned[i];
+        unknown += planned[i] <= 0;
+    }
+    char tt[32];
+    fmt_duration(tt, sizeof tt, total);
+    if (unknown)
+        snprintf(buf, len,
+                 "at least %s (warm-up + measured; loading and %d step%s without a planned "
+                 "time not counted)",
+                 tt, unknown, unknown == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "at least %s (warm-up + measured; loading not counted)", tt);
+}
+
 /* --dry-run: what would run, with the planned times; runs nothing, writes nothing. */
 static void print_plan(const suite_ctx *cp, const char *origin, const double *planned)
 {
     const suite_def *def = cp->def;
     const char *target = cp->target, *output = cp->dir, *size = cp->size;
-    double total = 0;
+    char total[160];
+    plan_total(planned, def->nsteps, total, sizeof total);
     printf("suite %s (%s), size %s, target %s, results in %s\n", def->name, origin, size, target,
            output);
+    printf("planned in all: %s\n", total);
     for (int i = 0; i < def->nsteps; i++) {
         const suite_step *st = &def->steps[i];
         char *result = xasprintf("%s/%s.json", output, st->name);
         char err[1024], **sv, pl[32];
         int sc;
         fmt_duration(pl, sizeof pl, planned[i]);
-        total += planned[i];
         printf("%d/%d %s: ", i + 1, def->nsteps, st->name);
         if (step_argv(cp, st, result, &sv, &sc, err, sizeof err)) {
             printf("not run: %s\n", err);
@@ -599,9 +643,6 @@ static void print_plan(const suite_ctx *cp, const char *origin, const double *pl
         }
         free(result);
     }
-    char tt[32];
-    fmt_duration(tt, sizeof tt, total);
-    printf("planned in all: at least %s (warm-up + measured; loading not counted)\n", tt);
 }
 
 /* The positional arguments and the required options: one suite, a target and -o DIR.
@@ -642,8 +683,11 @@ static int check_dirs(const char *target, const char *output)
  * interruption; then the report. An exit status. */
 static int run_steps(suite_ctx *c, double *planned, bool resume)
 {
+    char total[160];
+    plan_total(planned, c->def->nsteps, total, sizeof total);
     sim_info("suite: %s (%s), size %s, %d steps, results in %s", c->def->name, c->origin, c->size,
              c->def->nsteps, c->dir);
+    sim_info("suite: planned in all: %s", total);
     for (int i = 0; i < c->def->nsteps; i++) {
         run_step(c, i, planned, resume);
         save_state(c);

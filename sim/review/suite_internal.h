@@ -23,6 +23,8 @@
 
 #include "sim/sim.h"
 
+#include <jansson.h>
+
 typedef struct suite_step {
     char *name;
     int line;
@@ -62,6 +64,20 @@ typedef struct suite_vars {
 char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errlen);
 /* True when word uses placeholder name ("trace" for "{trace}"). */
 bool suite_uses(const char *word, const char *name);
+
+/* How hard a step loaded the drive (suite_load.c), from the device figures of its
+ * result's busiest measured phase: the share of time the disk had I/O in flight and its
+ * reads and writes per second; known is false when the result has none. */
+typedef struct suite_load {
+    bool known;
+    double busy, read_iops, write_iops;
+} suite_load;
+suite_load suite_step_load(const json_t *doc);
+/* True when the drive was busy less than a fifth of the time: the step measured the
+ * host more than the drive. */
+bool suite_load_idle(const suite_load *l);
+/* "drive busy 87 % of its busiest measured phase (9,000 reads/s, ...)". */
+void suite_load_text(const suite_load *l, char *buf, size_t len);
 
 /* Built-in suites (suite_builtin.c): text of the named suite or NULL. */
 const char *suite_builtin(const char *name);

@@ -337,9 +337,44 @@ static void test_builtin_review_matches_file(void **state)
     suite_def_free(&d);
 }
 
+/* A step's drive load: its busiest measured phase (a run, a curve point's run), never a
+ * report interval; idle below a fifth of the time; unknown without device figures. */
+static void test_step_load(void **state)
+{
+    json_error_t je;
+    json_t *paced = json_loads("{\"device_io\": {\"utilization\": 0.04, \"read_iops\": 372,"
+                               " \"write_iops\": 377}, \"intervals\": [{\"device_io\":"
+                               " {\"utilization\": 0.99}}]}",
+                               0, &je);
+    suite_load l = suite_step_load(paced);
+    assert_true(l.known);
+    assert_double_equal(l.busy, 0.04, 1e-12);
+    assert_double_equal(l.read_iops, 372, 1e-12);
+    assert_true(suite_load_idle(&l));
+    char text[256];
+    suite_load_text(&l, text, sizeof text);
+    assert_non_null(strstr(text, "drive busy 4 %"));
+    json_t *curve = json_loads("{\"curve\": {\"points\": [{\"run\": {\"device_io\": "
+                               "{\"utilization\": 0.2}}}, {\"run\": {\"device_io\": "
+                               "{\"utilization\": 0.9, \"write_iops\": 5}}}]}}",
+                               0, &je);
+    l = suite_step_load(curve);
+    assert_double_equal(l.busy, 0.9, 1e-12);
+    assert_double_equal(l.write_iops, 5, 1e-12);
+    assert_false(suite_load_idle(&l));
+    json_t *none = json_loads("{\"summary\": {\"tps\": 5}}", 0, &je);
+    l = suite_step_load(none);
+    assert_false(l.known);
+    assert_false(suite_load_idle(&l));
+    json_decref(paced);
+    json_decref(curve);
+    json_decref(none);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step_load),
         cmocka_unit_test_setup_teardown(test_tiny_suite_end_to_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_runs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explicit_options, setup, teardown),
