@@ -131,6 +131,47 @@ int st_target_check_fd(st_target *t, const char *name, int fd, char *err, size_t
     return rc;
 }
 
+/* A SQLite companion that another program left beside one of appsim's databases
+ * (sqlite3 opening it, even read-only, leaves an empty -wal and a -shm): adopted as
+ * appsim's (listed, its identity recorded, a note on stderr) when it is provably
+ * harmless to write: a regular file on the target's filesystem with no other link,
+ * owned by this user, beside a listed file, and holding nothing: an empty -wal or
+ * -journal, or a -shm (SQLite's WAL index, rebuilt by the first connection) beside an
+ * absent or empty -wal. True when adopted. Called with the target's lock held. */
+static bool adopt_empty_companion(st_target *t, const char *name)
+{
+    static const char *const suffixes[] = {"-wal", "-journal", "-shm"};
+    char base[ST_NAME_MAX + 1] = "";
+    bool shm = false;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t s = strlen(suffixes[i]);
+        if (n > s && n - s <= ST_NAME_MAX && !strcmp(name + n - s, suffixes[i])) {
+            snprintf(base, sizeof base, "%.*s", (int)(n - s), name);
+            shm = i == 2;
+        }
+    }
+    struct stat st, wal;
+    char wal_name[ST_NAME_MAX + 8];
+    snprintf(wal_name, sizeof wal_name, "%s-wal", base);
+    bool wal_empty = fstatat(t->dirfd, wal_name, &wal, AT_SYMLINK_NOFOLLOW) != 0 ||
+                     (S_ISREG(wal.st_mode) && wal.st_size == 0);
+    if (!base[0] || !st_manifest_contains(t, base) ||
+        fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        (shm ? !wal_empty : st.st_size != 0) || st.st_nlink != 1 || st.st_uid != geteuid() ||
+        st.st_dev != t->dev)
+        return false;
+    mode_t mode;
+    st_file_id id;
+    if (st_manifest_add(t, name) != 0 || stat_id(t, name, -1, &mode, &id) != 0 ||
+        st_manifest_set_identity(t, name, &id) != 0)
+        return false;
+    sim_warn("%s/%s is a file another program left beside %s (sqlite3 leaves one even when "
+             "it only reads the database); appsim takes it over, since it holds no data",
+             t->path, name, base);
+    return true;
+}
+
 int st_target_library_path(st_target *t, const char *name, bool must_exist, char *buf, size_t len,
                            char *err, size_t errlen)
 {
@@ -141,12 +182,14 @@ int st_target_library_path(st_target *t, const char *name, bool must_exist, char
     pthread_mutex_lock(&t->lock);
     int e = stat_id(t, name, -1, &mode, &id);
     if (e == 0) {
-        if (!S_ISLNK(mode) && !st_manifest_contains(t, name))
+        if (!S_ISLNK(mode) && !st_manifest_contains(t, name) && !adopt_empty_companion(t, name))
             rc = st_target_fail(
                 err, errlen, SIM_EXIT_USAGE,
                 "%s/%s exists but appsim did not create it (it is not in %s/%s), and "
-                "the library would write it: move it away, or use an empty target "
-                "directory",
+                "the library would write it: if a program such as sqlite3 opened the "
+                "database, it may hold that program's changes; make sure nothing uses the "
+                "database any more, then move the file away (or use an empty target "
+                "directory)",
                 t->path, name, t->path, ST_MANIFEST_NAME);
         else
             rc = check_identity(t, name, mode, &id, err, errlen);
@@ -196,6 +239,10 @@ static int claim_name(st_target *t, const char *name, bool *listed, char *err, s
     struct stat st;
     if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(st.st_mode)) return refuse_link(t, name, err, errlen);
+        if (adopt_empty_companion(t, name)) {
+            *listed = true;
+            return SIM_EXIT_OK;
+        }
         return st_target_fail(
             err, errlen, SIM_EXIT_USAGE,
             "%s/%s already exists and appsim did not create it (it is not in %s/%s); "

@@ -1453,6 +1453,15 @@ static int open_main_file(vf_instance *vi, char *err, size_t errlen)
         snprintf(err, errlen, "%s", e2);
         return SIM_EXIT_USAGE;
     }
+    /* The WAL and the journal are opened later, by SQLite, where a refusal can only say
+     * "unable to open database file": a link, a foreign file or a replaced one in their
+     * place is named here, before any connection exists. */
+    for (int k = VF_MAIN + 1; k < VF_NFILES; k++) {
+        char ignored[PATH_MAX];
+        int crc = st_target_library_path(vi->target, vi->files[k]->name, false, ignored,
+                                         sizeof ignored, err, errlen);
+        if (crc) return crc;
+    }
     /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
     void *probe = NULL;
     if (posix_memalign(&probe, 4096, vi->unit) == 0) {
