@@ -128,11 +128,7 @@ static void workload_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
 {
     snprintf(c->engine_help, sizeof c->engine_help, "database engine: %s", sb_engine_names());
     const sim_opt part[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &c->target,
-         .metavar = "DIR",
-         .help = "directory on the drive under test (created if missing)"},
+        SIM_VOCAB_TARGET(&c->target, "DIR", "directory on the drive under test (created if missing)"),
         {.name = "engine",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->engine_name,
@@ -414,8 +410,8 @@ static int sysbench_main(int argc, char **argv)
                   c->target);
         return SIM_EXIT_USAGE;
     }
-    bool creates = !action || !strcmp(action, "prepare");
-    st_target_opts to = {.path = c->target, .buffered = c->buffered, .create_dir = creates};
+    bool reads = action && (!strcmp(action, "check") || !strcmp(action, "cleanup"));
+    st_target_opts to = {.path = c->target, .buffered = c->buffered, .existing_only = reads};
     char err[1024];
     if ((rc = st_target_open(&to, &c->t, err, sizeof err))) {
         sim_error("%s", err);

@@ -172,12 +172,9 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
         SIM_VOCAB_QUIET(&o->quiet, "no progress lines"),
         /* The shared target options without --allow-destroy: tpcc's databases are files,
          * so a block device target is refused whatever the flag says. */
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &o->target.path,
-         .metavar = "DIR",
-         .help = "directory on the drive to test (created if missing; appsim creates its files "
-                 "inside)"},
+        SIM_VOCAB_TARGET(&o->target.path, "DIR",
+                         "directory on the drive to test (created if missing; appsim creates its "
+                         "files inside)"),
         ST_OPT_BUFFERED(o->target.buffered),
         ST_OPT_IOENGINE(o->engine, "io-engine"),
         SIM_OPT_END,
@@ -954,13 +951,13 @@ static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, co
     return SIM_EXIT_OK;
 }
 
-/* The target directory (created unless checking or cleaning up); a block device is
+/* The target directory (created if missing, unless checking or cleaning up); a block device is
  * refused, before and after resolving the path. An exit status, the message printed. */
 static int open_target(tpcc_options *opt, const char *action, st_target **t)
 {
     bool readonly = action && !strcmp(action, "check");
     opt->target.read_only = false; /* check opens SQLite read-write: WAL recovery after a crash */
-    opt->target.create_dir = !readonly && !(action && !strcmp(action, "cleanup"));
+    opt->target.existing_only = readonly || (action && !strcmp(action, "cleanup"));
     struct stat tst;
     if (opt->target.path && stat(opt->target.path, &tst) == 0 && S_ISBLK(tst.st_mode)) {
         sim_error("tpcc needs a directory on the drive's filesystem (its databases are files); "

@@ -271,6 +271,20 @@ void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
  * ST_OPT_IOENGINE in storage/storage.h). Instances are numbered from 1 everywhere, in
  * the text and in the result.
  */
+/* --target into the const char * at dst_: the drive under test, declared here once for
+ * every command. metavar_ is "PATH" (a directory or a block device) or "DIR" (a
+ * directory only); what_ is the help text. A missing directory is created by every
+ * command that writes to it (storage's st_target_open, docs/storage.md). */
+#define SIM_VOCAB_TARGET(dst_, metavar_, what_)                                                    \
+    {                                                                                              \
+        .name = "target", .kind = SIM_OPT_STRING, .dst = (dst_), .metavar = (metavar_),            \
+        .help = (what_)                                                                            \
+    }
+/* The rule for a --target that does not exist, for every command that writes to it:
+ * SIM_OK when it may be created as a directory (its parent is a directory, and it is
+ * not under /dev, where a missing path is a device that is not there); otherwise
+ * SIM_ERR and why (with what to do) in why. storage's st_target_open applies it. */
+int sim_target_creatable(const char *path, char *why, size_t whylen);
 /* The --report-interval default of every command (interval lines on stderr, and the
  * series in the result that the report charts over time). */
 #define SIM_REPORT_INTERVAL_DEFAULT_NS (5ull * 1000000000ull)

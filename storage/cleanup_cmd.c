@@ -13,7 +13,7 @@ static int cleanup_main(int argc, char **argv)
     const char *target = NULL;
     bool quiet = false;
     sim_opt opts[] = {
-        ST_OPT_TARGET(target, "directory whose appsim files are removed"),
+        SIM_VOCAB_TARGET(&target, "PATH", "directory whose appsim files are removed"),
         SIM_VOCAB_QUIET(&quiet, "do not list the removed files"),
         SIM_OPT_END,
     };
@@ -30,7 +30,7 @@ static int cleanup_main(int argc, char **argv)
     /* No data I/O here: buffered avoids refusing a filesystem without O_DIRECT, and a
      * device is only looked at (appsim keeps no files on one). */
     bool dev = stat(target, &st) == 0 && S_ISBLK(st.st_mode);
-    st_target_opts to = {.path = target, .buffered = true, .read_only = dev};
+    st_target_opts to = {.path = target, .buffered = true, .read_only = dev, .existing_only = true};
     st_target *t;
     char err[1024];
     rc = st_target_open(&to, &t, err, sizeof err);

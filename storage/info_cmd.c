@@ -67,7 +67,7 @@ static int info_main(int argc, char **argv)
 {
     const char *target = NULL, *json_path = NULL;
     sim_opt opts[] = {
-        ST_OPT_TARGET(target, "directory or block device to describe"),
+        SIM_VOCAB_TARGET(&target, "PATH", "directory or block device to describe"),
         SIM_VOCAB_JSON(&json_path, NULL),
         SIM_OPT_END,
     };

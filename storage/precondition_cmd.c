@@ -6,10 +6,10 @@
  * every later result on it reports.
  *
  * The region: on a block device, the device up to appsim's mark (or --size bytes of
- * it); on a directory, a preconditioning file of --size bytes (default: the free
- * space less --keep-free), removed afterwards unless --keep-file, so that the
- * filesystem's free space, where the workloads' files will be allocated, has been
- * written end to end.
+ * it); on a directory, a preconditioning file of --size bytes (default: the free space
+ * less --keep-free, at most PC_DIR_DEFAULT_SIZE; --whole: all of it), removed afterwards
+ * unless --keep-file, so that the filesystem's free space, where the workloads' files
+ * will be allocated, has been written end to end.
  */
 #include "storage/storage.h"
 
@@ -24,12 +24,16 @@
 #include <unistd.h>
 
 #define PRECOND_FILE "appsim-precondition.dat"
+/* A directory's default region: a filesystem is often shared, and writing all of its
+ * free space twice is a choice to make with --whole, not a default. 64 GiB holds the
+ * files of the workloads at their default and review sizes several times over. */
+#define PC_DIR_DEFAULT_SIZE (64ull << 30)
 
 typedef struct pc_opts {
     st_target_opts to;
     const char *engine, *purge, *json;
     uint64_t size, loops, block, qd, keep_free;
-    bool keep_file, quiet;
+    bool whole, keep_file, quiet;
 } pc_opts;
 
 typedef struct pc_state {
@@ -79,6 +83,8 @@ static int check_options(const pc_opts *o, const sim_opt *opts)
         return usage_error("writes with O_DIRECT, as the drive must see every byte; "
                            "--buffered does not apply");
     if (o->block % 4096) return usage_error("--block-size must be a multiple of 4 KiB");
+    if (o->whole && o->size)
+        return usage_error("--whole and --size both say how much to write: give one");
     struct stat st;
     bool dev = stat(o->to.path, &st) == 0 && S_ISBLK(st.st_mode);
     if (!strcmp(o->purge, "discard") && !dev)
@@ -97,6 +103,13 @@ static int region_of(const pc_opts *o, st_target *t, uint64_t *region, char *err
     uint64_t cap = st_target_capacity(t), avail = cap;
     if (!st_target_is_device(t)) avail = cap > o->keep_free ? cap - o->keep_free : 0;
     uint64_t want = o->size ? o->size : avail;
+    if (!o->size && !o->whole && !st_target_is_device(t) && avail > PC_DIR_DEFAULT_SIZE) {
+        char d[32];
+        want = PC_DIR_DEFAULT_SIZE;
+        sim_info("precondition: writing %s of the directory's free space (the default); "
+                 "--whole writes all of it less --keep-free, --size a chosen amount",
+                 sim_format_size(want, d, sizeof d));
+    }
     if (o->size && o->size > avail) {
         char a[32], w[32], k[32];
         snprintf(err, errlen, "--size %s does not fit: %s can take %s%s%s; choose a smaller --size",
@@ -296,8 +309,12 @@ static int precondition_main(int argc, char **argv)
         {.name = "size",
          .kind = SIM_OPT_SIZE,
          .dst = &o.size,
-         .help = "bytes to precondition (0 = the whole device, or the directory's free space "
-                 "less --keep-free)"},
+         .help = "bytes to precondition (default: the whole device; on a directory its free "
+                 "space less --keep-free, at most 64 GiB)"},
+        {.name = "whole",
+         .kind = SIM_OPT_FLAG,
+         .dst = &o.whole,
+         .help = "the whole device, or all of a directory's free space less --keep-free"},
         {.name = "loops",
          .kind = SIM_OPT_U64,
          .dst = &o.loops,
@@ -325,7 +342,8 @@ static int precondition_main(int argc, char **argv)
         {.name = "keep-free",
          .kind = SIM_OPT_SIZE,
          .dst = &o.keep_free,
-         .help = "directory: free space left when --size is not given, and the least left"},
+         .help = "directory: free space left by the default region or --whole, and the least "
+                 "left"},
         {.name = "keep-file",
          .kind = SIM_OPT_FLAG,
          .dst = &o.keep_file,
@@ -341,7 +359,6 @@ static int precondition_main(int argc, char **argv)
     if (rc) return sim_opts_exit_status(rc);
     if ((rc = check_options(&o, opts))) return rc;
     sim_set_quiet(o.quiet);
-    o.to.create_dir = true;
     return run_on_target(&o, argc, argv, opts);
 }
 

@@ -43,7 +43,11 @@ typedef struct st_target_opts {
     const char *path;   /* directory on the drive's filesystem, or a block device */
     bool allow_destroy; /* a block device may be written */
     bool buffered;      /* no O_DIRECT: the page cache is in play (recorded) */
-    bool create_dir;    /* create the directory (not its parents) if missing */
+    /* The one rule for a missing directory: opening it to write creates it (not its
+     * parents, so that a mistyped path fails at its parent), and closing removes it again
+     * if it is still empty. A command that only reads or removes what is there (info,
+     * check, cleanup) sets existing_only (read_only implies it) and is refused instead. */
+    bool existing_only;
     bool read_only;     /* only reading will be done (info, check) */
 } st_target_opts;
 
@@ -291,12 +295,6 @@ int st_engine_name_check(const char *name, char *err, size_t errlen);
         .name = "ioengine", .kind = SIM_OPT_CHOICE, .dst = &(engine), .choices = "io_uring|psync", \
         .deprecated = (deprecated_), .help = "I/O engine (psync where the kernel has no io_uring)" \
     }
-/* --target PATH into the const char * `dst`, for commands that take no other target
- * option; `what` is the help text. */
-#define ST_OPT_TARGET(dst_, what)                                                                  \
-    {                                                                                              \
-        .name = "target", .kind = SIM_OPT_STRING, .dst = &(dst_), .metavar = "PATH", .help = what  \
-    }
 /* --buffered, into the bool `dst` (fio's --direct=0 and --direct=1 accepted). */
 #define ST_OPT_BUFFERED(dst_)                                                                      \
     {                                                                                              \
@@ -310,12 +308,9 @@ int st_engine_name_check(const char *name, char *err, size_t errlen);
 #define ST_TARGET_OPTIONS(o, engine) ST_TARGET_OPTIONS_OLD(o, engine, NULL)
 /* The same, with a command's old spellings of --ioengine (see ST_OPT_IOENGINE). */
 #define ST_TARGET_OPTIONS_OLD(o, engine, old_engine_names)                                         \
-    {.name = "target",                                                                             \
-     .kind = SIM_OPT_STRING,                                                                       \
-     .dst = &(o).path,                                                                             \
-     .metavar = "PATH",                                                                            \
-     .help = "directory on the drive to test (appsim creates its files inside), or a block "       \
-             "device"},                                                                            \
+    SIM_VOCAB_TARGET(&(o).path, "PATH",                                                            \
+                     "directory on the drive to test (created if missing; appsim creates its "     \
+                     "files inside), or a block device"),                                          \
         {.name = "allow-destroy",                                                                  \
          .kind = SIM_OPT_FLAG,                                                                     \
          .dst = &(o).allow_destroy,                                                                \

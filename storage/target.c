@@ -2,8 +2,8 @@
  * storage/target.c: opening a target (directory or block device), its accessors, space
  * checks, and the file operations that go through the manifest.
  *
- * Invariants: nothing is left behind when opening fails (a directory made for
- * create_dir is removed again); a target is locked (target_lock.c) for as long as it is
+ * Invariants: nothing is left behind when opening fails (a directory it made is removed
+ * again); a target is locked (target_lock.c) for as long as it is
  * open; a device target is writable only with allow_destroy, or with appsim's mark and
  * nothing put on it since, after the safety checks of device_safety.c passed. The files
  * inside a directory target are opened by target_files.c.
@@ -204,13 +204,18 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
     struct stat st;
     if (stat(t->path, &st) != 0) {
         int e = errno;
-        if (e == ENOENT && o->create_dir && !o->read_only) {
+        if (e == ENOENT && !o->existing_only && !o->read_only) {
+            char why[1024];
+            if (sim_target_creatable(t->path, why, sizeof why)) {
+                st_target_close(t);
+                return st_target_fail(err, errlen, SIM_EXIT_USAGE, "target %s", why);
+            }
             if (mkdir(t->path, 0755) != 0) {
                 e = errno;
                 st_target_close(t);
                 return st_target_fail(err, errlen, SIM_EXIT_USAGE,
-                                      "target %s does not exist and cannot be created (%s): create "
-                                      "its parent directory first",
+                                      "target %s does not exist and cannot be created (%s): "
+                                      "create it, or give a directory appsim may write",
                                       o->path, strerror(e));
             }
             t->made_dir = true;
@@ -220,9 +225,9 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
             if (e == ENOENT)
                 return st_target_fail(
                     err, errlen, SIM_EXIT_USAGE,
-                    "target %s does not exist: create the directory first (mkdir %s) "
-                    "or give an existing directory or block device",
-                    o->path, o->path);
+                    "target %s does not exist: nothing there to read or remove (a command that "
+                    "writes, such as prepare, creates it)",
+                    o->path);
             return st_target_fail(err, errlen, SIM_EXIT_USAGE, "cannot access target %s: %s",
                                   o->path, strerror(e));
         }

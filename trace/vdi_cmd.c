@@ -532,7 +532,6 @@ static int vdi_main(int argc, char **argv)
         sim_error("vdi: %s", err);
         return SIM_EXIT_USAGE;
     }
-    c.to.create_dir = true;
     st_target *t = NULL;
     if ((rc = st_target_open(&c.to, &t, err, sizeof err)) != 0) {
         sim_error("vdi: %s", err);

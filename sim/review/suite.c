@@ -661,15 +661,15 @@ static int check_args(char **pos, int npos, const char *target, const char *outp
     return SIM_EXIT_OK;
 }
 
-/* Before the first step: the target exists, and the output directory is made.
- * SIM_EXIT_OK or SIM_EXIT_USAGE (message printed). */
+/* Before the first step: the target exists or its first step may create it (the rule
+ * of every command), and the output directory is made. SIM_EXIT_OK or SIM_EXIT_USAGE
+ * (message printed). */
 static int check_dirs(const char *target, const char *output)
 {
-    /* Every step would fail on a missing target: say so once, before running any. */
-    if (access(target, F_OK) != 0) {
-        sim_error("suite: target %s does not exist (%s); create the directory on the drive "
-                  "under test, or give the block device",
-                  target, strerror(errno));
+    /* Every step would fail on such a target: say so once, before running any. */
+    char why[1024];
+    if (access(target, F_OK) != 0 && sim_target_creatable(target, why, sizeof why)) {
+        sim_error("suite: target %s", why);
         return SIM_EXIT_USAGE;
     }
     if (mkdirs(output)) {
@@ -701,11 +701,7 @@ static int suite_main(int argc, char **argv)
     const char *target = NULL, *output = NULL, *size = "small", *trace = NULL;
     bool resume = false, dry_run = false;
     sim_opt opts[] = {
-        {.name = "target",
-         .kind = SIM_OPT_STRING,
-         .dst = &target,
-         .metavar = "PATH",
-         .help = "file system directory or device every step runs on"},
+        SIM_VOCAB_TARGET(&target, "PATH", "file system directory or device every step runs on"),
         {.name = "output",
          .kind = SIM_OPT_STRING,
          .dst = &output,

@@ -74,7 +74,7 @@ static void *run_client(void *arg)
 static double run_round(const char *dir, bool buffered, const char *sync, double seconds, int conns)
 {
     char err[1024];
-    st_target_opts to = {.path = dir, .create_dir = true, .buffered = buffered};
+    st_target_opts to = {.path = dir, .buffered = buffered};
     st_target *t = NULL;
     if (st_target_open(&to, &t, err, sizeof err)) die(err);
     st_db_opts o = {.buffer_bytes = 64 << 20, .max_connections = conns, .sync = sync};

@@ -85,6 +85,6 @@ sed '5s/read/raed/' "$T/t.log" > "$T/bad.log"
 err=$("$APPSIM" replay "$T/bad.log" --target "$T/tgt" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] || fail "malformed trace must exit 2, got $rc"
 echo "$err" | grep -q "bad.log:5:" || fail "file:line in the message: $err"
-"$APPSIM" replay "$T/t.log" --target "$T/nonexistent-dir" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing target"
+"$APPSIM" replay "$T/t.log" --target "$T/no/such-dir" >/dev/null 2>&1; [ $? -eq 2 ] || fail "a target whose parent is missing"
 "$APPSIM" cleanup --target "$T/tgt" >/dev/null 2>&1 || true
 echo "replay cli: ok"

@@ -14,8 +14,9 @@ grep -q '^\[tpcc\]' review.ini || fail "show"
 diff review.ini "$APPSIM_SRC/suites/review.ini" || fail "built-in differs from suites/review.ini"
 
 mkdir -p t other
-# A missing target is refused before any step runs.
-set +e; "$APPSIM" suite review --target "$APPSIM_TMP/missing" -o o0 2>err.txt; rc=$?; set -e
+# A target that no step could create (its parent is missing) is refused before any
+# step runs.
+set +e; "$APPSIM" suite review --target "$APPSIM_TMP/missing/deeper" -o o0 2>err.txt; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q 'does not exist' err.txt || fail "missing target not refused"
 [ ! -e o0 ] || fail "directory created for a missing target"
 # A suite whose command does not exist: reported as unavailable, no result, exit 1.

@@ -196,7 +196,7 @@ static void test_failed_checkpoint_keeps_database(void **state)
     (void)state;
     char p[300], err[1024];
     snprintf(p, sizeof p, "%s/t", root);
-    st_target_opts to = {.path = p, .create_dir = true};
+    st_target_opts to = {.path = p};
     st_target *t = NULL;
     assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
     st_db *db = open_db(t, true);
@@ -248,7 +248,7 @@ static void test_engine_failure_stops_writes(void **state)
     (void)state;
     char p[300], err[1024];
     snprintf(p, sizeof p, "%s/e", root);
-    st_target_opts to = {.path = p, .create_dir = true};
+    st_target_opts to = {.path = p};
     st_target *t = NULL;
     assert_int_equal(st_target_open(&to, &t, err, sizeof err), 0);
     st_db *db = open_db_with(t, true, "reapfail");

@@ -58,7 +58,7 @@ static st_target *open_dir(const char *name, bool create)
 {
     char p[300], err[1024];
     sub(p, sizeof p, name);
-    st_target_opts o = {.path = p, .create_dir = create};
+    st_target_opts o = {.path = p, .existing_only = !create};
     st_target *t = NULL;
     int rc = st_target_open(&o, &t, err, sizeof err);
     if (rc) fprintf(stderr, "open %s: %s\n", p, err);
@@ -70,16 +70,24 @@ static void test_missing_path_refused_nothing_created(void **state)
 {
     char p[300], err[1024];
     sub(p, sizeof p, "missing/deeper");
-    st_target_opts o = {.path = p, .create_dir = true};
+    st_target_opts o = {.path = p};
     st_target *t = NULL;
     assert_int_equal(st_target_open(&o, &t, err, sizeof err), SIM_EXIT_USAGE);
     assert_null(t);
     assert_non_null(strstr(err, "does not exist"));
+    assert_non_null(strstr(err, "parent")); /* only the last part is ever created */
     sub(p, sizeof p, "missing");
     assert_false(exists(p));
+    /* A command that only reads or removes (check, cleanup) does not create it. */
+    st_target_opts ro = {.path = p, .existing_only = true};
+    assert_int_equal(st_target_open(&ro, &t, err, sizeof err), SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "nothing there"));
+    assert_false(exists(p));
+    /* Opened to write, it is made, and taken away again when left empty. */
     st_target_opts o2 = {.path = p};
-    assert_int_equal(st_target_open(&o2, &t, err, sizeof err), SIM_EXIT_USAGE);
-    assert_non_null(strstr(err, "mkdir"));
+    assert_int_equal(st_target_open(&o2, &t, err, sizeof err), 0);
+    assert_true(exists(p));
+    st_target_close(t);
     assert_false(exists(p));
     st_target_opts o3 = {.path = ""};
     assert_int_equal(st_target_open(&o3, &t, err, sizeof err), SIM_EXIT_USAGE);
@@ -275,7 +283,7 @@ static void test_target_lock(void **state)
     assert_false(exists(p)); /* nothing of appsim's there: no lock file either */
     sub(p, sizeof p, "locked");
     assert_false(exists(p)); /* nor the directory it made for the run */
-    o.create_dir = true;
+
     assert_int_equal(st_target_open(&o, &t2, err, sizeof err), 0);
     st_target_close(t2);
 }

@@ -43,7 +43,7 @@ static st_target *open_target(const char *sub, bool buffered)
 {
     char p[sizeof root + 64], err[1024];
     snprintf(p, sizeof p, "%s/%s", root, sub);
-    st_target_opts o = {.path = p, .create_dir = true, .buffered = buffered};
+    st_target_opts o = {.path = p, .buffered = buffered};
     st_target *t = NULL;
     int rc = st_target_open(&o, &t, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
@@ -463,7 +463,7 @@ static void relative_target_path(void **state)
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(root), 0);
     char err[1024];
-    st_target_opts o = {.path = "./rel", .create_dir = true};
+    st_target_opts o = {.path = "./rel"};
     st_target *t = NULL;
     assert_int_equal(st_target_open(&o, &t, err, sizeof err), 0);
     st_db *db = open_db(t, 1 << 20, 1, true);

@@ -51,7 +51,7 @@ static st_target *open_target(const char *sub)
 {
     char p[300], err[1024];
     snprintf(p, sizeof p, "%s/%s", root, sub);
-    st_target_opts o = {.path = p, .create_dir = true};
+    st_target_opts o = {.path = p};
     st_target *t = NULL;
     int rc = st_target_open(&o, &t, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
