@@ -122,6 +122,15 @@ int sim_parse_duration(const char *s, uint64_t *ns)
     return SIM_OK;
 }
 
+const char *sim_format_double(double v, char *buf, size_t len)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, v);
+        if (!isfinite(v) || strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
 const char *sim_format_size(uint64_t bytes, char *buf, size_t len)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -365,6 +365,9 @@ int sim_parse_size(const char *s, uint64_t *bytes);
 int sim_parse_duration(const char *s, uint64_t *ns);
 int sim_parse_u64(const char *s, uint64_t *v);
 int sim_parse_double(const char *s, double *v);
+/* The shortest of %.15g, %.16g and %.17g that reads back (strtod) as exactly v:
+ * 2237.6, not 2237.5999999999999, and still every bit of v. Into buf (32 bytes hold any). */
+const char *sim_format_double(double v, char *buf, size_t len);
 /* "24 GiB", "512 KiB" into buf. */
 const char *sim_format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -254,8 +254,11 @@ static void print_csv(FILE *out, const cmp_set *set)
                 csv_field(out, mt->unit);
                 fputc(',', out);
                 csv_field(out, g->entries[e].label);
-                fprintf(out, ",%d,%d,%.17g,%.17g,%.17g,", g->entries[e].rank, g->entries[e].nruns,
-                        c->value, c->min, c->max);
+                char v[32], lo[32], hi[32];
+                fprintf(out, ",%d,%d,%s,%s,%s,", g->entries[e].rank, g->entries[e].nruns,
+                        sim_format_double(c->value, v, sizeof v),
+                        sim_format_double(c->min, lo, sizeof lo),
+                        sim_format_double(c->max, hi, sizeof hi));
                 if (c->pct >= 0) fprintf(out, "%.6g", c->pct);
                 fprintf(out, ",%s\n", c->best ? "1" : "0");
             }

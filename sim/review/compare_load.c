@@ -12,8 +12,19 @@
 #define SCHEMA_PREFIX "appsim-result/"
 #define SCHEMA_VERSION 1
 
-/* Options that say where things go or how they are shown, never what is measured. */
+/* Options that say where things go or how they are shown, what is checked after the
+ * run, or what is recorded under another key too: never what is measured. */
 static const char *const ignored_keys[] = {
+    "integrity", /* tpcc: the check after the measured phase (one-shot and run differ) */
+    "keep-free", /* a guard: a run it stopped is marked (stopped_by) whatever the value */
+    "rw",        /* io: fio's pattern, recorded as read-pct and random-pct */
+    /* io's vdbench and fio names in results written while they were options of their own:
+     * each holds the value of bs, read-pct, random-pct or threads. */
+    "xfersize",
+    "rdpct",
+    "rwmixread",
+    "seekpct",
+    "iodepth",
     "target",
     "json",
     "output",
@@ -37,7 +48,7 @@ static const char *const ignored_keys[] = {
 /* Options that change how long was measured: reported when they differ, not refused. */
 static const char *const soft_keys[] = {
     "duration",          "time", "warmup", "loop", "point-warmup", "point-duration", "steady-round",
-    "steady-max-rounds", NULL};
+    "steady-max-rounds", "events", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {

@@ -59,7 +59,8 @@ static const char *const lat_cols[] = {"mean_us", "p50_us",  "p90_us", "p95_us",
 static void csv_number(cmp_buf *b, const json_t *obj, const char *key)
 {
     double v;
-    if (cmp_num(obj, key, &v)) cmp_buf_printf(b, "%.10g", v);
+    char text[32];
+    if (cmp_num(obj, key, &v)) cmp_buf_printf(b, "%s", sim_format_double(v, text, sizeof text));
 }
 
 static int csv_series(cmp_buf *b, const char *series, const json_t *intervals)

@@ -295,6 +295,27 @@ static void test_peer_aliases(void **state)
     free(text);
 }
 
+/* The shortest form that reads back as the same double. */
+static void test_format_double(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(sim_format_double(2237.6, buf, sizeof buf), "2237.6");
+    assert_string_equal(sim_format_double(0.1, buf, sizeof buf), "0.1");
+    assert_string_equal(sim_format_double(1.0 / 3.0, buf, sizeof buf), "0.3333333333333333");
+    assert_string_equal(sim_format_double(0.1 + 0.2, buf, sizeof buf), "0.30000000000000004");
+    assert_string_equal(sim_format_double(100, buf, sizeof buf), "100");
+    assert_string_equal(sim_format_double(-7.25e-9, buf, sizeof buf), "-7.25e-09");
+    assert_string_equal(sim_format_double(0, buf, sizeof buf), "0");
+    /* Every double comes back exactly. */
+    const double samples[] = {2237.5999999999999, 1e300, 5e-324, 123456789.123456789,
+                              9007199254740993.0, 0.7};
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+        sim_format_double(samples[i], buf, sizeof buf);
+        assert_true(strtod(buf, NULL) == samples[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,7 +323,7 @@ int main(void)
         cmocka_unit_test(test_table),       cmocka_unit_test(test_errors),
         cmocka_unit_test(test_double_dash), cmocka_unit_test(test_vocabulary),
         cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_suggest),
-        cmocka_unit_test(test_peer_aliases),
+        cmocka_unit_test(test_peer_aliases), cmocka_unit_test(test_format_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
