@@ -231,62 +231,6 @@ static void describe_superblock(const char *path, char *out, size_t len)
     blkid_free_probe(pr);
 }
 
-bool st_device_describe(const char *devpath, char *buf, size_t len)
-{
-    buf[0] = 0;
-    char sb[512];
-    describe_superblock(devpath, sb, sizeof sb);
-    if (sb[0]) append(buf, len, "a %s", sb);
-
-    blkid_probe pr = blkid_new_probe_from_filename(devpath);
-    if (pr) {
-        blkid_probe_enable_superblocks(pr, 0);
-        blkid_probe_enable_partitions(pr, 1);
-        if (blkid_do_safeprobe(pr) == 0) {
-            /* Copy: the probe's value storage is reset when the list is fetched. */
-            const char *v = NULL;
-            char pt[32] = "";
-            if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
-                snprintf(pt, sizeof pt, "%s", v);
-            const char *pttype = pt[0] ? pt : NULL;
-            blkid_partlist ls = blkid_probe_get_partitions(pr);
-            int n = ls ? blkid_partlist_numof_partitions(ls) : 0;
-            if (pttype || n > 0) {
-                append(buf, len, "%sa %s partition table with %d partition(s)",
-                       buf[0] ? " and " : "", pttype ? pttype : "", n);
-                for (int i = 0; i < n && i < 16; i++) {
-                    blkid_partition p = blkid_partlist_get_partition(ls, i);
-                    char sz[32];
-                    uint64_t bytes = (uint64_t)blkid_partition_get_size(p) * 512;
-                    append(buf, len, "%s #%d (%s", i ? "," : ":", blkid_partition_get_partno(p),
-                           sim_format_size(bytes, sz, sizeof sz));
-                    /* The partition's own node, when the kernel created one. */
-                    char node[4200], psb[512] = "";
-                    char disk[64] = "", part[64] = "";
-                    struct stat st;
-                    if (stat(devpath, &st) == 0 &&
-                        st_sysfs_disk_of(st.st_rdev, disk, sizeof disk, part, sizeof part) == 0 &&
-                        !part[0]) {
-                        const char *sep =
-                            (disk[strlen(disk) - 1] >= '0' && disk[strlen(disk) - 1] <= '9') ? "p"
-                                                                                             : "";
-                        snprintf(node, sizeof node, "/dev/%s%s%d", disk, sep,
-                                 blkid_partition_get_partno(p));
-                        if (access(node, F_OK) == 0) describe_superblock(node, psb, sizeof psb);
-                    }
-                    append(buf, len, "%s%s)", psb[0] ? ", " : "", psb);
-                }
-            }
-        }
-        blkid_free_probe(pr);
-    }
-    if (buf[0]) return true;
-    snprintf(buf, len,
-             "no filesystem signature or partition table that libblkid "
-             "recognizes (it may still hold data)");
-    return false;
-}
-
 /* The superblock libblkid finds in [offset, offset + size) of the open device fd, as
  * "ext4 signature (label ...)", or "". */
 static void describe_range(int fd, uint64_t offset, uint64_t size, char *out, size_t len)
@@ -314,6 +258,56 @@ static void describe_range(int fd, uint64_t offset, uint64_t size, char *out, si
     blkid_free_probe(pr);
 }
 
+bool st_device_describe(const char *devpath, char *buf, size_t len)
+{
+    buf[0] = 0;
+    char sb[512];
+    describe_superblock(devpath, sb, sizeof sb);
+    if (sb[0]) append(buf, len, "a %s", sb);
+
+    int fd = open(devpath, O_RDONLY | O_CLOEXEC);
+    blkid_probe pr = blkid_new_probe_from_filename(devpath);
+    if (pr) {
+        blkid_probe_enable_superblocks(pr, 0);
+        blkid_probe_enable_partitions(pr, 1);
+        if (blkid_do_safeprobe(pr) == 0) {
+            /* Copy: the probe's value storage is reset when the list is fetched. */
+            const char *v = NULL;
+            char pt[32] = "";
+            if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
+                snprintf(pt, sizeof pt, "%s", v);
+            const char *pttype = pt[0] ? pt : NULL;
+            blkid_partlist ls = blkid_probe_get_partitions(pr);
+            int n = ls ? blkid_partlist_numof_partitions(ls) : 0;
+            if (pttype || n > 0) {
+                append(buf, len, "%sa %s partition table with %d partition(s)",
+                       buf[0] ? " and " : "", pttype ? pttype : "", n);
+                for (int i = 0; i < n && i < 16; i++) {
+                    blkid_partition p = blkid_partlist_get_partition(ls, i);
+                    char sz[32];
+                    uint64_t bytes = (uint64_t)blkid_partition_get_size(p) * 512;
+                    append(buf, len, "%s #%d (%s", i ? "," : ":", blkid_partition_get_partno(p),
+                           sim_format_size(bytes, sz, sizeof sz));
+                    /* Probed on the whole device at the partition's range: the kernel
+                     * may have registered no node for it (a table it has not read). */
+                    char psb[512] = "";
+                    if (fd >= 0)
+                        describe_range(fd, (uint64_t)blkid_partition_get_start(p) * 512, bytes, psb,
+                                       sizeof psb);
+                    append(buf, len, "%s%s)", psb[0] ? ", " : "", psb);
+                }
+            }
+        }
+        blkid_free_probe(pr);
+    }
+    if (fd >= 0) close(fd);
+    if (buf[0]) return true;
+    snprintf(buf, len,
+             "no filesystem signature or partition table that libblkid "
+             "recognizes (it may still hold data)");
+    return false;
+}
+
 static uint64_t sysfs_u64(const char *name, const char *attr)
 {
     char p[320], buf[64];
@@ -322,11 +316,42 @@ static uint64_t sysfs_u64(const char *name, const char *attr)
     return strtoull(buf, NULL, 10);
 }
 
+/* The partitions of the table libblkid reads on the whole device fd (whether or not the
+ * kernel registered them: a loop device without partition scanning, a table written
+ * since) that hold a signature, listed into out as "#1 (8.00 MiB at byte 1048576: ext4
+ * signature ...)". Returns how many. */
+static int table_partitions_with_data(int fd, char *out, size_t len)
+{
+    out[0] = 0;
+    blkid_probe pr = blkid_new_probe();
+    if (!pr) return 0;
+    int found = 0;
+    if (blkid_probe_set_device(pr, fd, 0, 0) == 0) {
+        blkid_probe_enable_superblocks(pr, 0);
+        blkid_probe_enable_partitions(pr, 1);
+        blkid_partlist ls = blkid_do_safeprobe(pr) == 0 ? blkid_probe_get_partitions(pr) : NULL;
+        int n = ls ? blkid_partlist_numof_partitions(ls) : 0;
+        for (int i = 0; i < n; i++) {
+            blkid_partition p = blkid_partlist_get_partition(ls, i);
+            uint64_t start = (uint64_t)blkid_partition_get_start(p) * 512;
+            uint64_t size = (uint64_t)blkid_partition_get_size(p) * 512;
+            char what[512], sz[32];
+            if (size == 0) continue;
+            describe_range(fd, start, size, what, sizeof what);
+            if (!what[0]) continue;
+            append(out, len, "%s#%d (%s at byte %llu: %s)", found++ ? ", " : "",
+                   blkid_partition_get_partno(p), sim_format_size(size, sz, sizeof sz),
+                   (unsigned long long)start, what);
+        }
+    }
+    blkid_free_probe(pr);
+    return found;
+}
+
 int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_t errlen)
 {
     devset s;
     collect(rdev, &s);
-    if (s.n < 2) return SIM_EXIT_OK;
     int fd = open(devpath, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return SIM_EXIT_OK; /* the caller's own open reports it */
     int rc = 0;
@@ -349,6 +374,19 @@ int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_
                  "filesystem as the target",
                  devpath, s.name[i], sim_format_size(size, sz, sizeof sz),
                  (unsigned long long)start, what, s.name[i]);
+        rc = SIM_EXIT_USAGE;
+    }
+    char list[2048];
+    if (!rc && table_partitions_with_data(fd, list, sizeof list) > 0) {
+        snprintf(err, errlen,
+                 "refusing to use block device %s: its partition table (which the kernel may "
+                 "not have registered: no partition devices) has partitions holding data "
+                 "libblkid recognizes: %s. appsim writes the whole device and would destroy "
+                 "them, with or without --allow-destroy or appsim's mark; if nothing on them "
+                 "is needed, erase the table (wipefs -a %s; partx or kpartx show the "
+                 "partitions first if in doubt), or give a directory on such a filesystem as "
+                 "the target",
+                 devpath, list, devpath);
         rc = SIM_EXIT_USAGE;
     }
     close(fd);

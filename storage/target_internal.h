@@ -82,9 +82,12 @@ int st_manifest_set_identity(st_target *t, const char *name, const st_file_id *i
  * held by another driver, or cannot be claimed exclusively; on success *excl_fd is an
  * O_EXCL descriptor of the device that the caller keeps while writing. */
 int st_device_check_unused(const char *devpath, dev_t rdev, int *excl_fd, char *err, size_t errlen);
-/* Refuses (SIM_EXIT_USAGE) a whole disk any of whose kernel partitions (sysfs, however
- * they were made) holds a filesystem or other signature libblkid knows, whatever the
- * flags or the mark say: libblkid on the whole device sees only its first bytes. */
+/* Refuses (SIM_EXIT_USAGE) a whole disk any of whose partitions holds a filesystem or
+ * other signature libblkid knows, whatever the flags or the mark say: the kernel's
+ * partitions (sysfs, however they were made), and those of a partition table libblkid
+ * reads on the device that the kernel has not registered (no partition devices), each
+ * probed at its range on the whole device. libblkid on the whole device alone sees only
+ * its first bytes. */
 int st_device_check_partitions(const char *devpath, dev_t rdev, char *err, size_t errlen);
 /* Describes what is on the device (filesystem signature, partition table, partitions)
  * via libblkid, e.g. "an ext4 filesystem (label \"data\")". Returns true when libblkid
