@@ -208,6 +208,32 @@ void tpcc_pristine_name(int instance, char *buf, size_t len)
     snprintf(buf, len, "tpcc-%d.pristine", instance + 1);
 }
 
+/* The marker of a load under way: created before the database, removed once its
+ * completion is durable. The load writes with no journal, so a load that was
+ * interrupted, failed or killed can leave a file SQLite cannot even read ("malformed");
+ * the marker tells that file from a database that was damaged after it was complete. */
+static void loading_marker_name(int instance, char *buf, size_t len)
+{
+    snprintf(buf, len, "tpcc-%d.db-loading", instance + 1);
+}
+
+static bool load_unfinished(const st_target *t, int instance)
+{
+    char marker[64];
+    loading_marker_name(instance, marker, sizeof marker);
+    return st_target_owns(t, marker);
+}
+
+/* A usage error: instance i's load did not finish; says what to do. */
+static int refuse_unfinished(const tpcc_options *o, st_target *t, int i, const char *action)
+{
+    sim_error("tpcc %s: instance %d's database is incomplete: its load was interrupted or "
+              "failed; run `appsim tpcc prepare --target %s --scale %llu` to load it again "
+              "(or `appsim tpcc cleanup --target %s` to remove it)",
+              action, i + 1, st_target_path(t), (unsigned long long)o->scale, st_target_path(t));
+    return SIM_EXIT_USAGE;
+}
+
 uint64_t tpcc_estimate_bytes(uint64_t scale)
 {
     return (uint64_t)((double)(EST_BASE_BYTES + EST_WH_BYTES * scale) * EST_MARGIN);
@@ -384,6 +410,12 @@ static void *load_instance(void *arg)
     bulk_db_opts(o, &dbo);
     st_db *db = NULL;
     sqlite3 *c = NULL;
+    char marker[64];
+    loading_marker_name(j->instance, marker, sizeof marker);
+    int mfd = -1;
+    j->rc = st_target_create_file(j->t, marker, 0, &mfd, j->err, sizeof j->err);
+    if (j->rc) return NULL;
+    close(mfd);
     j->rc = st_db_open(j->t, name, &dbo, true, &db, j->err, sizeof j->err);
     if (j->rc) return NULL;
     json_t *dj = st_db_json(db);
@@ -415,6 +447,7 @@ static void *load_instance(void *arg)
     if (!j->rc) j->db_json = st_db_json(db);
     if (c) sqlite3_close(c);
     if (db) st_db_close(db);
+    if (!j->rc) j->rc = st_target_remove_file(j->t, marker, j->err, sizeof j->err);
     return NULL;
 }
 
@@ -428,7 +461,7 @@ static int instance_state(st_target *t, const tpcc_options *o, int i, char *err,
 {
     char name[64];
     tpcc_db_name(i, name, sizeof name);
-    if (!st_target_owns(t, name)) return INSTANCE_TO_LOAD;
+    if (!st_target_owns(t, name) || load_unfinished(t, i)) return INSTANCE_TO_LOAD;
     st_db_opts dbo;
     tpcc_db_opts(o, &dbo);
     st_db *db = NULL;
@@ -462,7 +495,7 @@ static int remove_instance_files(st_target *t, int i, bool pristine_too, char *e
 {
     char name[64], extra[80];
     tpcc_db_name(i, name, sizeof name);
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    const char *suffix[] = {"", "-wal", "-shm", "-journal", "-loading"};
     for (size_t k = 0; k < sizeof suffix / sizeof *suffix; k++) {
         snprintf(extra, sizeof extra, "%s%s", name, suffix[k]);
         if (st_target_owns(t, extra) && st_target_remove_file(t, extra, err, errlen))
@@ -534,7 +567,7 @@ static int load_all(const tpcc_options *o, st_target *t, const bool *need, load_
 /* The loads' figures per instance into *per, and the rows loaded in all into *rows;
  * marks the loaded instances in just_loaded[]. The first failure's exit status. */
 static int record_loads(const tpcc_options *o, const bool *need, load_job *jobs, json_t **per,
-                        uint64_t *rows, bool *just_loaded)
+                        uint64_t *rows, bool *just_loaded, json_t *errors)
 {
     int rc = SIM_EXIT_OK;
     *rows = 0;
@@ -543,6 +576,8 @@ static int record_loads(const tpcc_options *o, const bool *need, load_job *jobs,
         if (!need[i]) continue;
         if (jobs[i].rc) {
             sim_error("tpcc: loading instance %d failed: %s", i + 1, jobs[i].err);
+            json_array_append_new(errors,
+                                  json_pack("{s:i, s:s}", "instance", i + 1, "error", jobs[i].err));
             rc = rc ? rc : (sim_interrupted() ? SIM_EXIT_FAIL : jobs[i].rc);
             json_decref(jobs[i].db_json);
             continue;
@@ -612,14 +647,27 @@ static int do_prepare(const tpcc_options *o, st_target *t, json_t *doc, bool *ju
              sim_format_size(est, estbuf, sizeof estbuf));
     load_job jobs[64];
     uint64_t t0 = sim_now_ns();
+    /* Until every load is complete the result says so: a load that was interrupted or
+     * failed leaves its instance marked unfinished (load_unfinished), not loaded. */
+    json_object_set_new(prep, "loaded", json_false());
+    json_object_set_new(prep, "complete", json_false());
+    json_object_set_new(prep, "instances_loaded", json_integer(0));
+    json_object_set_new(prep, "interrupted", json_boolean(sim_interrupted()));
     if ((rc = load_all(o, t, need, jobs))) return rc;
     double secs = (double)(sim_now_ns() - t0) / 1e9;
-    json_object_set_new(prep, "loaded", json_true());
-    json_object_set_new(prep, "instances_loaded", json_integer(nneed));
     json_object_set_new(prep, "seconds", json_real(secs));
-    json_t *per;
+    json_t *per, *errors = json_array();
     uint64_t rows;
-    rc = record_loads(o, need, jobs, &per, &rows, just_loaded);
+    rc = record_loads(o, need, jobs, &per, &rows, just_loaded, errors);
+    int loaded = nneed - (int)json_array_size(errors);
+    json_object_set_new(prep, "loaded", json_boolean(!rc));
+    json_object_set_new(prep, "complete", json_boolean(!rc));
+    json_object_set_new(prep, "instances_loaded", json_integer(loaded));
+    json_object_set_new(prep, "interrupted", json_boolean(sim_interrupted()));
+    if (json_array_size(errors))
+        json_object_set_new(prep, "errors", errors);
+    else
+        json_decref(errors);
     json_object_set_new(prep, "rows", json_integer((json_int_t)rows));
     json_object_set_new(prep, "warehouses_per_s_per_instance", json_real((double)o->scale / secs));
     json_object_set_new(prep, "estimated_bytes", json_integer((json_int_t)est));
@@ -649,6 +697,7 @@ static int open_for_check(const tpcc_options *o, st_target *t, int i, const char
                   i + 1, st_target_path(t), st_target_path(t));
         return SIM_EXIT_USAGE;
     }
+    if (load_unfinished(t, i)) return refuse_unfinished(o, t, i, "check");
     st_db_opts dbo;
     bulk_db_opts(o, &dbo);
     int rc = st_db_open(t, name, &dbo, false, db, err, sizeof err);
@@ -775,7 +824,7 @@ static int do_cleanup(st_target *t)
         bool any = st_target_owns(t, name) || st_target_owns(t, pr);
         char wal[80];
         snprintf(wal, sizeof wal, "%s-wal", name);
-        any |= st_target_owns(t, wal);
+        any |= st_target_owns(t, wal) || load_unfinished(t, i);
         if (!any) continue;
         if (remove_instance_files(t, i, true, err, sizeof err)) {
             sim_error("tpcc cleanup: %s", err);
@@ -799,6 +848,7 @@ static int open_instances(const tpcc_options *o, st_target *t, tpcc_instance *in
     tpcc_db_opts(o, &dbo);
     for (int i = 0; i < (int)o->instances; i++) {
         inst[i].index = i;
+        if (load_unfinished(t, i)) return refuse_unfinished(o, t, i, "run");
         if (o->keep_pristine && !just_loaded[i]) {
             inst[i].pristine = json_object();
             int rc = tpcc_pristine_restore(t, i, inst[i].pristine, err, sizeof err);

@@ -242,16 +242,21 @@ json_t *sim_result_warmup_json(const sim_run *r)
 }
 
 /* The document as text. A storage fault anywhere in the process marks every result
- * written after it (a curve, a VDI storm, a prepare): its figures are not the drive's. */
+ * written after it (a curve, a VDI storm, a prepare): its figures are not the drive's.
+ * So does a SIGINT or SIGTERM, whatever phase it stopped (a load, the filling of a data
+ * file, a check after the run): appsim exits 130 or 143, and the result says why. */
 static char *dump_marked(const json_t *doc)
 {
     json_t *marked = NULL;
-    if (sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"))) {
-        marked = json_copy((json_t *)doc);
+    bool fault = sim_fault_noted() && !json_is_true(json_object_get(doc, "failed"));
+    bool signal = sim_interrupted() && !json_is_true(json_object_get(doc, "interrupted"));
+    if (fault || signal) marked = json_copy((json_t *)doc);
+    if (fault) {
         json_object_set_new(marked, "failed", json_true());
         json_object_set_new(marked, "failure", sim_fault_json());
-        doc = marked;
     }
+    if (signal) json_object_set_new(marked, "interrupted", json_true());
+    if (marked) doc = marked;
     char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
     json_decref(marked);
     return text;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/tpcc_check_interrupt.sh: without an action, tpcc writes the run's
 # result before the consistency check starts, and a SIGINT during the check stops it
-# promptly without costing that result.
+# promptly without costing that result; the result then says it was interrupted.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
@@ -35,5 +35,9 @@ jq -e '.summary.tps > 0' "$J" > /dev/null || fail "the final result lost the run
 if [ $still_checking = 1 ] && jq -e '.check.interrupted == true' "$J" > /dev/null; then
   [ $rc -ne 0 ] || fail "an interrupted check exited 0"
   grep -q "check interrupted" "$APPSIM_TMP/out.txt" || fail "no message for the interruption"
+  # the run's figures are whole, but the command was interrupted: exit 130, and the
+  # result says so at its top
+  [ $rc = 130 ] || fail "an interrupted check exited $rc, want 130"
+  jq -e '.interrupted == true' "$J" >/dev/null || fail "top-level interrupted: $(jq .interrupted "$J")"
 fi
 echo "ok: result written before the check; SIGINT stopped the check in $took s (rc $rc)"
