@@ -287,8 +287,8 @@ static void run_intervals_free(run_intervals *r)
 }
 
 /* Rate and p99 latency over time, one line per run, each interval's value held over its
- * interval. The rate axis is logarithmic when the runs' highest rates differ tenfold, the
- * latency's unit is chosen from its values. */
+ * interval. The rate axis is logarithmic when the runs' highest rates differ tenfold and
+ * no interval completed nothing; the latency's unit is chosen from its values. */
 static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi,
                       const char *unit_name)
 {
@@ -300,7 +300,8 @@ static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi
     char *names[total > 0 ? total : 1];
     double peaks[total > 0 ? total : 1];
     int ns = 0, np = 0;
-    double warm_end = NAN; /* the latest end of a warm-up interval over the runs */
+    double warm_end = NAN;  /* the latest end of a warm-up interval over the runs */
+    bool zero_rate = false; /* an interval that completed nothing: a log axis hides it */
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++) {
             run_intervals ri = intervals_of(g->entries[e].runs[r]->doc, &warm_end);
@@ -328,12 +329,13 @@ static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi
             peaks[ns] = -INFINITY;
             for (int i = 0; i < ri.n; i++)
                 if (isfinite(ri.rate[i])) peaks[ns] = fmax(peaks[ns], ri.rate[i]);
+            zero_rate = zero_rate || !svg_log_drawable(ri.rate, ri.n);
             np += ri.n;
             ns++;
         }
     if (ns) {
         char id[64], title[200], ylabel[48];
-        svg_scale rs = svg_differ_tenfold(peaks, ns) ? SVG_LOG : SVG_LINEAR;
+        svg_scale rs = svg_differ_tenfold(peaks, ns) && !zero_rate ? SVG_LOG : SVG_LINEAR;
         chart_id(id, sizeof id, gi, "rate-time");
         snprintf(title, sizeof title, "%s over time (warm-up included, per interval%s)", unit_name,
                  rs == SVG_LOG ? "; logarithmic" : "");
@@ -473,7 +475,8 @@ static svg_unit lines_to_unit(curve_line *lines, int n)
 }
 
 /* True when the highest rates of the lines (each drive's points and its maximum-rate
- * run) differ tenfold or more: the drives are then apart by a decade. */
+ * run) differ tenfold or more, the drives then being a decade apart, and no point has a
+ * rate of 0 (which a log axis could not show). */
 static bool peaks_differ_tenfold(const curve_line *lines, int n)
 {
     double peaks[n > 0 ? n : 1];
@@ -481,6 +484,7 @@ static bool peaks_differ_tenfold(const curve_line *lines, int n)
         peaks[s] = NAN;
         for (int i = 0; i < lines[s].n; i++)
             if (isfinite(lines[s].x[i]) && !(lines[s].x[i] <= peaks[s])) peaks[s] = lines[s].x[i];
+        if (!svg_log_drawable(lines[s].x, lines[s].n)) return false;
     }
     return svg_differ_tenfold(peaks, n);
 }

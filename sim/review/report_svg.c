@@ -67,6 +67,13 @@ bool svg_differ_tenfold(const double *v, int n)
     return hi >= 10 * lo;
 }
 
+bool svg_log_drawable(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]) && v[i] <= 0) return false;
+    return true;
+}
+
 typedef struct axis {
     svg_scale scale;
     double lo, hi; /* in transformed units */

@@ -139,6 +139,9 @@ svg_scale svg_scale_for(const double *v, int n);
 /* True when the largest positive value of v[0..n) is at least ten times the smallest
  * (e.g. two drives' peak rates: a linear axis would flatten the slower one). */
 bool svg_differ_tenfold(const double *v, int n);
+/* True when no finite value of v[0..n) is zero or negative: a logarithmic axis would
+ * leave such a value (a rate of 0: a stall) out, so the axis stays linear. */
+bool svg_log_drawable(const double *v, int n);
 /* The unit a latency chart is drawn in, chosen from its largest value (microseconds
  * given): us below 1 ms, ms below 1 s, else s; `us` is how many microseconds one unit
  * holds. svg_to_unit divides v[0..n) by it. */

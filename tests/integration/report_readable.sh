@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `appsim report` reads as a reviewer publishes it: latency charts in a unit chosen from
 # their values (never an axis to millions of microseconds), the rate curves on a log IOPS
-# axis when the drives are ten times apart (and only then), the drives and the
-# configurations as tables of named rows (sizes in binary units, flags yes or no, one em
-# dash for a missing value, no key paths or JSON), a run reported in one long interval
-# drawn as a line beside a run reported every second, table latencies in ms.
+# axis when the drives are ten times apart and no point is at 0 IOPS (and only then), the
+# drives and the configurations as tables of named rows (sizes in binary units, flags yes
+# or no, one em dash for a missing value, no key paths or JSON), a run reported in one
+# long interval drawn as a line beside a run reported every second, table latencies in ms.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"; cd "$APPSIM_TMP"
@@ -58,12 +58,18 @@ def tpcc(name, serial, model, step):
 io("io-fast.json", "F1", "Fast Drive", 100000, 50)
 io("io-slow.json", "S1", "Slow Drive", 5000, 400)
 io("io-near.json", "N1", "Near Drive", 10000, 200)
+# a drive whose 50 % point completed nothing: a log axis could not show it
+io("io-stalled.json", "Z1", "Stalled Drive", 5000, 400)
+d = json.load(open("io-stalled.json"))
+d["profiles"][0]["curve"]["points"][1]["iops"] = 0
+json.dump(d, open("io-stalled.json", "w"))
 tpcc("tpcc-fast.json", "F1", "Fast Drive", 1)
 tpcc("tpcc-slow.json", "S1", "Slow Drive", 10)
 PY
 "$APPSIM" report io-fast.json io-slow.json tpcc-fast.json tpcc-slow.json -o apart.html \
   2>err.txt || fail "report: $(cat err.txt)"
 "$APPSIM" report io-slow.json io-near.json -o near.html 2>err.txt || fail "report: $(cat err.txt)"
+"$APPSIM" report io-fast.json io-stalled.json -o stalled.html 2>err.txt || fail "report: $(cat err.txt)"
 
 python3 - <<'PY' || fail "the report's charts and tables"
 import html, re
@@ -91,6 +97,11 @@ assert len(curve_a) == 1 and ca[curve_a[0]][0]["yunit"] == "s", (curve_a, ca[cur
 assert ca[curve_a[0]][0]["xscale"] == "log", ca[curve_a[0]][0]
 curve_n = [c for c in cn if "-curve-" in c]
 assert len(curve_n) == 1 and cn[curve_n[0]][0]["xscale"] == "linear", cn[curve_n[0]][0]
+# 20x apart, but a point at 0 IOPS: linear, and the point is drawn.
+cs = charts(open("stalled.html").read())
+curve_s = [c for c in cs if "-curve-" in c]
+assert len(curve_s) == 1 and cs[curve_s[0]][0]["xscale"] == "linear", cs[curve_s[0]][0]
+assert re.search(r'class="pt"[^>]*data-series="Stalled Drive" data-x="0"', cs[curve_s[0]][1]), "0 IOPS not drawn"
 # The run reported in one 10-s interval is a line from 0 to 10 s, as wide as the
 # other run's ten 1-s steps.
 rt = [c for c in ca if c.endswith("-rate-time")]
