@@ -712,12 +712,23 @@ bool sim_json_on_stdout(const char *path);
  * failure the temporary file is removed. fd stays open. sim_atomic_write does all of it
  * for one buffer. All return 0 or an errno value. */
 int sim_atomic_tmp_name(const char *path, char *tmp, size_t len);
+/* True when path exists and is not a regular file or directory (a device such as
+ * /dev/null, a FIFO): it is written in place, never renamed over. */
+bool sim_atomic_in_place(const char *path);
 int sim_atomic_commit(int fd, const char *tmp, const char *path);
 int sim_atomic_write(const char *path, const void *data, size_t len);
 /* The text summary printed on stdout at the end of a run (with the device line's
  * foreign-I/O WARNING line, when the result has one, and the measured phase's
  * steadiness: one line, a WARNING when it was not steady). */
 void sim_result_print(FILE *out, const json_t *doc);
+/* The result's "cache" section: the memory the engine gives the data (buffer_bytes; 0 =
+ * no bound of appsim's: the page cache holds what the machine lets it), the data set's
+ * bytes at the start of the run, and their ratio (null without a bound or data). A
+ * drive's reads per transaction follow this ratio, not the buffer's bytes, so results
+ * compare fairly, with each other or with a database server, at equal ratios
+ * (docs/fidelity.md). `buffer_is` says what the buffer is for this engine. */
+void sim_result_put_cache(json_t *doc, uint64_t buffer_bytes, uint64_t data_bytes,
+                          const char *buffer_is);
 /* The measured phase judged by the steady-state rule (SIM_STEADY_RULE_PTS), after the
  * fact: its intervals (a result's "intervals", phase "measure") in window parts of
  * equal numbers of intervals, each part's rate its count over its seconds, with the

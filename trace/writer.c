@@ -17,8 +17,8 @@
 struct tr_writer {
     tr_emit e;
     const tr_format *fmt;
-    FILE *raw; /* the file under the compressor (or == e.f) */
-    char *path, *tmp;
+    FILE *raw;        /* the file under the compressor (or == e.f) */
+    char *path, *tmp; /* tmp NULL: written in place (stdout, a device, a FIFO) */
     int failed_errno;
     /* compressors */
     z_stream z;
@@ -128,16 +128,18 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
             free_writer(w);
             return SIM_EXIT_USAGE;
         }
+        bool in_place = sim_atomic_in_place(path);
         w->path = strdup(path);
-        w->tmp = malloc(4096);
-        if (!w->path || !w->tmp || sim_atomic_tmp_name(path, w->tmp, 4096)) {
+        w->tmp = in_place ? NULL : malloc(4096);
+        if (!w->path || (!in_place && (!w->tmp || sim_atomic_tmp_name(path, w->tmp, 4096)))) {
             free_writer(w);
             snprintf(err, errlen, "out of memory");
             return SIM_EXIT_FAIL;
         }
-        w->raw = fopen(w->tmp, "wbx");
+        w->raw = in_place ? fopen(path, "wb") : fopen(w->tmp, "wbx");
         if (!w->raw) {
-            snprintf(err, errlen, "cannot create %s: %s", w->tmp, strerror(errno));
+            snprintf(err, errlen, "cannot create %s: %s", in_place ? path : w->tmp,
+                     strerror(errno));
             free_writer(w);
             return SIM_EXIT_USAGE;
         }
@@ -190,7 +192,7 @@ void tr_writer_abort(tr_writer *w)
     if (w->e.f != w->raw) fclose(w->e.f);
     if (w->raw != stdout) {
         fclose(w->raw);
-        unlink(w->tmp);
+        if (w->tmp) unlink(w->tmp);
     } else {
         fflush(stdout);
     }
@@ -205,6 +207,8 @@ int tr_writer_close(tr_writer *w, char *err, size_t errlen)
     if (w->e.f != w->raw && fclose(w->e.f) != 0 && !e) e = errno ? errno : EIO;
     if (w->raw == stdout) {
         if (fflush(stdout) != 0 && !e) e = errno;
+    } else if (!w->tmp) {
+        if (fclose(w->raw) != 0 && !e) e = errno;
     } else {
         if (!e && fflush(w->raw) != 0) e = errno;
         if (!e) e = sim_atomic_commit(fileno(w->raw), w->tmp, w->path); /* and the directory */

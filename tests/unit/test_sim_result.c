@@ -268,6 +268,27 @@ static void test_unwritable_path(void **state)
 /* A workload's loop as the engines run it: the operation's counts, then its work, then
  * its record (every fourth one a failure). Operation i counts i + 1, so that the counter
  * says which operations it holds. Returns after the run is done. */
+/* A device or a FIFO given as the output is written in place: renaming a file over
+ * /dev/null would replace the device node for every program on the machine. */
+static void test_device_written_in_place(void **state)
+{
+    (void)state;
+    struct stat before, after;
+    assert_int_equal(stat("/dev/null", &before), 0);
+    assert_true(S_ISCHR(before.st_mode));
+    assert_int_equal(sim_atomic_write("/dev/null", "{}\n", 3), 0);
+    assert_int_equal(stat("/dev/null", &after), 0);
+    assert_true(S_ISCHR(after.st_mode));
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_true(sim_atomic_in_place("/dev/null"));
+    char reg[300];
+    snprintf(reg, sizeof reg, "%s/plain.json", dir);
+    assert_false(sim_atomic_in_place(reg)); /* absent */
+    assert_int_equal(sim_atomic_write(reg, "{}\n", 3), 0);
+    assert_false(sim_atomic_in_place(reg)); /* a regular file: replaced atomically */
+    assert_false(sim_atomic_in_place(dir));
+}
+
 static void boundary_workload(sim_run *run, sim_meter *m, uint64_t work_ns)
 {
     for (uint64_t i = 0; !sim_run_done(run); i++) {
@@ -336,9 +357,13 @@ static void test_phase_boundaries_agree(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_write_atomic_and_sections), cmocka_unit_test(test_guard_stops_run),
-        cmocka_unit_test(test_unwritable_path),           cmocka_unit_test(test_series_bounded),
-        cmocka_unit_test(test_phase_boundaries_agree),    cmocka_unit_test(test_record_by_arrival),
+        cmocka_unit_test(test_write_atomic_and_sections),
+        cmocka_unit_test(test_guard_stops_run),
+        cmocka_unit_test(test_unwritable_path),
+        cmocka_unit_test(test_series_bounded),
+        cmocka_unit_test(test_device_written_in_place),
+        cmocka_unit_test(test_phase_boundaries_agree),
+        cmocka_unit_test(test_record_by_arrival),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
