@@ -1052,10 +1052,23 @@ static json_t *kv_json(void *db)
     return j;
 }
 
+/* LMDB's data set is the pages in use (the file may be longer); its memory is the
+ * memory cgroup --buffer sets on the process (page cache of the map and heap). */
+static void kv_cache(void *db, uint64_t *buffer_bytes, uint64_t *data_bytes)
+{
+    kv_db *d = db;
+    MDB_stat st;
+    *buffer_bytes = d->o.buffer_bytes;
+    *data_bytes = mdb_env_stat(d->env, &st) == 0 ? d->pages_at_open * st.ms_psize : d->file_at_open;
+}
+
 static const sb_engine_ops lmdb_engine = {
     .name = "lmdb",
     .description = "LMDB (mmap reads; --buffer is a memory cgroup limit)",
     .files = kv_files,
+    .cache = kv_cache,
+    .buffer_is = "a memory cgroup limit on appsim's process (--buffer; the map's page cache "
+                 "and the heap)",
     .open = kv_open,
     .close = kv_close,
     .meta_get = kv_meta_get,

@@ -262,6 +262,11 @@ typedef struct sb_engine_ops {
      * anything is opened. */
     uint64_t (*min_buffer)(uint64_t connections);
     const char *min_buffer_why;
+    /* The memory the engine gives this instance's data (0: no bound of appsim's) and the
+     * data set's bytes, called after open and before the run: the result's "cache"
+     * section (sim_result_put_cache), with `buffer_is` saying what the memory is. */
+    void (*cache)(void *db, uint64_t *buffer_bytes, uint64_t *data_bytes);
+    const char *buffer_is;
 } sb_engine_ops;
 
 void sb_register_engine(const sb_engine_ops *ops);

@@ -725,6 +725,16 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     json_t *engine =
         json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
+    if (c->engine->cache) {
+        uint64_t buffer = 0, data = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t b = 0, d = 0;
+            c->engine->cache(dbs[i], &b, &d);
+            buffer += b;
+            data += d;
+        }
+        sim_result_put_cache(doc, buffer, data, c->engine->buffer_is);
+    }
     void *run_state = NULL;
     if (c->engine->run_begin) {
         rc = c->engine->run_begin(dbs, n, &o0, run, engine, &run_state, err, sizeof err);

@@ -226,7 +226,7 @@ static uint64_t buffer_per_table(const sb_db_opts *o)
     uint64_t total = o->buffer_bytes ? o->buffer_bytes : 128ull << 20;
     uint64_t per = total / (o->tables ? o->tables : 1);
     st_db_opts so = {.max_connections = o->max_connections + 2};
-    uint64_t min = st_db_min_buffer(&so, 4096);
+    uint64_t min = st_db_min_buffer(&so, ST_DB_PAGE_SIZE);
     if (per < min) {
         if (!o->loading)
             sim_warn("--buffer over %u table files gives each less than SQLite's minimum; "
@@ -911,11 +911,25 @@ static json_t *sq_json(void *db)
     return j;
 }
 
+static void sq_cache(void *db, uint64_t *buffer_bytes, uint64_t *data_bytes)
+{
+    sq_db *d = db;
+    *buffer_bytes = *data_bytes = 0;
+    for (uint32_t i = 0; i < d->ntables; i++)
+        if (d->t[i].db) {
+            *buffer_bytes += st_db_buffer_bytes(d->t[i].db);
+            *data_bytes += st_db_data_bytes_at_open(d->t[i].db);
+        }
+}
+
 static const sb_engine_ops sqlite_engine = {
     .name = "sqlite",
     .description = "SQLite through appsim's direct-I/O VFS, one file per table (buffer pools "
                    "= --buffer split over the tables)",
     .files = sq_files,
+    .cache = sq_cache,
+    .buffer_is = "appsim's buffer pools (--buffer split over the table files; O_DIRECT, no "
+                 "page cache)",
     .parallel_tables = true,
     .on_vfs = true,
     .open = sq_open,

@@ -754,6 +754,14 @@ static void put_results(json_t *doc, const sim_run *run, const wl *w, int n,
     for (int i = 0; i < n; i++)
         json_array_append_new(dbs, inst[i].db ? st_db_json(inst[i].db) : json_null());
     json_object_set_new(doc, "database", dbs);
+    uint64_t buffer = 0, data = 0;
+    for (int i = 0; i < n; i++)
+        if (inst[i].db) {
+            buffer += st_db_buffer_bytes(inst[i].db);
+            data += st_db_data_bytes_at_open(inst[i].db);
+        }
+    sim_result_put_cache(doc, buffer, data,
+                         "appsim's buffer pool (--buffer per instance; O_DIRECT, no page cache)");
     const json_t *ranks = sim_result_put_rank_detail(doc, "tpcc", own);
     sim_result_put_rank_detail(doc, "database", dbs);
     if (ranks) tpcc_merge_ranks(tj, ranks);

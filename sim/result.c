@@ -430,6 +430,43 @@ static void print_context(FILE *out, const json_t *doc)
                 sim_json_num(st, "round_s"), sim_json_num(st, "measure_start_s"));
 }
 
+void sim_result_put_cache(json_t *doc, uint64_t buffer_bytes, uint64_t data_bytes,
+                          const char *buffer_is)
+{
+    json_t *c = json_object();
+    json_object_set_new(c, "buffer_bytes", json_integer((json_int_t)buffer_bytes));
+    json_object_set_new(c, "data_bytes", json_integer((json_int_t)data_bytes));
+    json_object_set_new(c, "ratio",
+                        buffer_bytes && data_bytes
+                            ? json_real((double)buffer_bytes / (double)data_bytes)
+                            : json_null());
+    json_object_set_new(c, "buffer", json_string(buffer_is));
+    json_object_set_new(c, "data",
+                        json_string("the database files' bytes at the start of the run"));
+    json_object_set_new(doc, "cache", c);
+}
+
+/* "cache: 31.7 MiB buffer for 220 MiB of data (ratio 0.144)" */
+static void print_cache(FILE *out, const json_t *doc)
+{
+    const json_t *c = json_object_get(doc, "cache");
+    if (!json_is_object(c)) return;
+    char b[32], d[32];
+    sim_format_size((uint64_t)json_integer_value(json_object_get(c, "buffer_bytes")), b, sizeof b);
+    sim_format_size((uint64_t)json_integer_value(json_object_get(c, "data_bytes")), d, sizeof d);
+    const json_t *r = json_object_get(c, "ratio");
+    if (json_is_number(r))
+        fprintf(
+            out,
+            "  cache: %s of buffer for %s of data (ratio %.3f; compare drives at equal ratios)\n",
+            b, d, json_number_value(r));
+    else
+        fprintf(out,
+                "  cache: no buffer bound of appsim's for %s of data (the page cache holds what it "
+                "can)\n",
+                d);
+}
+
 void sim_result_print(FILE *out, const json_t *doc)
 {
     const json_t *s = json_object_get(doc, "summary");
@@ -438,6 +475,7 @@ void sim_result_print(FILE *out, const json_t *doc)
     if (!unit) unit = "tps";
     print_latency(out, doc, s, unit);
     print_device(out, doc, unit);
+    print_cache(out, doc);
     print_context(out, doc);
     sim_result_print_steadiness(out, doc);
 }

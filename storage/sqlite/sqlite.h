@@ -35,6 +35,8 @@ extern "C" {
  */
 /* The WAL's bound when nothing larger is asked for (st_db_opts.wal_limit_bytes). */
 #define ST_DB_DEFAULT_WAL_LIMIT (64ull << 20)
+/* The page size of a database appsim creates (a larger device block wins). */
+#define ST_DB_PAGE_SIZE 8192u
 /* The background checkpoint's trigger when none is asked for (checkpoint_wal_bytes):
  * SQLite's own 1000-page default. */
 #define ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20)
@@ -109,6 +111,10 @@ int st_db_checkpoint(st_db *db, char *err, size_t errlen);
 /* {"vfs", "buffered", "buffer_bytes", "page_size", "hits", "misses", "evictions",
  *  "sync", "checkpoint": {...}} */
 json_t *st_db_json(const st_db *db);
+/* The buffer pool's bytes and the database file's bytes when it was opened (0 when it
+ * had none): the cache ratio of a result's "cache" section (sim_result_put_cache). */
+uint64_t st_db_buffer_bytes(const st_db *db);
+uint64_t st_db_data_bytes_at_open(const st_db *db);
 void st_db_close(st_db *db);
 /* Blocks the calling thread read through appsim's VFS (any database) since it
  * started: `reads` counts block reads asked of the buffer pool, `device_reads` the

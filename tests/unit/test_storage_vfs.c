@@ -143,7 +143,7 @@ static void concurrent_and_reopen(void **state)
 {
     st_target *t = open_target("conc", false);
     const uint64_t nrows = 20000;
-    st_db *db = open_db(t, 512 * 1024, 4, true);
+    st_db *db = open_db(t, 1024 * 1024, 4, true);
     sqlite3 *c = connect(db);
     assert_int_equal(wl_load(c, nrows, 200), 0);
     worker w[4];
@@ -177,7 +177,7 @@ static void concurrent_and_reopen(void **state)
     st_db_close(db);
 
     /* everything committed is there after close and reopen */
-    db = open_db(t, 512 * 1024, 1, false);
+    db = open_db(t, 1024 * 1024, 1, false);
     c = connect(db);
     assert_int_equal(wl_query_i64(c, "SELECT count(*) FROM t"), (int64_t)nrows);
     assert_int_equal(wl_query_i64(c, "SELECT sum(v) FROM t"), committed);
@@ -237,7 +237,7 @@ static void checkpoint_modes(void **state)
         snprintf(sub, sizeof sub, "ck-%s", modes[m]);
         st_target *t = open_target(sub, false);
         const uint64_t nrows = 5000;
-        st_db_opts o = {.buffer_bytes = 400 * 1024,
+        st_db_opts o = {.buffer_bytes = 800 * 1024,
                         .max_connections = 5,
                         .checkpoint_wal_bytes = 64 * 1024,
                         .checkpoint_mode = modes[m],
@@ -305,8 +305,8 @@ static void small_buffer_refused(void **state)
     int rc = st_db_open(t, "test.db", &o, true, &db, err, sizeof err);
     assert_int_equal(rc, SIM_EXIT_USAGE);
     assert_null(db);
-    /* 5 connections (4 + the checkpointer) x 16 pages x 4 KiB */
-    assert_non_null(strstr(err, "320 KiB"));
+    /* 5 connections (4 + the checkpointer) x 16 pages x 8 KiB */
+    assert_non_null(strstr(err, "640 KiB"));
     st_target_close(t);
 }
 
