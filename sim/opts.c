@@ -15,6 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Numbers are decimal everywhere: strtod would also read hexadecimal ("0x10", "0x1p4"),
+ * which the whole-number options refuse, so the sizes, durations and numbers refuse it
+ * too rather than accept it in some places only. */
+static bool has_hex(const char *s)
+{
+    return strpbrk(s, "xX") != NULL;
+}
+
 int sim_parse_u64(const char *s, uint64_t *v)
 {
     if (!s || !*s || !isdigit((unsigned char)*s)) return SIM_ERR;
@@ -28,7 +36,7 @@ int sim_parse_u64(const char *s, uint64_t *v)
 
 int sim_parse_double(const char *s, double *v)
 {
-    if (!s || !*s) return SIM_ERR;
+    if (!s || !*s || has_hex(s)) return SIM_ERR;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
@@ -39,7 +47,7 @@ int sim_parse_double(const char *s, double *v)
 
 int sim_parse_size(const char *s, uint64_t *bytes)
 {
-    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.')) return SIM_ERR;
+    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.') || has_hex(s)) return SIM_ERR;
     errno = 0;
     char *end;
     double x = strtod(s, &end);
@@ -84,7 +92,7 @@ int sim_parse_size(const char *s, uint64_t *bytes)
 
 int sim_parse_duration(const char *s, uint64_t *ns)
 {
-    if (!s || !*s) return SIM_ERR;
+    if (!s || !*s || has_hex(s)) return SIM_ERR;
     double total = 0;
     const char *p = s;
     while (*p) {
@@ -240,7 +248,7 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
     case SIM_OPT_SIZE: {
         uint64_t x;
         if (sim_parse_size(v, &x))
-            return bad_value(cmd, o, v, "expected a size such as 4096, 64K, 512M, 24G");
+            return bad_value(cmd, o, v, "expected a decimal size such as 4096, 64K, 512M, 24G");
         if ((double)x < o->min || (o->max > 0 && (double)x > o->max)) return range_error(cmd, o, v);
         *(uint64_t *)o->dst = x;
         return SIM_EXIT_OK;
@@ -534,6 +542,14 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         if (rc) return rc;
     }
     if (npositional) *npositional = npos;
+    const sim_opt *ri = sim_opts_find(opts, "report-interval");
+    if (ri && ri->kind == SIM_OPT_DURATION && *(uint64_t *)ri->dst &&
+        *(uint64_t *)ri->dst < SIM_REPORT_INTERVAL_MIN_NS) {
+        sim_error("%s: --report-interval %gs is too short: give at least 10ms, or 0 for no "
+                  "interval lines",
+                  cmd, (double)*(uint64_t *)ri->dst / 1e9);
+        return SIM_EXIT_USAGE;
+    }
     int rc = sim_output_check(cmd, opts);
     if (rc) return rc;
     const sim_opt *json = sim_opts_find(opts, "json");

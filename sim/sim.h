@@ -288,6 +288,10 @@ int sim_target_creatable(const char *path, char *why, size_t whylen);
 /* The --report-interval default of every command (interval lines on stderr, and the
  * series in the result that the report charts over time). */
 #define SIM_REPORT_INTERVAL_DEFAULT_NS (5ull * 1000000000ull)
+/* Its least value other than 0 (sim_opts_parse refuses less): a shorter interval prints
+ * thousands of lines a second and fills the result with intervals too short to hold a
+ * percentile. */
+#define SIM_REPORT_INTERVAL_MIN_NS (10ull * 1000000ull)
 /* --duration TIME (sysbench's --time accepted), at least min_s seconds; `what`
  * completes "length of the measured phase". */
 #define SIM_VOCAB_DURATION(dst_, min_s, what) SIM_VOCAB_DURATION_PEERS(dst_, min_s, what, "")
@@ -308,7 +312,8 @@ int sim_target_creatable(const char *path, char *why, size_t whylen);
 #define SIM_VOCAB_REPORT_INTERVAL(dst_)                                                            \
     {                                                                                              \
         .name = "report-interval", .kind = SIM_OPT_DURATION, .dst = (dst_),                        \
-        .help = "interval lines on stderr and the series in the result (0 = none)"                 \
+        .help = "interval lines on stderr and the series in the result (0 = none; else at "       \
+                "least 10ms)"                                                                      \
     }
 /* --json FILE; "-" = the document on stdout and nothing else there (sim_result_save). */
 #define SIM_VOCAB_JSON(dst_, deprecated_)                                                          \
@@ -360,7 +365,8 @@ int sim_refuse_unknown(const char *what, const char *typed, const char *const *w
 const char *sim_peer_refusal(const char *command, const char *name);
 
 /* Single-value parsers used by the table parser, public for workloads with
- * structured arguments (e.g. --region OFFSET:LENGTH). SIM_OK or SIM_ERR. */
+ * structured arguments (e.g. --region OFFSET:LENGTH). Numbers are decimal in all of
+ * them (hexadecimal is refused everywhere). SIM_OK or SIM_ERR. */
 int sim_parse_size(const char *s, uint64_t *bytes);
 int sim_parse_duration(const char *s, uint64_t *ns);
 int sim_parse_u64(const char *s, uint64_t *v);

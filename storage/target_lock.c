@@ -10,7 +10,8 @@
  * take none, so a running benchmark's drive can still be identified. A directory
  * target's lock file is DIR/.appsim-lock, opened without
  * following links and removed again when appsim keeps nothing in DIR; a device target's
- * is /run/lock/appsim-dev-MAJ-MIN.lock (the device node itself is no place to write).
+ * is /run/lock/appsim-dev-MAJ-MIN.lock (the device node itself is no place to write),
+ * removed when the run ends.
  */
 #include "storage/target_internal.h"
 
@@ -189,6 +190,15 @@ void st_target_unlock(st_target *t)
         if (fstatat(t->dirfd, ST_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
             still_linked(t->dirfd, ST_LOCK_NAME, t->lock_fd))
             unlinkat(t->dirfd, ST_LOCK_NAME, 0);
+    } else {
+        /* A device's lock file names nothing once its holder is gone: removed while still
+         * held, as above, so that /run/lock does not collect one per device ever used. */
+        char name[256];
+        int dfd = lock_dir_fd(t, name, sizeof name);
+        if (dfd >= 0) {
+            if (still_linked(dfd, name, t->lock_fd)) unlinkat(dfd, name, 0);
+            close(dfd);
+        }
     }
     close(t->lock_fd);
     t->lock_fd = -1;

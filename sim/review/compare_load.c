@@ -185,6 +185,53 @@ static int check_histograms(const json_t *h, const char *where, const char *path
     return SIM_OK;
 }
 
+/* The path ("summary.count") of the first negative number under v, into at; false when
+ * there is none. Counts, rates, seconds and latencies are never negative: a result that
+ * says so was altered or damaged, and would be ranked on nonsense. */
+static bool find_negative(const json_t *v, char *at, size_t len)
+{
+    if (json_is_number(v)) return json_number_value(v) < 0;
+    size_t used = strlen(at);
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            snprintf(at + used, len - used, ".%s", k);
+            if (find_negative(x, at, len)) return true;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            snprintf(at + used, len - used, "[%zu]", i);
+            if (find_negative(x, at, len)) return true;
+        }
+    }
+    at[used] = 0;
+    return false;
+}
+
+static int check_not_negative(const json_t *doc, const char *path, char *err, size_t errlen)
+{
+    static const char *const sections[] = {"summary", "per_type"};
+    for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
+        char at[256];
+        snprintf(at, sizeof at, "%s", sections[i]);
+        const json_t *v = json_object_get(doc, sections[i]);
+        if (v && find_negative(v, at, sizeof at)) {
+            char msg[400];
+            snprintf(msg, sizeof msg,
+                     "%s is negative; counts, rates, seconds and latencies never are: the file "
+                     "was altered or damaged, so it is not compared",
+                     at);
+            return fail(err, errlen, path, msg);
+        }
+    }
+    return SIM_OK;
+}
+
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -248,7 +295,8 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
         json_decref(doc);
         return fail(err, errlen, path, "\"config\" is not an object; file is damaged");
     }
-    if (check_histograms(json_object_get(doc, "histograms"), "", path, err, errlen)) {
+    if (check_not_negative(doc, path, err, errlen) ||
+        check_histograms(json_object_get(doc, "histograms"), "", path, err, errlen)) {
         json_decref(doc);
         return SIM_ERR;
     }
