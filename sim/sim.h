@@ -312,7 +312,7 @@ int sim_target_creatable(const char *path, char *why, size_t whylen);
 #define SIM_VOCAB_REPORT_INTERVAL(dst_)                                                            \
     {                                                                                              \
         .name = "report-interval", .kind = SIM_OPT_DURATION, .dst = (dst_),                        \
-        .help = "interval lines on stderr and the series in the result (0 = none; else at "       \
+        .help = "interval lines on stderr and the series in the result (0 = none; else at "        \
                 "least 10ms)"                                                                      \
     }
 /* --json FILE; "-" = the document on stdout and nothing else there (sim_result_save). */
