@@ -288,6 +288,12 @@ static int set_value(const char *cmd, sim_opt *o, const char *v)
 }
 
 static sim_opts_describer describer;
+static bool check_only;
+
+void sim_opts_set_check_only(bool on)
+{
+    check_only = on;
+}
 static void *describer_ctx;
 
 void sim_opts_set_describer(sim_opts_describer fn, void *ctx)
@@ -550,6 +556,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
                   cmd, (double)*(uint64_t *)ri->dst / 1e9);
         return SIM_EXIT_USAGE;
     }
+    if (check_only) return SIM_OPTS_HELP_SHOWN;
     int rc = sim_output_check(cmd, opts);
     if (rc) return rc;
     const sim_opt *json = sim_opts_find(opts, "json");

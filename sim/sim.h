@@ -262,6 +262,12 @@ const char *sim_opt_value_hint(const sim_opt *o);
 typedef void (*sim_opts_describer)(void *ctx, const char *command, const char *usage,
                                    const sim_opt *opts);
 void sim_opts_set_describer(sim_opts_describer fn, void *ctx);
+/* While on, sim_opts_parse parses and checks a command line fully (every option and
+ * value, as a run would) but the command runs nothing: a line that parses returns
+ * SIM_OPTS_HELP_SHOWN, as after --help, without the output check (an output's directory
+ * may not exist yet). suite checks each step's command line this way before it runs
+ * any step, --dry-run included. */
+void sim_opts_set_check_only(bool on);
 
 /*
  * The shared vocabulary: every command spells these concepts the same way, with the

@@ -546,6 +546,30 @@ static int apply_overrides(suite_ctx *cp, char **pos, int npos)
     return rc;
 }
 
+/* The step's command line checked by its command's own parser, running nothing
+ * (sim_opts_set_check_only): an unknown option or a bad value, in the suite file or in
+ * a STEP=ARGS given, is refused before any step runs. A line that cannot be built yet
+ * (a placeholder without its value) is left to the step, which says so when it comes. */
+static int check_step_options(const suite_ctx *cp, const suite_step *st, const char *origin)
+{
+    char err[1024], **argv;
+    int argc;
+    char *result = xasprintf("%s/%s.json", cp->dir, st->name);
+    int built = step_argv(cp, st, result, &argv, &argc, err, sizeof err);
+    free(result);
+    const sim_command *cmd = sim_find_command(st->command);
+    if (built || !cmd) return SIM_EXIT_OK;
+    sim_opts_set_check_only(true);
+    int rc = sim_command_run(cmd, argc, argv);
+    sim_opts_set_check_only(false);
+    suite_free_words(argv, argc);
+    if (!rc) return SIM_EXIT_OK;
+    sim_error("suite: %s: step %s: its command line is refused (above); correct the suite's "
+              "arguments for it or the %s=ARGS given",
+              origin, st->name, st->name);
+    return SIM_EXIT_USAGE;
+}
+
 /* Checks every step's arguments before running anything (a typo in step 5 should not
  * be found after hours of steps 1 to 4) and plans each step's time into planned[]. */
 static int check_steps(const suite_ctx *cp, const char *origin, double *planned)
@@ -586,6 +610,7 @@ static int check_steps(const suite_ctx *cp, const char *origin, double *planned)
                       origin, st->name);
             rc = SIM_EXIT_USAGE;
         }
+        if (!rc) rc = check_step_options(cp, st, origin);
     }
     return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Small input gaps closed through the real binary: --report-interval below 10 ms is
 # refused; numbers are decimal everywhere (hexadecimal refused for sizes, durations and
-# whole numbers alike); compare refuses a result with a negative count or rate as
+# whole numbers alike); a suite step's options are checked by its command's parser before
+# any step runs (--dry-run too); compare refuses a result with a negative count or rate as
 # damaged input; a device target's lock file is gone from /run/lock after the run.
 set -uo pipefail
 source "$(dirname "$0")/compare_fixtures.bash"
@@ -28,6 +29,14 @@ usage hex-duration "invalid value '0x2' for --duration" "${IO[@]}" --duration 0x
 usage hex-whole "invalid value '0x4' for --threads" "${IO[@]}" --threads 0x4
 "$APPSIM" io --target "$W/io" --file-size 8M --duration 0.3 --warmup 0 --quiet --report-interval 10ms \
   --json "$W/io.json" >/dev/null 2>"$W/io.err" || fail "--report-interval 10ms: $(cat "$W/io.err")"
+
+for dry in --dry-run ""; do
+  usage "suite-bogus$dry" "tpcc: unknown option '--bogus'.*|step tpcc: its command line is refused" \
+    "$APPSIM" suite review --target "$W/suite-t" -o "$W/suite-o" $dry "tpcc=--bogus"
+  usage "suite-hex$dry" "invalid value '0x2' for --scale" \
+    "$APPSIM" suite review --target "$W/suite-t" -o "$W/suite-o" $dry "tpcc=--scale 0x2"
+done
+[ ! -e "$W/suite-t" ] && [ ! -e "$W/suite-o" ] || fail "a refused suite created its directories"
 
 fx_result "$W/good.json" tpcc "Good Drive" G1 10 2 $(fx_seq 100000 1000 40)
 sed -e 's/"tps":[0-9.]*/"tps":-50/' -e 's/"count":40,"errors"/"count":-100,"errors"/' "$W/good.json" >"$W/neg.json"
