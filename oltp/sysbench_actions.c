@@ -272,12 +272,12 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
     for (int i = 0; i < (int)c->instances; i++)
         bytes += files_bytes(c, i);
     json_object_set_new(doc, "prepare",
-                        json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:s, s:b}", "engine",
+                        json_pack("{s:s, s:I, s:f, s:f, s:I, s:i, s:s, s:b, s:b}", "engine",
                                   c->engine->name, "rows", (json_int_t)rows, "seconds", secs,
                                   "rows_per_s", secs > 0 ? rows / secs : 0.0, "bytes",
                                   (json_int_t)bytes, "loader_threads", threads, "parallel",
                                   c->engine->parallel_tables ? "tables" : "instances", "complete",
-                                  atomic_load(&l.rc) == 0));
+                                  atomic_load(&l.rc) == 0, "interrupted", sim_interrupted()));
     if (atomic_load(&l.rc)) {
         sim_error("prepare failed: %s", l.err);
         return atomic_load(&l.rc);

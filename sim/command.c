@@ -61,6 +61,10 @@ int sim_command_run(const sim_command *cmd, int argc, char **argv)
     int rc = cmd->main(argc, argv);
     release_stdout();
     quiet = outer_quiet;
+    /* A storage fault outranks everything (the figures are not the drive's), then a
+     * signal: whatever status the command returned after either. */
+    if (sim_fault_noted()) return SIM_EXIT_FAIL;
+    if (sim_interrupt_signal()) return 128 + sim_interrupt_signal();
     return rc;
 }
 

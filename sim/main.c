@@ -46,14 +46,11 @@ static int run_command(int argc, char **argv)
     sim_signals_install();
     int rc = sim_command_run(cmd, argc - 1, argv + 1);
     /* A storage fault outranks everything: the figures of this run are not the drive's. */
-    if (sim_fault_noted()) {
+    if (sim_fault_noted())
         sim_error("failed: %s; the run stopped at this first storage error and its result "
                   "(if any) is marked failed; free space or fix the drive (then `check` "
                   "verifies a database)",
                   sim_fault_message());
-        return SIM_EXIT_FAIL;
-    }
-    if (sim_interrupt_signal()) return 128 + sim_interrupt_signal();
     return rc;
 }
 

@@ -294,6 +294,14 @@ int sim_result_save(const json_t *doc, const char *path)
     return SIM_EXIT_OK;
 }
 
+int sim_result_save_stopped(json_t *doc, const char *path, const char *why)
+{
+    if (!doc || !(sim_interrupted() || sim_fault_noted())) return SIM_EXIT_OK;
+    if (!json_object_get(doc, "stopped_by"))
+        json_object_set_new(doc, "stopped_by", json_string(why ? why : "stopped"));
+    return sim_result_save(doc, path);
+}
+
 int sim_result_write(const json_t *doc, const char *path)
 {
     if (sim_ranks_rank() > 0)

@@ -113,7 +113,9 @@ void sim_register_command(const sim_command *cmd);
 /* Runs one invocation of cmd (appsim's main, and suite for each step): state that
  * belongs to an invocation (the --quiet of sim_info, stdout claimed by --json -) starts
  * fresh and is put back afterwards, so that a second invocation in the same process
- * starts from its own options. Returns cmd's exit status. */
+ * starts from its own options. Returns the exit status appsim gives it: 1 after a
+ * storage fault (sim_fault_noted), else 128 + the signal after SIGINT or SIGTERM, else
+ * cmd's own. */
 int sim_command_run(const sim_command *cmd, int argc, char **argv);
 const sim_command *sim_find_command(const char *name);
 /* Commands in registration-independent (alphabetical) order; NULL-terminated. */
@@ -716,6 +718,12 @@ int sim_result_write(const json_t *doc, const char *path);
 /* --json PATH: nothing for NULL, the document on stdout for "-", else
  * sim_result_write. SIM_EXIT_OK or SIM_EXIT_FAIL (message printed). */
 int sim_result_save(const json_t *doc, const char *path);
+/* For a command that failed before its end: when a signal or a storage fault stopped it
+ * (sim_interrupted, sim_fault_noted), its result is still saved, with what it did so far
+ * and "stopped_by": why (unless set), marked interrupted or failed by the save; after
+ * any other failure (a refusal, a bad input) nothing is written. SIM_EXIT_OK, or the
+ * save's failure. */
+int sim_result_save_stopped(json_t *doc, const char *path, const char *why);
 /* Whether --json PATH claims stdout ("-"): the command then prints no text there. */
 bool sim_json_on_stdout(const char *path);
 /* Atomic, durable file replacement (sim/atomic.c), for every file appsim writes whole:

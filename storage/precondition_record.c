@@ -79,8 +79,12 @@ static int write_block(st_target *t, const char *block, char *err, size_t errlen
         if (rc) return rc;
     }
     if (!rc) {
-        rc = pwrite(fd, block, RECORD_BYTES, (off_t)off) == RECORD_BYTES ? 0 : -errno;
+        ssize_t w = pwrite(fd, block, RECORD_BYTES, (off_t)off);
+        /* a write that fits nothing returns 0 or a short count, with no errno */
+        rc = w == RECORD_BYTES ? 0 : w < 0 ? -errno : -ENOSPC;
         if (!rc && fdatasync(fd)) rc = -errno;
+        /* fail-stop (sim/fault.c): the record is written on the target like the data */
+        if (rc) sim_fault_note(-rc, "writing the preconditioning record on %s", t->path);
     }
     if (fd >= 0) close(fd);
     if (rc) {

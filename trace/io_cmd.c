@@ -361,10 +361,12 @@ static int io_execute(io_cli *c, sim_opt *opts, int argc, char **argv)
         record_effective(doc, c, opts, jobs, njobs);
         rc = run_plan(&p, jobs, njobs, doc, !to_stdout, err, sizeof err);
     }
-    if (rc)
+    if (rc) {
         sim_error("io: %s", err);
-    else
+        if (sim_result_save_stopped(doc, c->json, err)) rc = SIM_EXIT_FAIL;
+    } else {
         rc = sim_result_save(doc, c->json);
+    }
     json_decref(doc);
     st_target_close(p.t);
     return rc;

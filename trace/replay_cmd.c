@@ -365,7 +365,10 @@ static int replay_main(int argc, char **argv)
                  : run_once(&c, src, t, &o, doc, err, sizeof err);
     if (rc) sim_error("%s", err);
     json_object_set_new(doc, "trace", tr_source_stats_json(src));
-    if (rc == 0) rc = sim_result_save(doc, c.json_path);
+    if (rc == 0)
+        rc = sim_result_save(doc, c.json_path);
+    else if (sim_result_save_stopped(doc, c.json_path, err))
+        rc = SIM_EXIT_FAIL;
     json_decref(doc);
     st_target_close(t);
     tr_close(src);

@@ -54,10 +54,10 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
         ssize_t w = pwrite(fd, buf, n, (off_t)off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            if (w < 0)
-                sim_fault_note(errno, "filling %s at offset %llu", path, (unsigned long long)off);
+            int e = w < 0 ? errno : ENOSPC; /* pwrite returns 0 only when nothing fits */
+            sim_fault_note(e, "filling %s at offset %llu", path, (unsigned long long)off);
             snprintf(err, errlen, "filling %s failed at %llu: %s", path, (unsigned long long)off,
-                     w < 0 ? strerror(errno) : "short write");
+                     w < 0 ? strerror(e) : "short write");
             st_free_aligned(buf);
             return SIM_EXIT_FAIL;
         }
@@ -65,7 +65,9 @@ static int fill(int fd, uint64_t from, uint64_t size, const char *path, char *er
     }
     st_free_aligned(buf);
     if (fdatasync(fd) != 0) {
-        snprintf(err, errlen, "fdatasync %s: %s", path, strerror(errno));
+        int e = errno;
+        sim_fault_note(e, "syncing %s after filling it", path);
+        snprintf(err, errlen, "fdatasync %s: %s", path, strerror(e));
         return SIM_EXIT_FAIL;
     }
     return SIM_EXIT_OK;

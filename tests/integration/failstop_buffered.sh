@@ -5,7 +5,8 @@
 # a loop device whose backing file on a small tmpfs cannot grow (EIO mid-run). Each run
 # must stop at the first error: exit status 1, the cause on stderr, the result marked
 # failed with it, only the few transactions under way when it happened counted as
-# errors; and once the space is back the database passes `check`.
+# errors; and once the space is back the database passes `check`. A precondition
+# whose record does not fit stops the same way.
 # Needs root (loop devices, mounts): skipped (77) otherwise.
 # APPSIM_TEST_RUN_SERIAL: loop devices and mounts.
 set -euo pipefail
@@ -101,4 +102,21 @@ expect_stop tpcc-eio "$EIO" 10 "${TPCC[@]}"
 rm "$W/tmpfs/ballast"; remount; check_tpcc "EIO"
 expect_stop sqlite-eio "$EIO" 2 "${SBR[@]}" --buffered
 rm "$W/tmpfs/ballast"; remount; check_sb sqlite "EIO"
+DURING=""
+
+# precondition: its region fits, but the record it keeps beside it does not (ENOSPC).
+# The free space is raised a block at a time from the region's size: the first run
+# whose region can be allocated has no block left for its record.
+for extra in $(seq 0 4096 65536); do
+  rm -rf "$W/mnt/pc" "$W/mnt/ballast"
+  fill "$W/mnt" $(( (32 << 20) + extra ))
+  rc=0; "$APPSIM" precondition --target "$W/mnt/pc" --size 32M --loops 1 --keep-free 0 --quiet \
+    --json "$W/pc.json" >/dev/null 2>"$W/pc.err" || rc=$?
+  [ $rc = 2 ] || break
+done
+[ $rc = 1 ] && grep -q "failed: $NOSPC writing the preconditioning record" "$W/pc.err" ||
+  fail "precondition record out of space: exit $rc: $(cat "$W/pc.err")"
+jq -e --arg c "$NOSPC" '.failed == true and .failure.cause == $c' "$W/pc.json" >/dev/null ||
+  fail "precondition result not marked failed: $(jq -c '{failed, failure}' "$W/pc.json")"
+rm "$W/mnt/ballast"
 echo ok
