@@ -8,12 +8,17 @@
  * Safety contract (the worst bug a benchmark can have is destroying a user's data):
  *   - in a directory target appsim creates, writes and deletes only files listed in
  *     the target's manifest (".appsim-manifest" in the directory), which it writes
- *     before creating each file; cleanup removes exactly those;
+ *     before creating each file; cleanup removes exactly those that still hold the file
+ *     appsim created (inode and birth time as recorded), and leaves, naming them, any
+ *     other file put in their place;
  *   - a block device target is opened for writing only with allow_destroy, or when it
  *     carries appsim's mark (left the first time appsim wrote it; capacity ends before
  *     it) and libblkid finds no filesystem or partition table on it; never while it or
  *     one of its partitions is mounted or held, or one of its partitions holds a
- *     filesystem signature (flag or not);
+ *     filesystem signature (flag or not), whether the kernel registered the partition or
+ *     only libblkid reads it in the device's table;
+ *   - no output of a command (--json, exports, reports) may be one of the target's own
+ *     files (storage/output_guard.c);
  *   - no file of a directory target is opened through a symlink, and a listed name
  *     that no longer holds the file appsim created (inode in the manifest) is refused;
  *   - one appsim per target: a second one is refused at once, naming the holder;
