@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FILES 8
@@ -134,6 +135,7 @@ typedef struct loader {
     atomic_uint_fast64_t next; /* next work item */
     atomic_uint_fast64_t rows;
     atomic_int rc;
+    atomic_int threads_done; /* loader threads that have returned */
     pthread_mutex_t lock;
     char err[1024];
 } loader;
@@ -179,7 +181,31 @@ static void *loader_main(void *arg)
             if (load_one(l, (int)item, t)) break;
     }
     if (sim_interrupted()) load_fail(l, SIM_EXIT_FAIL, "interrupted");
+    atomic_fetch_add(&l->threads_done, 1);
     return NULL;
+}
+
+/* While the loader threads work: the shared progress line, by tables loaded (a table is
+ * counted when it is whole). */
+static void watch_load(loader *l, int threads)
+{
+    sb_cmd *c = l->c;
+    uint64_t tables = c->instances * c->tables;
+    sim_progress prog;
+    sim_progress_start(&prog, "sysbench: loading", tables, c->quiet);
+    while (atomic_load(&l->threads_done) < threads) {
+        struct timespec pause = {.tv_nsec = 100000000L};
+        nanosleep(&pause, NULL);
+        uint64_t now = sim_now_ns();
+        uint64_t rows = atomic_load(&l->rows), done = rows / c->table_size;
+        if (!done || !sim_progress_due(&prog, now)) continue;
+        char detail[128];
+        snprintf(detail, sizeof detail, "%llu of %llu tables, %.0f rows/s",
+                 (unsigned long long)done, (unsigned long long)tables,
+                 (double)rows / ((double)(now - prog.t0) / 1e9));
+        sim_progress_line(&prog, now, done, detail, false);
+    }
+    sim_progress_clear(&prog);
 }
 
 /* Opens every instance for loading and writes its incomplete meta row. */
@@ -212,6 +238,7 @@ static int load_all(loader *l)
     for (int i = 0; i < nthreads; i++)
         if (pthread_create(&th[started], NULL, loader_main, l) == 0) started++;
     if (!started) loader_main(l);
+    watch_load(l, started);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     return started ? started : 1;

@@ -555,13 +555,18 @@ static void give_back(loader *L, batch *b)
 }
 
 /* Inserts the generator's batches until its last, committing every COMMIT_EVERY_ROWS
- * rows (a transaction is open on entry and on return) with a progress line every 5 s. */
+ * rows (a transaction is open on entry and on return) with the shared progress line
+ * (warehouses done of the scale, rows per second, ETA). */
 static int write_batches(sqlite3 *db, loader *L, sqlite3_stmt *const *ins, const tpcc_load_opts *o,
                          tpcc_load_stats *st, double t0, char *err, size_t errlen)
 {
     uint64_t since_commit = 0;
     int64_t wh_done = 0;
-    double last_report = mono_s();
+    char what[128];
+    snprintf(what, sizeof what, "tpcc: %s%sloading", o->label ? o->label : "",
+             o->label ? ": " : "");
+    sim_progress prog;
+    sim_progress_start(&prog, what, (uint64_t)o->scale, o->quiet);
     for (;;) {
         if (sim_interrupted()) {
             snprintf(err, errlen, "load interrupted");
@@ -576,18 +581,23 @@ static int write_batches(sqlite3 *db, loader *L, sqlite3_stmt *const *ins, const
             since_commit += (uint64_t)b->nrows;
         }
         give_back(L, b);
-        if (last) return SIM_OK;
+        if (last) {
+            sim_progress_clear(&prog);
+            return SIM_OK;
+        }
         if (table == T_WAREHOUSE)
             wh_done++; /* counts warehouses started; progress is approximate by one */
         if (since_commit >= COMMIT_EVERY_ROWS) {
             if (tpcc_exec(db, "COMMIT; BEGIN", err, errlen)) return SIM_ERR;
             since_commit = 0;
-            double now = mono_s();
-            if (!o->quiet && now - last_report >= 5.0) {
-                sim_info("tpcc: %s%sloading warehouse %lld of %lld, %.0f rows/s",
-                         o->label ? o->label : "", o->label ? ": " : "", (long long)wh_done,
-                         (long long)o->scale, (double)st->rows / (now - t0));
-                last_report = now;
+            uint64_t now = sim_now_ns();
+            if (sim_progress_due(&prog, now) && wh_done > 1) {
+                /* wh_done counts warehouses started: the one under way is not done */
+                char detail[128];
+                snprintf(detail, sizeof detail, "%lld of %lld warehouses, %.0f rows/s",
+                         (long long)wh_done - 1, (long long)o->scale,
+                         (double)st->rows / (mono_s() - t0));
+                sim_progress_line(&prog, now, (uint64_t)wh_done - 1, detail, false);
             }
         }
     }

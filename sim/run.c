@@ -95,6 +95,7 @@ struct sim_run {
     unsigned stride, since_stored, series_cap;
     json_t *intervals;
     bool progress_tty;
+    sim_progress progress; /* its line's form and ETA, on a terminal */
 
     /* steady-state rounds, reporter thread only until it is joined */
     double *round_rates; /* [steady_max_rounds] */
@@ -586,19 +587,27 @@ static void report_interval(sim_run *r, uint64_t now, bool last)
     sim_hist_free(cur);
 }
 
+/* The terminal's progress line (sim_progress's form): the phase, the time so far of the
+ * planned whole, and the ETA; a steady-state warm-up has no planned end, so no ETA. */
 static void progress_line(sim_run *r, uint64_t now)
 {
     uint64_t end = atomic_load(&r->t_end);
+    const char *phase = now < measure_at(r) ? "warm-up" : "measuring";
     double el = (double)(now - r->t_start) / 1e9;
-    if (end == UINT64_MAX)
-        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %llu done",
-                now < measure_at(r) ? "warm-up" : "measuring", el,
-                (unsigned long long)total_units(r));
-    else
-        fprintf(stderr, "\r\033[K%s %.0fs elapsed, %.0fs left",
-                now < measure_at(r) ? "warm-up" : "measuring", el,
-                end > now ? (double)(end - now) / 1e9 : 0.0); /* the last line may come late */
-    fflush(stderr);
+    unsigned long long units = (unsigned long long)total_units(r);
+    if (end == UINT64_MAX) {
+        fprintf(stderr, "\r\033[Krun: %s, %.0f s so far, %llu done (until steady; ETA unknown)",
+                phase, el, units);
+        fflush(stderr);
+        return;
+    }
+    if (now > end) now = end; /* the last line may come late */
+    char detail[160];
+    r->progress.total = end - r->t_start;
+    snprintf(detail, sizeof detail, "%s, %.0f s of %.0f s, %llu %s done", phase,
+             (double)(now - r->t_start) / 1e9, (double)r->progress.total / 1e9, units,
+             strcmp(r->cfg.unit, "iops") ? "transactions" : "I/Os");
+    sim_progress_line(&r->progress, now, now - r->t_start, detail, false);
 }
 
 static void wait_until(sim_run *r, uint64_t t)
@@ -778,6 +787,8 @@ void sim_run_start(sim_run *r)
     r->printed.t = now;
     r->stored.t = now;
     r->progress_tty = !r->cfg.quiet && isatty(2);
+    sim_progress_start(&r->progress, "run", 0, !r->progress_tty);
+    r->progress.t0 = r->t_start;
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nprobes; i++)
         r->probes[i].at_interval = r->probes[i].ops->snapshot(r->probes[i].ctx);

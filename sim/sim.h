@@ -397,6 +397,34 @@ int sim_thread_set_cpu_sched(const char *policy, char *err, size_t errlen);
 /* Sleep until the monotonic clock reaches t (returns early on a signal). */
 void sim_sleep_until_ns(uint64_t t);
 
+/* ------------------------------------------------------------------ progress */
+
+/*
+ * The progress line of a long step (sim/progress.c): "WHAT: DETAIL (P%), ETA T" on
+ * stderr, the ETA from the rate so far. On a terminal the line is rewritten once a
+ * second; otherwise a full line every 10 s. Nothing when quiet.
+ *
+ *   sim_progress p;
+ *   sim_progress_start(&p, "tpcc: loading", total, quiet);
+ *   ... if (sim_progress_due(&p, now)) sim_progress_line(&p, now, done, detail, false);
+ */
+typedef struct sim_progress {
+    const char *what;
+    uint64_t total;    /* units of the whole step (bytes, warehouses, rows, ns) */
+    uint64_t t0, next; /* start, and when the next line is due (sim_now_ns) */
+    bool tty, quiet;
+} sim_progress;
+void sim_progress_start(sim_progress *p, const char *what, uint64_t total, bool quiet);
+/* True (and the next one planned) when a line is due at now. */
+bool sim_progress_due(sim_progress *p, uint64_t now);
+/* The line for `done` of total units; detail is the caller's figures ("3 of 10
+ * warehouses, 5200 rows/s"). last: the line is ended even on a terminal. */
+void sim_progress_line(sim_progress *p, uint64_t now, uint64_t done, const char *detail, bool last);
+/* Clears the terminal line before other output (nothing in a log). */
+void sim_progress_clear(const sim_progress *p);
+/* "42 s", "3 min 5 s", "2 h 10 min". */
+const char *sim_format_eta(double seconds, char *buf, size_t len);
+
 /* ------------------------------------------------------------------ random numbers */
 
 /* xoshiro256**: fast, 2^256 period; one per thread or per virtual user. */

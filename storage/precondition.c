@@ -23,29 +23,26 @@ typedef struct writer {
     st_io **free_ios;
     unsigned nfree;
     uint64_t submitted, done; /* bytes */
-    uint64_t t0, next_progress, next_checkpoint;
-    bool progress_tty;
+    uint64_t t0, next_checkpoint;
+    sim_progress prog;
     int error; /* first -errno, or -EIO for a short write */
 } writer;
 
+/* The shared progress line, with the pass and the write rate. */
 static void progress(writer *w, uint64_t now, bool last)
 {
     const st_precond_job *j = w->job;
     double secs = (double)(now - w->t0) / 1e9;
-    double rate = secs > 0 ? (double)w->done / secs : 0;
-    double eta = rate > 0 ? (double)(j->total_bytes - w->done) / rate : 0;
-    char done[32], total[32];
+    char done[32], total[32], detail[160];
     sim_format_size(w->done, done, sizeof done);
     sim_format_size(j->total_bytes, total, sizeof total);
     uint64_t pass = w->done / j->region_bytes + 1;
     if (pass * j->region_bytes > j->total_bytes) pass = (j->total_bytes - 1) / j->region_bytes + 1;
-    fprintf(stderr,
-            "%sprecondition: %s of %s (%.1f%%), pass %llu of %llu, %.1f MiB/s, ETA %.0f s%s",
-            w->progress_tty ? "\r\033[K" : "", done, total,
-            100.0 * (double)w->done / (double)j->total_bytes, (unsigned long long)pass,
-            (unsigned long long)((j->total_bytes + j->region_bytes - 1) / j->region_bytes),
-            rate / 1048576.0, eta, w->progress_tty && !last ? "" : "\n");
-    fflush(stderr);
+    snprintf(detail, sizeof detail, "%s of %s, pass %llu of %llu, %.1f MiB/s", done, total,
+             (unsigned long long)pass,
+             (unsigned long long)((j->total_bytes + j->region_bytes - 1) / j->region_bytes),
+             secs > 0 ? (double)w->done / secs / 1048576.0 : 0.0);
+    sim_progress_line(&w->prog, now, w->done, detail, last);
 }
 
 /* Queues the next blocks into every free slot. */
@@ -83,10 +80,7 @@ static void settle(writer *w, st_io **done, int n)
 static void tick(writer *w)
 {
     uint64_t now = sim_now_ns();
-    if (!w->job->quiet && now >= w->next_progress) {
-        progress(w, now, false);
-        w->next_progress = now + (w->progress_tty ? 1000000000ull : 10000000000ull);
-    }
+    if (sim_progress_due(&w->prog, now)) progress(w, now, false);
     if (w->job->checkpoint && now >= w->next_checkpoint) {
         w->job->checkpoint(w->job->ctx, w->done, (double)(now - w->t0) / 1e9);
         w->next_checkpoint = now + 10000000000ull;
@@ -142,7 +136,7 @@ int st_precondition_write(int fd, const st_precond_job *job, st_precond_outcome 
                           size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    writer w = {.job = job, .fd = fd, .progress_tty = isatty(2)};
+    writer w = {.job = job, .fd = fd};
     w.eng = st_engine_open(job->engine, job->queue_depth, err, errlen);
     if (!w.eng) return SIM_EXIT_FAIL;
     out->engine = st_engine_name(w.eng);
@@ -165,8 +159,8 @@ int st_precondition_write(int fd, const st_precond_job *job, st_precond_outcome 
         w.ios[i].buf = bufs + (size_t)i * job->block_bytes;
         w.free_ios[w.nfree++] = &w.ios[i];
     }
-    w.t0 = sim_now_ns();
-    w.next_progress = w.t0 + 1000000000ull;
+    sim_progress_start(&w.prog, "precondition", job->total_bytes, job->quiet);
+    w.t0 = w.prog.t0;
     w.next_checkpoint = w.t0 + 10000000000ull;
     int e = run(&w, out);
     uint64_t end = sim_now_ns();

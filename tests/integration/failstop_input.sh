@@ -65,7 +65,7 @@ refused tpcc-no-db 2 "no database" "$APPSIM" tpcc run --target "$T/new" --durati
 if command -v script >/dev/null; then
   script -qec "\"$APPSIM\" sysbench run --target \"$T/sb\" --tables 1 --table-size 200 --time 2" /dev/null \
     >"$W/tty.out" 2>&1 || fail "sysbench run on a terminal: $(tail -3 "$W/tty.out")"
-  grep -aq "s left" "$W/tty.out" || fail "no countdown on a terminal"
-  ! grep -aEq "[0-9]{4,}s left" "$W/tty.out" || fail "countdown: $(grep -ao '[0-9]*s left' "$W/tty.out" | tail -2)"
+  grep -aEq "run: measuring, [0-9]+ s of 2 s, .*ETA [0-9]+ s" "$W/tty.out" || fail "no countdown on a terminal"
+  ! grep -aEq "ETA ([0-9]{4,}|[0-9]+ (min|h))" "$W/tty.out" || fail "countdown: $(grep -ao 'ETA [^\r]*' "$W/tty.out" | tail -2)"
 fi
 echo ok
