@@ -150,11 +150,12 @@ static void fit_axis(axis *a, double mn, double mx, bool from_zero)
         a->lo = floor(log10(mn));
         a->hi = ceil(log10(mx));
         if (a->hi <= a->lo) a->hi = a->lo + 1;
-        /* Within two decades the bounds are the nearest 1, 2 or 5 around the values, so
+        /* Within three decades the bounds are the nearest 1, 2 or 5 around the values, so
          * that 1,500 does not stretch the axis to 10,000. */
-        if (a->hi - a->lo <= 2) {
+        if (log10(step125_at_least(mx)) - log10(step125_at_most(mn)) <= 3 + 1e-9) {
             a->lo = log10(step125_at_most(mn));
             a->hi = log10(step125_at_least(mx));
+            if (a->hi <= a->lo) a->hi = a->lo + log10(2);
         }
         return;
     case SVG_NINES:
