@@ -85,7 +85,11 @@ static double mono_s(void)
  * integrity check is one virtual-machine step that no progress handler interrupts: a
  * watcher thread polls every WATCH_POLL_MS, calls sqlite3_interrupt on Ctrl-C (the
  * statement then ends with SQLITE_INTERRUPT at once) and prints a progress line every
- * WATCH_LINE_S. */
+ * WATCH_LINE_S. The integrity check reads every page of the database once, so its line
+ * is the shared progress line (sim_progress) over the bytes this process has read
+ * against the database's size, with an ETA; the page cache or appsim's buffer pool may
+ * serve some pages, so the ETA errs long, never short. A condition's statement has no
+ * known length: its line gives the time so far. */
 #define WATCH_POLL_MS 100
 #define WATCH_LINE_S 10.0
 
@@ -93,11 +97,28 @@ typedef struct watch {
     sqlite3 *db;
     const char *what;
     double start;
+    uint64_t db_bytes, read0; /* the integrity check's total, and the reads before it */
+    char label[64];
+    sim_progress prog;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool done, started;
     pthread_t th;
 } watch;
+
+/* The integrity check's progress: bytes read of the database's size. */
+static void bytes_line(watch *w)
+{
+    uint64_t now = sim_now_ns();
+    st_own_io io;
+    if (!sim_progress_due(&w->prog, now) || st_own_io_read(&io)) return;
+    uint64_t done = io.read_bytes > w->read0 ? io.read_bytes - w->read0 : 0;
+    if (done > w->db_bytes) done = w->db_bytes; /* pages read twice: the estimate's limit */
+    char a[32], b[32], detail[160];
+    snprintf(detail, sizeof detail, "%s of %s read",
+             sim_format_size(done, a, sizeof a), sim_format_size(w->db_bytes, b, sizeof b));
+    sim_progress_line(&w->prog, now, done, detail, false);
+}
 
 static void *watch_main(void *arg)
 {
@@ -115,6 +136,10 @@ static void *watch_main(void *arg)
         pthread_cond_timedwait(&w->cv, &w->mu, &until);
         if (w->done) break;
         if (sim_interrupted()) sqlite3_interrupt(w->db);
+        if (w->db_bytes) {
+            bytes_line(w);
+            continue;
+        }
         double now = mono_s();
         if (now >= next_line) {
             sim_info("tpcc check: %s: %.0f s so far (Ctrl-C stops it)", w->what, now - w->start);
@@ -125,12 +150,18 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-static void watch_begin(sqlite3 *db, watch *w, const char *what)
+/* db_bytes: the bytes the statement reads (0: not known). */
+static void watch_begin(sqlite3 *db, watch *w, const char *what, uint64_t db_bytes)
 {
     w->db = db;
     w->what = what;
     w->start = mono_s();
     w->done = false;
+    st_own_io io;
+    w->db_bytes = db_bytes && !st_own_io_read(&io) ? db_bytes : 0;
+    w->read0 = w->db_bytes ? io.read_bytes : 0;
+    snprintf(w->label, sizeof w->label, "tpcc check: %s (Ctrl-C stops it)", what);
+    sim_progress_start(&w->prog, w->label, w->db_bytes, sim_quiet());
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     /* without the thread the check still runs, only without progress and Ctrl-C */
@@ -176,7 +207,7 @@ int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_resu
         char what[32];
         snprintf(what, sizeof what, "condition %d of 12", k);
         watch w;
-        watch_begin(db, &w, what);
+        watch_begin(db, &w, what, 0);
         int rc = sqlite3_step(st);
         watch_end(&w);
         if (rc != SQLITE_ROW) {
@@ -202,6 +233,20 @@ int tpcc_check_run(sqlite3 *db, int first, int last, bool fresh, tpcc_check_resu
     return n;
 }
 
+/* The main database's size (page_count x page_size), or 0. */
+static uint64_t db_size(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    uint64_t bytes = 0;
+    if (sqlite3_prepare_v2(db, "SELECT page_count * page_size FROM pragma_page_count(), "
+                               "pragma_page_size()",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        bytes = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return bytes;
+}
+
 int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
@@ -211,9 +256,10 @@ int tpcc_integrity(sqlite3 *db, bool quick, char *err, size_t errlen)
         return SIM_ERR;
     }
     watch w;
-    watch_begin(db, &w, quick ? "quick_check" : "integrity_check");
+    watch_begin(db, &w, quick ? "quick_check" : "integrity_check", db_size(db));
     int rc = sqlite3_step(st), result;
     watch_end(&w);
+    if (w.db_bytes) sim_progress_clear(&w.prog);
     if (rc != SQLITE_ROW) {
         if (sim_interrupted())
             snprintf(err, errlen, "check interrupted");

@@ -122,3 +122,8 @@ void sim_set_quiet(bool q)
 {
     quiet = q;
 }
+
+bool sim_quiet(void)
+{
+    return quiet;
+}

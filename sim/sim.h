@@ -72,6 +72,8 @@ void sim_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (a peer tool's spelling taken as appsim's own option). */
 void sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_set_quiet(bool quiet);
+/* What the running command set with sim_set_quiet (for lines not written by sim_info). */
+bool sim_quiet(void);
 
 /* ------------------------------------------------------------------ registries */
 
