@@ -576,11 +576,17 @@ static void report_interval(sim_run *r, uint64_t now, bool last)
      * printed: its rate would be noise. */
     if (!r->cfg.quiet && !(last && now <= r->printed.t + r->cfg.report_interval_ns / 10)) {
         span sp = span_since(r, &r->printed, now, cur, errors);
-        fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s\n",
+        /* In a log, where no progress line is drawn, each interval line says what is left. */
+        char eta[64] = "", left[48];
+        uint64_t end = atomic_load(&r->t_end);
+        if (!r->progress_tty && !last && end != UINT64_MAX)
+            snprintf(eta, sizeof eta, ", ETA %s",
+                     sim_format_eta(end > now ? (double)(end - now) / 1e9 : 0, left, sizeof left));
+        fprintf(stderr, "%s[ %4.0fs ] %s: %.2f lat (ms, avg/p99): %.3f/%.3f err/s: %.2f%s%s\n",
                 r->progress_tty ? "\r\033[K" : "", sp.t, r->cfg.unit,
                 sp.secs > 0 ? (double)sp.n / sp.secs : 0.0, sim_hist_mean(sp.delta) / 1e6,
                 (double)sim_hist_percentile(sp.delta, 99) / 1e6,
-                sp.secs > 0 ? (double)sp.errs / sp.secs : 0.0, sp.warm ? " (warm-up)" : "");
+                sp.secs > 0 ? (double)sp.errs / sp.secs : 0.0, sp.warm ? " (warm-up)" : "", eta);
         sim_hist_free(sp.delta);
     }
     mark_at(&r->printed, now, cur, errors);

@@ -61,6 +61,10 @@ rc=0; "$APPSIM" sysbench run --target "$T/sb" --tables 1 --table-size 200 --time
 # A refusal leaves no empty target directory behind.
 refused tpcc-no-db 2 "no database" "$APPSIM" tpcc run --target "$T/new" --duration 1 --quiet
 [ ! -e "$T/new" ] || fail "a refused tpcc run left the directory it created"
+# In a log, each interval line ends with what is left.
+"$APPSIM" sysbench run --target "$T/sb" --tables 1 --table-size 200 --time 2 --warmup 0 \
+  --report-interval 1 >/dev/null 2>"$W/log.err" || fail "sysbench run for the log: $(cat "$W/log.err")"
+grep -Eq '^\[ +1s \] tps: .*, ETA 1 s$' "$W/log.err" || fail "no ETA on the interval lines: $(cat "$W/log.err")"
 # The countdown on a terminal never goes below zero.
 if command -v script >/dev/null; then
   script -qec "\"$APPSIM\" sysbench run --target \"$T/sb\" --tables 1 --table-size 200 --time 2" /dev/null \
