@@ -99,6 +99,8 @@ static int kv_files(int instance, uint32_t table, char names[][64], int max)
 
 static int lerr(char *err, size_t errlen, const char *what, int rc)
 {
+    /* ENOSPC, EIO...: fail-stop (sim/fault.c), as in a run (fail) */
+    sim_fault_note(rc, "in the LMDB %s", what);
     snprintf(err, errlen, "LMDB %s: %s", what, mdb_strerror(rc));
     return SIM_EXIT_FAIL;
 }

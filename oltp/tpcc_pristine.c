@@ -66,8 +66,12 @@ static int copy_file(st_target *t, const char *src_name, const char *dst_name, c
         }
         ssize_t w = pwrite(dfd, buf, (size_t)n, off);
         if (w != n) {
+            /* fail-stop (sim/fault.c): a write that did not happen is a storage fault */
+            int e = w < 0 ? errno : ENOSPC;
+            sim_fault_note(sim_fault_errno_is_fatal(e) ? e : EIO, "copying %s to %s at offset %lld",
+                           src_name, dst_name, (long long)off);
             snprintf(err, errlen, "writing %s at %lld: %s", dst_name, (long long)off,
-                     w < 0 ? strerror(errno) : "short write");
+                     w < 0 ? strerror(e) : "short write");
             rc = SIM_EXIT_FAIL;
             break;
         }
@@ -75,7 +79,9 @@ static int copy_file(st_target *t, const char *src_name, const char *dst_name, c
     }
     st_free_aligned(buf);
     if (!rc && fsync(dfd) != 0) {
-        snprintf(err, errlen, "fsync %s: %s", dst_name, strerror(errno));
+        int e = errno;
+        sim_fault_note(sim_fault_errno_is_fatal(e) ? e : EIO, "syncing %s", dst_name);
+        snprintf(err, errlen, "fsync %s: %s", dst_name, strerror(e));
         rc = SIM_EXIT_FAIL;
     }
 out:
