@@ -557,7 +557,7 @@ int sim_opts_parse(const char *cmd, sim_opt *opts, int argc, char **argv, char *
         return SIM_EXIT_USAGE;
     }
     if (check_only) return SIM_OPTS_HELP_SHOWN;
-    int rc = sim_output_check(cmd, opts);
+    int rc = sim_output_check(cmd, opts, positional, npos);
     if (rc) return rc;
     const sim_opt *json = sim_opts_find(opts, "json");
     if (json && json->kind == SIM_OPT_STRING && sim_json_on_stdout(*(const char **)json->dst))

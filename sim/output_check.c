@@ -174,7 +174,16 @@ int sim_output_check_path(const char *cmd, const char *what, const char *path, s
     return SIM_EXIT_USAGE;
 }
 
-int sim_output_check(const char *cmd, const sim_opt *opts)
+/* Whether path and other name one file (spelled either way). */
+static bool same_file(const char *path, const char *other)
+{
+    char a[PATH_MAX + 256], b[PATH_MAX + 256];
+    canonical(path, a, sizeof a);
+    canonical(other, b, sizeof b);
+    return !strcmp(a, b);
+}
+
+int sim_output_check(const char *cmd, const sim_opt *opts, char *const *inputs, int ninputs)
 {
     const sim_opt *force = sim_opts_find(opts, "force");
     bool forced = force && force->kind == SIM_OPT_FLAG && *(bool *)force->dst;
@@ -185,20 +194,24 @@ int sim_output_check(const char *cmd, const sim_opt *opts)
         snprintf(what, sizeof what, "the %s%s file", o->name[1] ? "--" : "-", o->name);
         int rc = sim_output_check_path(cmd, what, path, o->output, forced, opts);
         if (rc) return rc;
-        if (!path || sim_json_on_stdout(path)) continue;
-        char mine[PATH_MAX + 256], other[PATH_MAX + 256];
-        canonical(path, mine, sizeof mine);
+        if (!path || sim_json_on_stdout(path) || sim_ranks_rank() > 0) continue;
         for (const sim_opt *p = opts; p != o; p++) {
             const char *q =
                 p->output && p->kind == SIM_OPT_STRING ? *(const char *const *)p->dst : NULL;
-            if (!q || sim_json_on_stdout(q)) continue;
-            canonical(q, other, sizeof other);
-            if (!strcmp(mine, other)) {
+            if (q && !sim_json_on_stdout(q) && same_file(path, q)) {
                 sim_error("%s: --%s and --%s both name %s; give each its own file", cmd, p->name,
                           o->name, path);
                 return SIM_EXIT_USAGE;
             }
         }
+        struct stat st;
+        for (int i = 0; i < ninputs; i++) /* an existing file given as an argument is read */
+            if (stat(inputs[i], &st) == 0 && S_ISREG(st.st_mode) && same_file(path, inputs[i])) {
+                sim_error("%s: %s %s is also what the command reads; write the output to "
+                          "another file. Nothing was created or run",
+                          cmd, what, path);
+                return SIM_EXIT_USAGE;
+            }
     }
     return SIM_EXIT_OK;
 }

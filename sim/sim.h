@@ -231,11 +231,12 @@ void sim_opts_help(FILE *out, const char *command, const char *usage, const sim_
  * when it lies on a kernel pseudo-filesystem (/proc, /sys, ...) or a read-only one, when
  * a file cannot be created in its directory (tried with a probe file, removed at once:
  * the only way that holds for root, ACLs and quotas alike), when a SIM_OUTPUT_NEW file
- * exists without --force, when two output options name one file, or when the output
- * guard refuses it. "-" (stdout) is always accepted. Only rank 0 of a job writes
+ * exists without --force, when two output options name one file or one names a file the
+ * command reads (one of inputs[0..ninputs), its positional arguments), or when the
+ * output guard refuses it. "-" (stdout) is always accepted. Only rank 0 of a job writes
  * results, so other ranks skip the check.
  */
-int sim_output_check(const char *command, const sim_opt *opts);
+int sim_output_check(const char *command, const sim_opt *opts, char *const *inputs, int ninputs);
 /* The same for one path that is not an option's value (a positional output); `what`
  * names it in the message ("the output file"). opts may be NULL. */
 int sim_output_check_path(const char *command, const char *what, const char *path,

@@ -2,7 +2,8 @@
 # Output paths are checked before anything is created or run: a missing directory, a
 # directory, /proc, a device, a read-only filesystem, an existing trace without --force,
 # and the target's own files (its database, -wal, the manifest, replay.data) are refused
-# with exit 2 at once, nothing written; and a refusal leaves nothing behind (no --json
+# with exit 2 at once, nothing written, as is an output that names the command's input;
+# and a refusal leaves nothing behind (no --json
 # file, no data file created or resized).
 set -uo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
@@ -42,6 +43,8 @@ refused two-outputs "both name" "$W" "$APPSIM" export --csv "$W/x" --hlog "$W/..
 refused export-csv "directory /nonexistent does not exist" "$W" "$APPSIM" export --csv /nonexistent/x.csv "$W/r.json"
 refused report-proc "on proc" "$W" "$APPSIM" report -o /proc/appsim-report.html "$W/r.json"
 refused compare-dir "is a directory" "$W" "$APPSIM" compare -o "$W" "$W/r.json"
+refused compare-input "is also what the command reads" "$W" "$APPSIM" compare -o "$W/r.json" "$W/r.json"
+refused export-input "is also what the command reads" "$W" "$APPSIM" export --csv "$W/./r.json" "$W/r.json"
 touch "$W/old.trace"
 refused capture-exists "exists; remove it, choose another name, or pass --force" "$W" \
   "$APPSIM" trace capture --device /dev/null -o "$W/old.trace" --duration 1
