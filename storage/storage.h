@@ -35,6 +35,7 @@
 #include "sim/sim.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +110,18 @@ int st_target_cleanup(st_target *t, char *err, size_t errlen);
  * chain (partition -> disk), model, serial, firmware, capacity, block sizes,
  * rotational, scheduler, NVMe identify data when available, "virtual" note. */
 json_t *st_target_json(const st_target *t);
+
+/* ------------------------------------------------------------------ sysfs */
+
+/* Reads the sysfs attribute at path into buf, trailing newline and spaces stripped.
+ * SIM_OK, or SIM_ERR (buf empty) when it is absent or unreadable. */
+int st_sysfs_read(const char *path, char *buf, size_t len);
+/* Where block device dev lies on its disk, from /sys/dev/block: a partition's whole disk
+ * and its first sector and length (512-byte sectors); a whole disk is its own disk,
+ * with start 0 and sectors 0. SIM_OK, or SIM_ERR with the attribute it could not read
+ * in err. */
+int st_sysfs_partition(dev_t dev, dev_t *disk, uint64_t *start, uint64_t *sectors, char *err,
+                       size_t errlen);
 
 /* ------------------------------------------------------------------ preconditioning */
 

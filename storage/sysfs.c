@@ -56,6 +56,39 @@ int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t p
     return SIM_OK;
 }
 
+/* Reads /sys/dev/block/MAJ:MIN/<attr> of dev; SIM_ERR naming the file in err. */
+static int read_dev_attr(dev_t dev, const char *attr, char *buf, size_t len, char *err,
+                         size_t errlen)
+{
+    char p[128];
+    snprintf(p, sizeof p, "/sys/dev/block/%u:%u/%s", major(dev), minor(dev), attr);
+    if (st_sysfs_read(p, buf, len) == SIM_OK) return SIM_OK;
+    snprintf(err, errlen, "cannot read %s", p);
+    return SIM_ERR;
+}
+
+int st_sysfs_partition(dev_t dev, dev_t *disk, uint64_t *start, uint64_t *sectors, char *err,
+                       size_t errlen)
+{
+    *disk = dev;
+    *start = *sectors = 0;
+    char p[128], buf[64];
+    snprintf(p, sizeof p, "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+    if (access(p, F_OK) != 0) return SIM_OK; /* a whole disk */
+    if (read_dev_attr(dev, "start", buf, sizeof buf, err, errlen)) return SIM_ERR;
+    *start = strtoull(buf, NULL, 10);
+    if (read_dev_attr(dev, "size", buf, sizeof buf, err, errlen)) return SIM_ERR;
+    *sectors = strtoull(buf, NULL, 10);
+    unsigned ma, mi;
+    if (read_dev_attr(dev, "../dev", buf, sizeof buf, err, errlen)) return SIM_ERR;
+    if (sscanf(buf, "%u:%u", &ma, &mi) != 2) {
+        snprintf(err, errlen, "cannot find the disk of partition %u:%u", major(dev), minor(dev));
+        return SIM_ERR;
+    }
+    *disk = makedev(ma, mi);
+    return SIM_OK;
+}
+
 static void unescape_octal(char *s)
 {
     char *w = s;

@@ -107,8 +107,7 @@ int st_device_mark_write(const char *devpath, uint64_t device_bytes, char *err, 
 /* Finds the whole disk (and partition) for a block dev_t via /sys/dev/block. Returns
  * SIM_OK, or SIM_ERR when the device has no sysfs entry. */
 int st_sysfs_disk_of(dev_t dev, char *disk, size_t disklen, char *part, size_t partlen);
-/* Reads a sysfs attribute into buf with the trailing newline stripped; -1 when absent. */
-int st_sysfs_read(const char *path, char *buf, size_t len);
+/* st_sysfs_read and st_sysfs_partition: storage.h. */
 /* Finds the mount holding `path` in /proc/self/mountinfo (longest mount point prefix
  * with matching st_dev). SIM_OK or SIM_ERR. */
 int st_mount_of(const char *path, dev_t dev, char *fstype, size_t fslen, char *mnt, size_t mntlen,

@@ -43,41 +43,14 @@ static int resolve_device(const char *path, uint32_t *kdev, uint64_t *start, uin
         snprintf(err, errlen, "--device %s is not a block device", path);
         return SIM_ERR;
     }
-    unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
-    *start = *len = 0;
-    char sys[256], buf[64];
-    snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/partition", maj, min);
-    FILE *f = fopen(sys, "r");
-    if (f) {
-        fclose(f);
-        /* A partition: trace its disk, keep its sectors. */
-        snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/start", maj, min);
-        f = fopen(sys, "r");
-        if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f) fclose(f);
-            snprintf(err, errlen, "cannot read %s", sys);
-            return SIM_ERR;
-        }
-        fclose(f);
-        *start = strtoull(buf, NULL, 10);
-        snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/size", maj, min);
-        f = fopen(sys, "r");
-        if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f) fclose(f);
-            snprintf(err, errlen, "cannot read %s", sys);
-            return SIM_ERR;
-        }
-        fclose(f);
-        *len = strtoull(buf, NULL, 10);
-        snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/../dev", maj, min);
-        f = fopen(sys, "r");
-        if (!f || !fgets(buf, sizeof buf, f) || sscanf(buf, "%u:%u", &maj, &min) != 2) {
-            if (f) fclose(f);
-            snprintf(err, errlen, "cannot find the disk of partition %s", path);
-            return SIM_ERR;
-        }
-        fclose(f);
+    /* a partition's whole disk is traced, and its sectors kept */
+    dev_t disk;
+    char why[256];
+    if (st_sysfs_partition(st.st_rdev, &disk, start, len, why, sizeof why)) {
+        snprintf(err, errlen, "--device %s: %s", path, why);
+        return SIM_ERR;
     }
+    unsigned maj = major(disk), min = minor(disk);
     *kdev = (maj << 20) | min;
     return SIM_OK;
 }

@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char root[256];
@@ -157,12 +159,53 @@ static void test_probe_delta_fields_and_units(void **state)
     st_device_io_probe.free_snapshot(tgt, a);
 }
 
+/* Every block device the machine has: a whole disk is its own disk at sector 0; a
+ * partition names its parent disk and the start and size sysfs gives it. */
+static void test_sysfs_partition_places_every_device(void **state)
+{
+    DIR *d = opendir("/sys/dev/block");
+    assert_non_null(d);
+    struct dirent *de;
+    int seen = 0;
+    while ((de = readdir(d))) {
+        unsigned ma, mi;
+        if (sscanf(de->d_name, "%u:%u", &ma, &mi) != 2) continue;
+        dev_t disk;
+        uint64_t start = 1, sectors = 1;
+        char err[256] = "", p[300], buf[64];
+        assert_int_equal(
+            st_sysfs_partition(makedev(ma, mi), &disk, &start, &sectors, err, sizeof err), SIM_OK);
+        snprintf(p, sizeof p, "/sys/dev/block/%s/partition", de->d_name);
+        if (access(p, F_OK) != 0) {
+            assert_true(disk == makedev(ma, mi));
+            assert_true(start == 0 && sectors == 0);
+        } else {
+            snprintf(p, sizeof p, "/sys/dev/block/%s/../dev", de->d_name);
+            assert_int_equal(st_sysfs_read(p, buf, sizeof buf), SIM_OK);
+            char want[64];
+            snprintf(want, sizeof want, "%u:%u", major(disk), minor(disk));
+            assert_string_equal(buf, want);
+            snprintf(p, sizeof p, "/sys/dev/block/%s/start", de->d_name);
+            assert_int_equal(st_sysfs_read(p, buf, sizeof buf), SIM_OK);
+            assert_true(start == strtoull(buf, NULL, 10));
+            assert_true(sectors > 0);
+        }
+        seen++;
+    }
+    closedir(d);
+    assert_true(seen > 0);
+    char buf[8] = "x";
+    assert_int_equal(st_sysfs_read("/sys/dev/block/no-such-attribute", buf, sizeof buf), SIM_ERR);
+    assert_string_equal(buf, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identity_filled),
         cmocka_unit_test(test_device_io_probe_in_a_run),
         cmocka_unit_test(test_probe_delta_fields_and_units),
+        cmocka_unit_test(test_sysfs_partition_places_every_device),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
