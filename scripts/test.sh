@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Quick start, command 2: build and run the whole test suite; non-zero on any failure.
-# In CI (CI=true) it also checks the formatting (.clang-format), builds with -Werror, runs
-# the unit tests under ASan+UBSan, builds with -O3 (Release) and -Werror, runs cppcheck,
+# In CI (CI=true) it also checks the formatting (.clang-format), builds with -Werror and
+# assert() on (the whole suite then checks the asserted invariants), runs the unit tests
+# under ASan+UBSan, builds with -O3 (Release) and -Werror, runs cppcheck,
 # and runs each fuzz harness briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${CI:-}" = "true" ]; then
   echo "== formatting (.clang-format)"
   scripts/format.sh
-  BUILD_DIR=build scripts/build.sh -DAPPSIM_WERROR=ON
+  # The suite runs with assert() on (APPSIM_ASSERTS), so the integration tests check the
+  # invariants the code states; the -O3 build below is the one without them.
+  BUILD_DIR=build scripts/build.sh -DAPPSIM_WERROR=ON -DAPPSIM_ASSERTS=ON
 else
-  BUILD_DIR=build scripts/build.sh
+  BUILD_DIR=build scripts/build.sh -DAPPSIM_ASSERTS=OFF
 fi
 ctest --test-dir build --output-on-failure -j2
 if [ "${CI:-}" = "true" ]; then

@@ -14,6 +14,17 @@
  * atomics updated with plain load + store (no locked instruction), so a reporter
  * thread may read them while the owner records. Chunks are published with release
  * stores and read with acquire loads.
+ *
+ * Invariants:
+ *   H1. one layout for every histogram (the constants below, checked at compile time;
+ *       a result file's histogram names it, and sim_hist_from_json refuses another);
+ *   H2. a histogram nobody is recording into has a count equal to the sum of its
+ *       buckets, and clamped <= count; merges and deltas add counts and buckets alike,
+ *       so a merge of such histograms keeps it. A merge of a meter still being recorded
+ *       into (the interval reports) may see a record's bucket before its count; the
+ *       deltas taken from it count their buckets. sim_hist_to_json asserts H2 for what
+ *       goes into a result, where sim_hist_from_json would refuse a mismatch;
+ *   H3. merged counts never wrap (asserted by sim_hist_merge).
  */
 #include "sim/sim_internal.h"
 
@@ -168,6 +179,7 @@ void sim_hist_merge(sim_hist *dst, const sim_hist *src)
             st(&d[j], ld(&d[j]) + n);
         }
     }
+    assert(ld(&dst->count) + ld(&src->count) >= ld(&dst->count)); /* H3 */
     st(&dst->count, ld(&dst->count) + ld(&src->count));
     st(&dst->clamped, ld(&dst->clamped) + ld(&src->clamped));
     st(&dst->sum, ld(&dst->sum) + ld(&src->sum));
@@ -328,6 +340,7 @@ typedef struct sparse_writer {
     char *s;
     size_t len, cap;
     uint32_t prev;
+    uint64_t total; /* the buckets' counts, for H2 */
 } sparse_writer;
 
 static void sparse_put(uint32_t index, uint64_t count, void *arg)
@@ -344,12 +357,15 @@ static void sparse_put(uint32_t index, uint64_t count, void *arg)
                                   (unsigned long long)count);
     w->len += (size_t)n;
     w->prev = index;
+    w->total += count;
 }
 
 json_t *sim_hist_to_json(const sim_hist *h)
 {
     sparse_writer w = {0};
     sim_hist_foreach(h, sparse_put, &w);
+    /* H2: sim_hist_from_json refuses a count that does not match the buckets */
+    assert(w.total == ld(&h->count) && ld(&h->clamped) <= ld(&h->count));
     json_t *sparse = json_stringn(w.s ? w.s : "", w.len);
     free(w.s);
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "layout", LAYOUT_NAME, "count",

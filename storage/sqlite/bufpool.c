@@ -131,6 +131,47 @@ static bp_shard *shard_of_frame(const bp_pool *p, uint32_t f)
     return &p->shards[i < p->nshards ? i : p->nshards - 1];
 }
 
+static inline bool on_chain(const bp_shard *p, uint32_t f)
+{
+    for (uint32_t g = p->buckets[hash_key(p, p->frames[f].key)]; g != NIL; g = p->frames[g].next)
+        if (g == f) return true;
+    return false;
+}
+
+/* The frame ownership rules P1-P4 (sqlite_internal.h) for frame f, p->mu held: asserted
+ * after every change to a frame, so each check costs one hash chain. */
+static inline bool frame_ok(const bp_shard *p, uint32_t f)
+{
+    const bp_frame *fr = &p->frames[f];
+    if (f >= p->nframes || fr->ref > USAGE_MAX) return false;
+    switch (fr->state) {
+    case F_EMPTY: /* P1: off the hash; nobody holds it */
+        return fr->pins == 0 && !fr->dirty && !on_chain(p, f);
+    case F_LOADING: /* P2: pinned by its loader, clean */
+        return fr->pins > 0 && !fr->dirty && on_chain(p, f);
+    case F_VALID: /* P1, P3: on the hash; counted while dirty */
+        return on_chain(p, f) && (!fr->dirty || p->dirty > 0);
+    }
+    return false;
+}
+
+/* The whole pool, when it is freed: every frame passes frame_ok, none is pinned or
+ * loading any more (P4), and each shard's dirty count is its dirty frames (P5). */
+static inline bool pool_ok(const bp_pool *pool)
+{
+    for (uint32_t i = 0; i < pool->nshards; i++) {
+        const bp_shard *p = &pool->shards[i];
+        uint64_t dirty = 0;
+        for (uint32_t f = 0; f < p->nframes; f++) {
+            if (!frame_ok(p, f) || p->frames[f].pins || p->frames[f].state == F_LOADING)
+                return false;
+            dirty += p->frames[f].dirty;
+        }
+        if (dirty != p->dirty) return false;
+    }
+    return true;
+}
+
 /* Memory for the frames' metadata and the hash buckets, both written whole when the pool
  * is made. Every block read touches a bucket and a frame's metadata at random, so with
  * 4 KiB pages nearly every lookup also misses the TLB (a page walk, costlier in a VM);
@@ -217,6 +258,7 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
 void bp_free(bp_pool *p)
 {
     if (!p) return;
+    assert(pool_ok(p));
     for (uint32_t i = 0; i < p->nshards; i++) {
         pthread_mutex_destroy(&p->shards[i].mu);
         pthread_cond_destroy(&p->shards[i].cv);
@@ -303,6 +345,7 @@ static uint32_t take_victim(bp_shard *p)
         unlink_frame(p, f);
         fr->state = F_EMPTY;
         p->evictions++;
+        assert(frame_ok(p, f)); /* P3: evicted only unpinned and clean */
         return f;
     }
     return NIL;
@@ -330,11 +373,13 @@ static int load_frame(bp_shard *p, uint32_t f, uint64_t key, uint64_t blk, bp_lo
     int64_t n = load(ctx, blk, frame_mem(p, f));
     if (n >= 0 && (uint64_t)n < p->unit) memset(frame_mem(p, f) + n, 0, p->unit - (size_t)n);
     pthread_mutex_lock(&p->mu);
+    assert(fr->state == F_LOADING && frame_ok(p, f)); /* P2: nobody took it meanwhile */
     if (n < 0) {
         unlink_frame(p, f);
         fr->state = F_EMPTY;
         fr->pins = 0;
         pthread_cond_broadcast(&p->cv);
+        assert(frame_ok(p, f));
         return (int)n;
     }
     fr->state = F_VALID;
@@ -376,7 +421,7 @@ int bp_read(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, void *dst,
     pthread_mutex_lock(&p->mu);
     uint32_t v, f = find_or_victim(p, key, &v);
     if (f != NIL) {
-        assert(p->frames[f].state == F_VALID);
+        assert(p->frames[f].state == F_VALID && frame_ok(p, f));
         p->hits++;
         touch_frame(&p->frames[f]);
         memcpy(dst, frame_mem(p, f) + off, len);
@@ -396,23 +441,21 @@ int bp_read(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, void *dst,
     return rc;
 }
 
-int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const void *src,
-             uint32_t len, bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame,
-             void **data)
+/* With p->mu held: stores src into the frame of block `at` (allocated, or loaded through
+ * `old` for a partial write, see bp_write_back) and returns the frame pinned once in
+ * *out; 0 or the load's -errno. */
+static int store_pinned(bp_shard *p, bp_span at, const void *src, const bp_loader *old,
+                        uint32_t *out)
 {
-    uint64_t key = make_key(file, blk);
-    bp_shard *p = shard_of(pool, key);
-    pthread_mutex_lock(&p->mu);
+    uint64_t key = make_key(at.file, at.blk);
+    bool partial = at.off != 0 || at.len != p->unit;
     uint32_t v, f = find_or_victim(p, key, &v);
     if (f != NIL) {
         p->frames[f].pins++;
-    } else if (need_old && (off != 0 || len != p->unit)) {
+    } else if (old && partial) {
         p->misses++;
-        int rc = load_frame(p, v, key, blk, load, ctx, &f);
-        if (rc) {
-            pthread_mutex_unlock(&p->mu);
-            return rc;
-        }
+        int rc = load_frame(p, v, key, at.blk, old->load, old->ctx, &f);
+        if (rc) return rc;
     } else {
         f = v;
         bp_frame *fr = &p->frames[f];
@@ -421,34 +464,61 @@ int bp_write(bp_pool *pool, uint32_t file, uint64_t blk, uint32_t off, const voi
         fr->pins = 1;
         fr->dirty = 0;
         link_frame(p, f, key);
-        if (off != 0 || len != p->unit) memset(frame_mem(p, f), 0, p->unit);
+        if (partial) memset(frame_mem(p, f), 0, p->unit);
         p->write_allocs++;
     }
     bp_frame *fr = &p->frames[f];
     /* a write is not a reuse: WAL blocks written once and checkpoint copies would
      * otherwise look as hot as the inner pages */
     if (!fr->ref) fr->ref = 1;
-    memcpy(frame_mem(p, f) + off, src, len);
-    if (dirty) {
+    memcpy(frame_mem(p, f) + at.off, src, at.len);
+    assert(fr->state == F_VALID && fr->pins > 0 && frame_ok(p, f)); /* P3, P4 */
+    *out = f;
+    return 0;
+}
+
+int bp_write_back(bp_pool *pool, bp_span at, const void *src, const bp_loader *old)
+{
+    bp_shard *p = shard_of(pool, make_key(at.file, at.blk));
+    pthread_mutex_lock(&p->mu);
+    uint32_t f;
+    int rc = store_pinned(p, at, src, old, &f);
+    if (rc == 0) {
+        bp_frame *fr = &p->frames[f];
         if (!fr->dirty) p->dirty++;
         fr->dirty = 1;
-        assert(fr->pins > 0);
         fr->pins--;
         if (!fr->pins) pthread_cond_broadcast(&p->cv);
-    } else {
-        *frame = p->base + f;
-        *data = frame_mem(p, f);
+        assert(frame_ok(p, f) && p->dirty <= p->nframes); /* P2, P5 */
     }
     pthread_mutex_unlock(&p->mu);
-    return 0;
+    return rc;
+}
+
+int bp_write_through(bp_pool *pool, bp_span at, const void *src, const bp_loader *old,
+                     bp_pinned *out)
+{
+    bp_shard *p = shard_of(pool, make_key(at.file, at.blk));
+    pthread_mutex_lock(&p->mu);
+    uint32_t f;
+    int rc = store_pinned(p, at, src, old, &f);
+    if (rc == 0) {
+        out->frame = p->base + f;
+        out->data = frame_mem(p, f);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
 }
 
 void bp_unpin(bp_pool *pool, uint32_t frame)
 {
     bp_shard *p = shard_of_frame(pool, frame);
     pthread_mutex_lock(&p->mu);
-    assert(frame - p->base < p->nframes && p->frames[frame - p->base].pins > 0);
-    if (--p->frames[frame - p->base].pins == 0) pthread_cond_broadcast(&p->cv);
+    uint32_t f = frame - p->base;
+    /* P4: one unpin per pin taken; a pinned frame is valid */
+    assert(f < p->nframes && p->frames[f].pins > 0 && p->frames[f].state == F_VALID);
+    if (--p->frames[f].pins == 0) pthread_cond_broadcast(&p->cv);
+    assert(frame_ok(p, f));
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -467,6 +537,7 @@ bool bp_take_dirty(bp_pool *pool, uint32_t file, uint64_t blk, void *dst, uint32
         p->frames[f].pins++;
         *frame = p->base + f;
         took = true;
+        assert(frame_ok(p, f)); /* P3, P5 */
     }
     pthread_mutex_unlock(&p->mu);
     return took;
@@ -479,10 +550,12 @@ static bool drop_frame(bp_shard *p, uint32_t f)
     bp_frame *fr = &p->frames[f];
     if (fr->state != F_VALID || fr->pins) return false;
     unlink_frame(p, f);
+    assert(!fr->dirty || p->dirty > 0); /* P5 */
     if (fr->dirty) p->dirty--;
     fr->dirty = 0;
     fr->ref = 0;
     fr->state = F_EMPTY;
+    assert(frame_ok(p, f));
     return true;
 }
 

@@ -5,14 +5,21 @@
  * The pool caches fixed-size blocks ("units", the database page size, a multiple of
  * the target's logical block size) of the files of one database instance: the
  * database file and its WAL. A block is identified by (file id, block number).
- * Invariants the pool keeps:
- *   - at most one frame holds a given block;
- *   - a frame being loaded is visible (LOADING) so that nobody loads the block twice
- *     and no write lands before the load completes and is then overwritten by it;
- *   - a pinned or dirty frame is never evicted: a pinned frame is being written to
- *     the device from its memory, a dirty frame holds WAL bytes not yet on the device;
- *   - frame memory is aligned for O_DIRECT, so a whole block goes to and from the
- *     device without a bounce copy.
+ * Frame ownership, the invariants the pool keeps (bufpool.c asserts P1-P5 after every
+ * change to a frame, frame_ok, and over the whole pool when it is freed, pool_ok):
+ *   P1. at most one frame holds a given block: a frame is on its block's hash chain
+ *       exactly while it is LOADING or VALID; an EMPTY frame is unpinned and clean;
+ *   P2. a frame being loaded is visible (LOADING) and pinned by its loader, so that
+ *       nobody loads the block twice and no write lands before the load completes and
+ *       is then overwritten by it;
+ *   P3. a pinned or dirty frame is never evicted: a pinned frame is being written to
+ *       the device from its memory, a dirty frame holds bytes not yet on the device;
+ *       only a VALID frame is dirty;
+ *   P4. every pin is released by one bp_unpin (or by the loader), so no frame is
+ *       pinned when the pool is freed;
+ *   P5. each shard's dirty count is the number of its dirty frames;
+ *   P6. frame memory is aligned for O_DIRECT, so a whole block goes to and from the
+ *       device without a bounce copy.
  */
 #ifndef APPSIM_STORAGE_SQLITE_INTERNAL_H
 #define APPSIM_STORAGE_SQLITE_INTERNAL_H
@@ -55,16 +62,33 @@ void bp_get_stats(bp_pool *p, bp_stats *out);
 int bp_read(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, void *dst, uint32_t len,
             bp_load_fn load, void *ctx, bool *hit);
 
+/* Where a write lands: len bytes at offset off of block blk of file (off + len <= unit). */
+typedef struct bp_span {
+    uint32_t file;
+    uint64_t blk;
+    uint32_t off, len;
+} bp_span;
+/* Reads a block's old content: for a partial write of a block the device holds. */
+typedef struct bp_loader {
+    bp_load_fn load;
+    void *ctx;
+} bp_loader;
+/* A frame returned pinned, and its memory (one unit). */
+typedef struct bp_pinned {
+    uint32_t frame;
+    void *data;
+} bp_pinned;
+
 /*
- * Stores len bytes at offset off of block blk. When the block is absent and `need_old`
- * (a partial write of a block that exists on the device), it is loaded first; otherwise
- * it starts zeroed. dirty = true: the frame becomes dirty (write-back, see
- * bp_take_dirty) and nothing is returned pinned. dirty = false: the frame is returned
- * pinned in *frame with its memory in *data, for the caller to write to the device and
- * then bp_unpin (write-through). Returns 0 or -errno.
+ * Stores src at `at`. A block absent from the pool is loaded through `old` first when
+ * the write covers only part of it and `old` is given (the device holds the block);
+ * otherwise it starts zeroed. Write-back: the frame becomes dirty, for a flush to take
+ * (bp_take_dirty), and nothing stays pinned. Write-through: the frame is returned pinned
+ * in *out, for the caller to write out->data to the device and then bp_unpin.
+ * Both return 0 or -errno (the load failed).
  */
-int bp_write(bp_pool *p, uint32_t file, uint64_t blk, uint32_t off, const void *src, uint32_t len,
-             bool need_old, bp_load_fn load, void *ctx, bool dirty, uint32_t *frame, void **data);
+int bp_write_back(bp_pool *p, bp_span at, const void *src, const bp_loader *old);
+int bp_write_through(bp_pool *p, bp_span at, const void *src, const bp_loader *old, bp_pinned *out);
 void bp_unpin(bp_pool *p, uint32_t frame);
 
 /* If block blk of file is dirty: copies it to dst, clears dirty, pins the frame

@@ -12,12 +12,13 @@
  *     releases the WAL write lock unless sync is off (so a process kill never loses a
  *     transaction SQLite reported committed under full or normal), before database
  *     blocks go to the device (the write-ahead rule: the database file never gets pages
- *     the WAL on the device does not have), and when too much is buffered. With
- *     sync=off commits are acknowledged from memory, as a database with its log flush
- *     at commit turned off does. SQLite writes each frame as a 24-byte header and a page
- *     at unaligned offsets; buffering turns that into one aligned write per commit, and
- *     the partially filled last block stays in the pool for the next commit (the
- *     "aligned tail buffer").
+ *     the WAL on the device does not have; asserted where flush_db relies on it, see
+ *     wal_written_covers), and when too much is buffered. With sync=off commits are
+ *     acknowledged from memory, as a database with its log flush at commit turned
+ *     off does. SQLite writes each frame as a 24-byte header and a page at unaligned
+ *     offsets; buffering turns that into one aligned write per commit, and the
+ *     partially filled last block stays in the pool for the next commit (the "aligned
+ *     tail buffer").
  *   - database file: write-back too (only checkpoints write it in WAL mode, on a
  *     background thread, like a database's page flusher). Dirty blocks go out as one
  *     batch of concurrent writes when the batch is full, at SQLITE_FCNTL_CKPT_DONE
@@ -44,6 +45,7 @@
  */
 #include "storage/sqlite/sqlite_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,6 +83,12 @@ struct vf_shared {
     /* WAL write-back: byte range holding dirty blocks not yet written. */
     bool pending;
     uint64_t pend_lo, pend_hi;
+    /* The write-ahead rule's bookkeeping (see wal_written_covers). WAL: xWrites buffered
+     * so far (written under mu, read without it), and how many of the first of them are
+     * on the device (or were discarded with the file). Database file: the WAL's
+     * buffered count when a block now on the dirty list was last written. */
+    uint64_t wal_buffered, wal_written;
+    uint64_t wal_needed;
     /* database-file locks, as in os_unix.c's inode info */
     int nshared;
     void *reserved_by, *pending_by, *exclusive_by;
@@ -314,7 +322,11 @@ static int flush_pending_held(vf_file *f, uint64_t *written)
     pthread_mutex_lock(&sf->mu);
     bool pending = sf->pending;
     uint64_t lo = sf->pend_lo / unit, hi = (sf->pend_hi + unit - 1) / unit;
+    uint64_t taken = sf->wal_buffered;
     sf->pending = false;
+    /* every flush before this one ended without a fault (checked above): with nothing
+     * pending, every buffered write is on the device */
+    assert(pending || sf->wal_written == taken);
     pthread_mutex_unlock(&sf->mu);
     if (!pending) return SQLITE_OK;
     uint32_t cap = (uint32_t)(sf->bounce_len / unit);
@@ -347,6 +359,12 @@ static int flush_pending_held(vf_file *f, uint64_t *written)
             if (took) continue;
         }
     }
+    if (rc == SQLITE_OK) {
+        pthread_mutex_lock(&sf->mu);
+        assert(sf->wal_written <= taken); /* flushes are serialized by flush_mu */
+        sf->wal_written = taken;
+        pthread_mutex_unlock(&sf->mu);
+    }
     return rc;
 }
 
@@ -362,18 +380,50 @@ static int flush_pending(vf_file *f)
 }
 
 /* Flushes the WAL's buffered commits (called when the writer releases the WAL write
- * lock, from the handle of the database file). */
-static int flush_wal_of(vf_file *dbf)
+ * lock, from the handle of the database file), and waits for a flush in flight on
+ * another thread until the WAL's first `need` buffered writes are on the device. */
+static int flush_wal_upto(vf_file *dbf, uint64_t need)
 {
     vf_shared *wal = dbf->sf->vi->files[VF_WAL];
     if (!wal) return SQLITE_OK;
     pthread_mutex_lock(&wal->mu);
-    bool pending = wal->pending && wal->fd >= 0;
+    bool pending = (wal->pending || wal->wal_written < need) && wal->fd >= 0;
     pthread_mutex_unlock(&wal->mu);
     if (!pending) return SQLITE_OK;
     vf_file tmp = *dbf;
     tmp.sf = wal;
     return flush_pending(&tmp);
+}
+
+static int flush_wal_of(vf_file *dbf)
+{
+    return flush_wal_upto(dbf, 0);
+}
+
+/* The WAL's buffered writes so far (the database file's blocks note it, note_dirty). */
+static uint64_t wal_buffered_now(const vf_instance *vi)
+{
+    const vf_shared *wal = vi->files[VF_WAL];
+    return wal ? __atomic_load_n(&wal->wal_buffered, __ATOMIC_ACQUIRE) : 0;
+}
+
+/*
+ * The write-ahead rule (the header's write policies): the database file never gets a
+ * page the WAL on the device does not have. A checkpoint copies into the database file
+ * pages SQLite read from WAL frames written before; so every database block a flush is
+ * about to write was noted dirty (note_dirty) after the WAL writes it may depend on were
+ * buffered, and the flush may write it once the WAL's first `need` writes (the count
+ * when the last of its blocks was noted) are on the device. A closed or absent WAL has
+ * nothing left to write. flush_db asserts this before its first write.
+ */
+static inline bool wal_written_covers(vf_instance *vi, uint64_t need)
+{
+    vf_shared *wal = vi->files[VF_WAL];
+    if (!wal) return true;
+    pthread_mutex_lock(&wal->mu);
+    bool ok = wal->fd < 0 || wal->wal_written >= need;
+    pthread_mutex_unlock(&wal->mu);
+    return ok;
 }
 
 /* Blocks of the database file a flush gathers: DB_BATCH_PER_DEPTH times the write
@@ -408,7 +458,12 @@ static int flush_db(vf_file *f)
     uint32_t n = sf->ndirty;
     memcpy(x->blks, sf->dirty_blks, sizeof(uint64_t) * n);
     sf->ndirty = 0;
+    uint64_t need = sf->wal_needed;
     pthread_mutex_unlock(&sf->mu);
+    /* a flush of the WAL in flight on another thread when flush_wal_of looked found
+     * nothing pending: wait for it (and write what came in since) */
+    if (rc == SQLITE_OK && n) rc = flush_wal_upto(f, need);
+    assert(rc != SQLITE_OK || !n || wal_written_covers(vi, need));
     st_engine *e = n ? thread_engine(vi) : NULL;
     if (n && !e) rc = SQLITE_IOERR_WRITE;
     uint32_t depth = atomic_load(&vi->db_depth);
@@ -479,8 +534,10 @@ static int flush_db(vf_file *f)
 static int note_dirty(vf_file *f, uint64_t b0, uint64_t b1)
 {
     vf_shared *sf = f->sf;
+    uint64_t wal_now = wal_buffered_now(sf->vi);
     for (uint64_t b = b0; b <= b1; b++) {
         pthread_mutex_lock(&sf->mu);
+        if (wal_now > sf->wal_needed) sf->wal_needed = wal_now;
         while (sf->ndirty == DB_DIRTY_CAP) {
             pthread_mutex_unlock(&sf->mu);
             int rc = flush_db(f);
@@ -569,6 +626,7 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     uint64_t off = (uint64_t)ofst;
     const uint8_t *src = buf;
     load_ctx lc = {f};
+    const bp_loader loader = {load_block, &lc};
     uint64_t done = 0;
     while (done < (uint64_t)amt) {
         uint64_t pos = off + done;
@@ -576,16 +634,15 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
         uint32_t in = (uint32_t)(pos % unit);
         uint32_t n = unit - in;
         if (n > (uint64_t)amt - done) n = (uint32_t)((uint64_t)amt - done);
-        bool need_old = blk * unit < size;
-        uint32_t frame = 0;
-        void *data = NULL;
-        bool back = sf->kind != VF_JOURNAL;
-        if (bp_write(vi->pool, sf->file_id, blk, in, src + done, n, need_old, load_block, &lc, back,
-                     &frame, &data))
-            return SQLITE_IOERR_WRITE;
-        if (!back) {
-            int64_t w = dev_io(f, ST_OP_WRITE, data, blk * unit, unit);
-            bp_unpin(vi->pool, frame);
+        bp_span at = {.file = sf->file_id, .blk = blk, .off = in, .len = n};
+        const bp_loader *old = blk * unit < size ? &loader : NULL; /* the device holds it */
+        if (sf->kind != VF_JOURNAL) {
+            if (bp_write_back(vi->pool, at, src + done, old)) return SQLITE_IOERR_WRITE;
+        } else {
+            bp_pinned pin;
+            if (bp_write_through(vi->pool, at, src + done, old, &pin)) return SQLITE_IOERR_WRITE;
+            int64_t w = dev_io(f, ST_OP_WRITE, pin.data, blk * unit, unit);
+            bp_unpin(vi->pool, pin.frame);
             if (w != unit) return write_failed(sf, w, blk * unit, unit);
             ctr_add(&vi->ctr[sf->kind].dev_writes, 1);
             ctr_add(&vi->ctr[sf->kind].dev_write_bytes, unit);
@@ -597,6 +654,7 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
     if (off + (uint64_t)amt > sf->size)
         __atomic_store_n(&sf->size, off + (uint64_t)amt, __ATOMIC_RELEASE);
     if (wal) {
+        __atomic_store_n(&sf->wal_buffered, sf->wal_buffered + 1, __ATOMIC_RELEASE);
         if (!sf->pending) {
             sf->pending = true;
             sf->pend_lo = off;
@@ -690,6 +748,21 @@ static int vf_sync(sqlite3_file *pf, int flags)
  * that thread is woken and scheduled on a busy core, and each commit would wait for
  * several flush latencies. */
 
+/*
+ * Ticket order, with gc_mu held (checked by gc_state_ok):
+ *   T1. tickets are numbered 1, 2, ... in the order their callers arrived, and a cycle
+ *       covers every ticket taken before it started: gc_synced and gc_failed (the last
+ *       ticket a finished cycle covered) never pass gc_tickets and never go back;
+ *   T2. one cycle at a time: gc_busy is set by whoever runs it, for as long as it runs;
+ *   T3. a caller returns SQLITE_OK only once gc_synced reaches its ticket, i.e. a sync
+ *       that started after its WAL frames were in the pool has finished.
+ */
+static inline bool gc_state_ok(const vf_instance *vi)
+{
+    return vi->gc_synced <= vi->gc_tickets && vi->gc_failed <= vi->gc_tickets &&
+           (vi->gc_failed == 0 || vi->gc_rc != SQLITE_OK);
+}
+
 /* Tickets a cycle is still owed for: neither synced nor failed. gc_mu held. */
 static bool gc_pending(const vf_instance *vi)
 {
@@ -703,10 +776,13 @@ static bool gc_pending(const vf_instance *vi)
 static int gc_cycle(vf_instance *vi)
 {
     uint64_t upto = vi->gc_tickets;
+    assert(vi->gc_busy && gc_state_ok(vi)); /* T1, T2 */
     pthread_mutex_unlock(&vi->gc_mu);
     vf_file tmp = {.sf = vi->files[VF_WAL]};
     int rc = vf_sync(&tmp.base, SQLITE_SYNC_NORMAL);
     pthread_mutex_lock(&vi->gc_mu);
+    /* T1: no other cycle ran meanwhile (T2), so none moved past this one's tickets */
+    assert(vi->gc_busy && vi->gc_synced <= upto && vi->gc_failed <= upto);
     if (rc == SQLITE_OK) {
         vi->gc_synced = upto;
         vi->gc_syncs++;
@@ -790,6 +866,7 @@ int vf_wal_durable(vf_instance *vi)
     while (vi->gc_synced < mine) {
         if (vi->gc_failed >= mine) {
             rc = vi->gc_rc;
+            assert(rc != SQLITE_OK);
             break;
         }
         if (vi->gc_busy && !wrote_ahead) {
@@ -808,6 +885,7 @@ int vf_wal_durable(vf_instance *vi)
         vi->gc_busy = false;
         if (gc_pending(vi)) gc_wake_flusher(vi);
     }
+    assert(gc_state_ok(vi) && (rc != SQLITE_OK || vi->gc_synced >= mine)); /* T1, T3 */
     pthread_mutex_unlock(&vi->gc_mu);
     return rc;
 }
@@ -1237,6 +1315,7 @@ static int vf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
     pthread_mutex_lock(&sf->mu);
     bp_invalidate(vi->pool, sf->file_id, 0);
     sf->pending = false;
+    sf->wal_written = sf->wal_buffered; /* discarded with the file: nothing waits for them */
     __atomic_store_n(&sf->size, 0, __ATOMIC_RELEASE);
     if (sf->refs == 0 && sf->fd >= 0) {
         close(sf->fd);

@@ -59,6 +59,11 @@ static void reset_dev(void)
     fail_loads = false;
 }
 
+static bp_span span(uint32_t file, uint64_t blk, uint32_t off, uint32_t len)
+{
+    return (bp_span){.file = file, .blk = blk, .off = off, .len = len};
+}
+
 static void hits_misses_and_clock(void **state)
 {
     reset_dev();
@@ -112,11 +117,9 @@ static void usage_count_keeps_hot_blocks(void **state)
     /* a block written but never read again is not hot: it goes with the next sweep */
     uint8_t page[UNIT];
     memset(page, 0, sizeof page);
-    uint32_t fr;
-    void *data;
-    ctx c = {0};
-    assert_int_equal(bp_write(p, 0, 200, 0, page, UNIT, false, load, &c, false, &fr, &data), 0);
-    bp_unpin(p, fr);
+    bp_pinned pin;
+    assert_int_equal(bp_write_through(p, span(0, 200, 0, UNIT), page, NULL, &pin), 0);
+    bp_unpin(p, pin.frame);
     for (int b = 20; b < 40; b++)
         read_word(p, 0, (uint64_t)b, &hit);
     read_word(p, 0, 200, &hit);
@@ -145,11 +148,10 @@ static void sharded_pool(void **state)
     ctx c = {1};
     uint8_t page[UNIT], out[UNIT];
     uint32_t fr[NBLK];
-    void *data;
+    bp_loader old = {load, &c};
     for (int b = 0; b < NBLK; b++) {
         memset(page, b, sizeof page);
-        assert_int_equal(
-            bp_write(p, 1, (uint64_t)b, 0, page, UNIT, true, load, &c, true, &fr[b], &data), 0);
+        assert_int_equal(bp_write_back(p, span(1, (uint64_t)b, 0, UNIT), page, &old), 0);
     }
     bp_stats st;
     bp_get_stats(p, &st);
@@ -182,12 +184,12 @@ static void dirty_and_pinned_stay(void **state)
     ctx c = {0};
     uint8_t page[UNIT];
     memset(page, 0xab, sizeof page);
-    uint32_t fr;
-    void *data;
+    bp_loader old = {load, &c};
+    bp_pinned pin;
     /* dirty (write-back) block 5, pinned (write-through) block 6 */
-    assert_int_equal(bp_write(p, 0, 5, 0, page, UNIT, true, load, &c, true, &fr, &data), 0);
-    assert_int_equal(bp_write(p, 0, 6, 0, page, UNIT, true, load, &c, false, &fr, &data), 0);
-    assert_int_equal(((uint8_t *)data)[100], 0xab);
+    assert_int_equal(bp_write_back(p, span(0, 5, 0, UNIT), page, &old), 0);
+    assert_int_equal(bp_write_through(p, span(0, 6, 0, UNIT), page, &old, &pin), 0);
+    assert_int_equal(((uint8_t *)pin.data)[100], 0xab);
     /* a whole-block write needs no device read */
     assert_int_equal(atomic_load(&loads), 0);
     bool hit;
@@ -197,7 +199,7 @@ static void dirty_and_pinned_stay(void **state)
     assert_true(hit);
     read_word(p, 0, 6, &hit);
     assert_true(hit);
-    bp_unpin(p, fr);
+    bp_unpin(p, pin.frame);
     /* write-back hand-off: copied out once, then clean (evictable) */
     uint8_t out[UNIT];
     uint32_t f2;
@@ -211,11 +213,18 @@ static void dirty_and_pinned_stay(void **state)
     /* a partial write of a block on the device loads it first */
     uint16_t two = 0x1234;
     int before = atomic_load(&loads);
-    assert_int_equal(bp_write(p, 0, 50, 0, &two, 2, true, load, &c, true, &fr, &data), 0);
+    assert_int_equal(bp_write_back(p, span(0, 50, 0, 2), &two, &old), 0);
     assert_int_equal(atomic_load(&loads), before + 1);
     uint32_t w = 0;
     assert_int_equal(bp_read(p, 0, 50, 4, &w, 4, load, &c, &hit), 0);
     assert_int_equal(w, 50); /* the rest of the block is the device's */
+    /* without a loader (a block past the end of the file) it starts zeroed */
+    before = atomic_load(&loads);
+    assert_int_equal(bp_write_back(p, span(0, 60, 0, 2), &two, NULL), 0);
+    assert_int_equal(atomic_load(&loads), before);
+    assert_int_equal(bp_read(p, 0, 60, 4, &w, 4, load, &c, &hit), 0);
+    assert_true(hit);
+    assert_int_equal(w, 0);
     bp_free(p);
 }
 
@@ -315,14 +324,14 @@ static void *writer_thread(void *a)
         uint32_t v = atomic_load(&dev[0][b]) + 1;
         for (size_t k = 0; k < UNIT / 4; k++)
             page[k] = v;
-        uint32_t fr;
-        void *data;
-        if (bp_write(t->p, 0, b, 0, page, UNIT, true, load, &c, false, &fr, &data)) {
+        bp_loader old = {load, &c};
+        bp_pinned pin;
+        if (bp_write_through(t->p, span(0, b, 0, UNIT), page, &old, &pin)) {
             atomic_fetch_add(t->errors, 1);
             continue;
         }
-        atomic_store(&dev[0][b], ((uint32_t *)data)[0]);
-        bp_unpin(t->p, fr);
+        atomic_store(&dev[0][b], ((uint32_t *)pin.data)[0]);
+        bp_unpin(t->p, pin.frame);
     }
     return NULL;
 }
