@@ -15,8 +15,9 @@
  * memory policy it applies and are public for tests and for other LMDB workloads.
  *
  * Return codes: the engine follows oltp/oltp.h (exit statuses for open, metadata and
- * load; SB_OK / SB_RETRY / SB_FAIL for statements); the helpers below return NULL or
- * a status (SIM_OK, or SIM_ERR with err) as each one says.
+ * load; SB_OK / SB_RETRY / SB_FAIL for statements, named by sb_status_name); the
+ * helpers below return NULL or a status (SIM_OK, or SIM_ERR with err) as each one says.
+ * LMDB's own codes (MDB_*, or an errno) stay inside kv/, worded with mdb_strerror.
  */
 
 /* ---- memory cgroup: make the page cache beyond --buffer come from the drive ---- */

@@ -131,6 +131,8 @@ typedef enum sb_range_kind {
 /* Engine status codes: SB_RETRY = a transient conflict (busy, snapshot moved); the
  * caller rolls back and runs the transaction again, counting a retry. */
 enum { SB_OK = 0, SB_RETRY = 1, SB_FAIL = -1 };
+/* "ok", "retry", "fail"; "unknown" for any other number. */
+const char *sb_status_name(int status);
 
 /* What prepare left in one instance's database. */
 typedef struct sb_meta {

@@ -11,6 +11,19 @@
 SIM_REGISTRY(engines, sb_engine_ops, "sysbench database engines", 8);
 static char names[256]; /* "lmdb|sqlite", kept in step with the registry */
 
+const char *sb_status_name(int status)
+{
+    switch (status) {
+    case SB_OK:
+        return "ok";
+    case SB_RETRY:
+        return "retry";
+    case SB_FAIL:
+        return "fail";
+    }
+    return "unknown";
+}
+
 void sb_register_engine(const sb_engine_ops *ops)
 {
     sim_registry_add(&engines, ops);

@@ -10,6 +10,30 @@
 
 SIM_REGISTRY(registry, sim_command, "commands", 32);
 static bool quiet;
+
+const char *sim_exit_name(int status)
+{
+    switch (status) {
+    case SIM_EXIT_OK:
+        return "ok";
+    case SIM_EXIT_FAIL:
+        return "failed";
+    case SIM_EXIT_USAGE:
+        return "usage";
+    }
+    return "unknown";
+}
+
+const char *sim_status_name(int status)
+{
+    switch (status) {
+    case SIM_OK:
+        return "ok";
+    case SIM_ERR:
+        return "error";
+    }
+    return "unknown";
+}
 /* The real stdout while --json - claims it (sim_json_claim_stdout), else -1. */
 static int json_fd = -1;
 

@@ -62,6 +62,13 @@ enum {
     SIM_OK = 0,   /* success */
     SIM_ERR = -1, /* failure; the reason is in err or was printed */
 };
+/* The name of an exit status ("ok", "failed", "usage") or of a status ("ok", "error"),
+ * for messages and logs; "unknown" for any other number. Each layer names its own
+ * codes the same way: storage's -errno with strerror(-rc), the VFS's SQLite codes with
+ * sqlite3_errstr, LMDB's with mdb_strerror, sb_status_name, tr_next_name,
+ * tr_parse_name. */
+const char *sim_exit_name(int status);
+const char *sim_status_name(int status);
 
 /* Print "appsim: <message>\n" on stderr. Messages say what was wrong and what to do. */
 void sim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,7 +27,7 @@
  * return an exit status: SIM_EXIT_OK, SIM_EXIT_USAGE for a target the user must change,
  * SIM_EXIT_FAIL for an I/O failure, with a message in err that says what to do. Where
  * a function says "0 or -errno" (the I/O engines, the manifest) it passes the kernel's
- * error number up for the caller to word.
+ * error number up for the caller to word: strerror(-rc) names it.
  */
 #ifndef APPSIM_STORAGE_H
 #define APPSIM_STORAGE_H
@@ -54,7 +54,7 @@ typedef struct st_target_opts {
      * if it is still empty. A command that only reads or removes what is there (info,
      * check, cleanup) sets existing_only (read_only implies it) and is refused instead. */
     bool existing_only;
-    bool read_only;     /* only reading will be done (info, check) */
+    bool read_only; /* only reading will be done (info, check) */
 } st_target_opts;
 
 int st_target_open(const st_target_opts *opts, st_target **out, char *err, size_t errlen);

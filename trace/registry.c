@@ -26,6 +26,36 @@ const tr_format *const *tr_formats(void)
     return (const tr_format *const *)format_registry.items;
 }
 
+const char *tr_next_name(int answer)
+{
+    switch (answer) {
+    case TR_NEXT_ERROR:
+        return "error";
+    case TR_NEXT_END:
+        return "end";
+    case TR_NEXT_RECORD:
+        return "record";
+    }
+    return "unknown";
+}
+
+const char *tr_parse_name(int answer)
+{
+    switch (answer) {
+    case TR_PARSE_BAD:
+        return "bad";
+    case TR_PARSE_NONE:
+        return "none";
+    case TR_PARSE_RECORD:
+        return "record";
+    case TR_PARSE_END:
+        return "end";
+    case TR_PARSE_HELD:
+        return "held";
+    }
+    return "unknown";
+}
+
 const char *tr_op_name(int op)
 {
     static const char *names[] = {"read", "write", "flush", "trim"};

@@ -51,6 +51,8 @@ enum {
     TR_NEXT_END = 0,    /* no more records */
     TR_NEXT_RECORD = 1, /* a record in *out */
 };
+/* "error", "end", "record"; "unknown" for any other number. */
+const char *tr_next_name(int answer);
 
 /* A source of records in time order: a file reader, a composed VDI storm, ... */
 typedef struct tr_source tr_source;
@@ -122,6 +124,8 @@ enum {
     TR_PARSE_END = 2,    /* binary formats: the end of the stream */
     TR_PARSE_HELD = 3,   /* an I/O kept back to be paired with a later event */
 };
+/* "bad", "none", "record", "end", "held"; "unknown" for any other number. */
+const char *tr_parse_name(int answer);
 typedef struct tr_emit tr_emit; /* writer state owned by trace/ */
 typedef struct tr_format {
     const char *name;        /* "fio-v3", "msr", ... (for --format / --to) */

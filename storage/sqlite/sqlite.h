@@ -11,7 +11,8 @@
  * Return codes (sim/sim.h): opening databases and connections returns an exit status
  * (SIM_EXIT_OK, SIM_EXIT_USAGE, SIM_EXIT_FAIL) as storage.h's functions do; the commit
  * helpers and the bulk writer return a status (SIM_OK, or SIM_ERR with err); the VFS
- * answers SQLite in SQLite's own codes (SQLITE_OK, SQLITE_IOERR_*, ...).
+ * answers SQLite in SQLite's own codes (SQLITE_OK, SQLITE_IOERR_*, ...), which
+ * sqlite3_errstr(rc) names.
  */
 #ifndef APPSIM_STORAGE_SQLITE_H
 #define APPSIM_STORAGE_SQLITE_H

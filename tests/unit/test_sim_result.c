@@ -354,6 +354,18 @@ static void test_phase_boundaries_agree(void **state)
     assert_true(measured_runs > 0);
 }
 
+/* Exit statuses and statuses have names for messages; other numbers are not guessed. */
+static void test_code_names(void **state)
+{
+    assert_string_equal(sim_exit_name(SIM_EXIT_OK), "ok");
+    assert_string_equal(sim_exit_name(SIM_EXIT_FAIL), "failed");
+    assert_string_equal(sim_exit_name(SIM_EXIT_USAGE), "usage");
+    assert_string_equal(sim_exit_name(77), "unknown");
+    assert_string_equal(sim_status_name(SIM_OK), "ok");
+    assert_string_equal(sim_status_name(SIM_ERR), "error");
+    assert_string_equal(sim_status_name(1), "unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_series_bounded),
         cmocka_unit_test(test_device_written_in_place),
         cmocka_unit_test(test_phase_boundaries_agree),
+        cmocka_unit_test(test_code_names),
         cmocka_unit_test(test_record_by_arrival),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -374,6 +374,15 @@ static void test_engines_registered(void **state)
     assert_string_equal(sb_engine_names(), "lmdb|sqlite");
 }
 
+/* An engine's status codes have names; other numbers are not guessed. */
+static void test_status_names(void **state)
+{
+    assert_string_equal(sb_status_name(SB_OK), "ok");
+    assert_string_equal(sb_status_name(SB_RETRY), "retry");
+    assert_string_equal(sb_status_name(SB_FAIL), "fail");
+    assert_string_equal(sb_status_name(2), "unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_prefetch_announces_the_writes),
         cmocka_unit_test(test_workload_names),
         cmocka_unit_test(test_engines_registered),
+        cmocka_unit_test(test_status_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

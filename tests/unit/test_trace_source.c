@@ -168,13 +168,27 @@ static void test_detection(void **state)
     assert_non_null(strstr(err, "longer"));
 }
 
+/* A source's and a parser's answers have names; other numbers are not guessed. */
+static void test_answer_names(void **state)
+{
+    assert_string_equal(tr_next_name(TR_NEXT_ERROR), "error");
+    assert_string_equal(tr_next_name(TR_NEXT_END), "end");
+    assert_string_equal(tr_next_name(TR_NEXT_RECORD), "record");
+    assert_string_equal(tr_next_name(2), "unknown");
+    assert_string_equal(tr_parse_name(TR_PARSE_BAD), "bad");
+    assert_string_equal(tr_parse_name(TR_PARSE_NONE), "none");
+    assert_string_equal(tr_parse_name(TR_PARSE_RECORD), "record");
+    assert_string_equal(tr_parse_name(TR_PARSE_END), "end");
+    assert_string_equal(tr_parse_name(TR_PARSE_HELD), "held");
+    assert_string_equal(tr_parse_name(-2), "unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_compressed),
-        cmocka_unit_test(test_sort_window),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_detection),
+        cmocka_unit_test(test_compressed),   cmocka_unit_test(test_sort_window),
+        cmocka_unit_test(test_malformed),    cmocka_unit_test(test_detection),
+        cmocka_unit_test(test_answer_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
