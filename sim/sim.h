@@ -5,6 +5,10 @@
  *   - commands registered by name (appsim <command> ...);
  *   - declarative options: parsing, --help text, and the result's "config" section
  *     come from one table per command, so every parameter is recorded with its default;
+ *     peers' names (fio's, sysbench's) as aliases of an option, a refusal for the ones
+ *     that mean nothing here, and "did you mean" for a typo;
+ *   - the rule for a missing --target directory, and one progress line with an ETA
+ *     for every long step;
  *   - a clock, per-thread random numbers and the think-time distribution;
  *   - log-linear latency histograms (1 ns resolution below 2 us, <= 0.1 % relative
  *     error above, up to 2^42 ns = 73 min), mergeable exactly across threads, instances
