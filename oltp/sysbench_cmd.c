@@ -19,9 +19,9 @@ static const char usage[] =
 
 static const char *const sb_actions[] = {"prepare", "run", "check", "cleanup", NULL};
 static const char *const sb_workloads[] = {
-    "oltp_read_write",   "oltp_read_only",        "oltp_write_only", "oltp_point_select",
-    "oltp_update_index", "oltp_update_non_index", "oltp_insert",     "oltp_delete",
-    NULL};
+    "oltp_read_write",   "oltp_read_only",    "oltp_write_only",
+    "oltp_point_select", "oltp_update_index", "oltp_update_non_index",
+    "oltp_insert",       "oltp_delete",       NULL};
 
 static bool is_one_of(const char *const *words, const char *w)
 {
@@ -128,7 +128,8 @@ static void workload_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
 {
     snprintf(c->engine_help, sizeof c->engine_help, "database engine: %s", sb_engine_names());
     const sim_opt part[] = {
-        SIM_VOCAB_TARGET(&c->target, "DIR", "directory on the drive under test (created if missing)"),
+        SIM_VOCAB_TARGET(&c->target, "DIR",
+                         "directory on the drive under test (created if missing)"),
         {.name = "engine",
          .kind = SIM_OPT_CHOICE,
          .dst = &c->engine_name,

@@ -19,7 +19,7 @@ typedef struct sb_cmd {
     uint64_t rand_spec_iter, rand_spec_pct, rand_spec_res;
     double pareto_h, zipf_exp, rate;
     uint64_t threads, instances, time_ns, warmup_ns, report_ns, buffer, seed, max_retries;
-    uint64_t events; /* measured transactions after which the run ends; 0 = no limit */
+    uint64_t events;         /* measured transactions after which the run ends; 0 = no limit */
     char workload_typed[64]; /* the workload named by sysbench's positional form */
     uint64_t steady_round_ns, steady_max_rounds; /* warmup_ns == SIM_WARMUP_STEADY */
     uint64_t keep_free; /* bytes prepare and run leave free on the target */

@@ -115,8 +115,8 @@ static void bytes_line(watch *w)
     uint64_t done = io.read_bytes > w->read0 ? io.read_bytes - w->read0 : 0;
     if (done > w->db_bytes) done = w->db_bytes; /* pages read twice: the estimate's limit */
     char a[32], b[32], detail[160];
-    snprintf(detail, sizeof detail, "%s of %s read",
-             sim_format_size(done, a, sizeof a), sim_format_size(w->db_bytes, b, sizeof b));
+    snprintf(detail, sizeof detail, "%s of %s read", sim_format_size(done, a, sizeof a),
+             sim_format_size(w->db_bytes, b, sizeof b));
     sim_progress_line(&w->prog, now, done, detail, false);
 }
 
@@ -238,8 +238,9 @@ static uint64_t db_size(sqlite3 *db)
 {
     sqlite3_stmt *st;
     uint64_t bytes = 0;
-    if (sqlite3_prepare_v2(db, "SELECT page_count * page_size FROM pragma_page_count(), "
-                               "pragma_page_size()",
+    if (sqlite3_prepare_v2(db,
+                           "SELECT page_count * page_size FROM pragma_page_count(), "
+                           "pragma_page_size()",
                            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         bytes = (uint64_t)sqlite3_column_int64(st, 0);

@@ -38,14 +38,17 @@ static const peer_refusal refusals[] = {
      "the trace is appsim replay's first argument (`appsim trace formats` lists the formats)"},
     {"sysbench", "db-driver",
      "appsim sysbench runs an embedded database on the drive: --engine sqlite|lmdb"},
-    {"sysbench", "mysql-", "appsim sysbench runs an embedded database, not a server: --engine "
-                           "sqlite|lmdb and --target DIR"},
-    {"sysbench", "pgsql-", "appsim sysbench runs an embedded database, not a server: --engine "
-                           "sqlite|lmdb and --target DIR"},
+    {"sysbench", "mysql-",
+     "appsim sysbench runs an embedded database, not a server: --engine "
+     "sqlite|lmdb and --target DIR"},
+    {"sysbench", "pgsql-",
+     "appsim sysbench runs an embedded database, not a server: --engine "
+     "sqlite|lmdb and --target DIR"},
     {"sysbench", "percentile",
      "the result reports p50, p95, p99, p99.9 and max, and keeps the whole histogram"},
     {"sysbench", "histogram", "the result keeps the whole latency histogram (--json FILE)"},
-    {"sysbench", "db-ps-mode", "SQLite's statements are prepared once per connection; LMDB has none; drop it"},
+    {"sysbench", "db-ps-mode",
+     "SQLite's statements are prepared once per connection; LMDB has none; drop it"},
 };
 
 const char *sim_peer_refusal(const char *command, const char *name)

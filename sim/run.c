@@ -69,8 +69,8 @@ struct sim_run {
     sim_hist *late; /* the harness's lateness (sim_run_track_lateness), or NULL */
 
     uint64_t t_start;
-    _Atomic uint64_t t_measure; /* UINT64_MAX while a steady-state warm-up lasts */
-    _Atomic uint64_t t_end;     /* UINT64_MAX while open-ended */
+    _Atomic uint64_t t_measure;      /* UINT64_MAX while a steady-state warm-up lasts */
+    _Atomic uint64_t t_end;          /* UINT64_MAX while open-ended */
     _Atomic uint64_t units_measured; /* operations counted against cfg.max_units */
     atomic_bool finished;
     atomic_bool interrupted;

@@ -200,9 +200,9 @@ typedef struct sim_opt {
 } sim_opt;
 /* One entry of sim_opt.aliases. */
 typedef struct sim_alias {
-    const char *name, *peer; /* not terminated: name_len and peer_len bytes */
-    size_t name_len, peer_len;  /* peer_len 0: appsim's own synonym */
-    int flag_value;             /* "=V" of a flag's peer form (0 or 1); -1 when none */
+    const char *name, *peer;   /* not terminated: name_len and peer_len bytes */
+    size_t name_len, peer_len; /* peer_len 0: appsim's own synonym */
+    int flag_value;            /* "=V" of a flag's peer form (0 or 1); -1 when none */
 } sim_alias;
 /* Reads the entry at p (an option's aliases, or what the previous call returned) into
  * *a; returns where the next entry starts, or NULL (and *a untouched) when none is left. */

@@ -42,8 +42,8 @@ static const struct {
     const char *name;
     double read_pct, random_pct;
 } rw_patterns[] = {
-    {"read", 100, 0},  {"write", 0, 0},      {"randread", 100, 100}, {"randwrite", 0, 100},
-    {"rw", -1, 0},     {"readwrite", -1, 0}, {"randrw", -1, 100},
+    {"read", 100, 0}, {"write", 0, 0},      {"randread", 100, 100}, {"randwrite", 0, 100},
+    {"rw", -1, 0},    {"readwrite", -1, 0}, {"randrw", -1, 100},
 };
 
 static bool given(const sim_opt *opts, const char *name)

@@ -156,9 +156,8 @@ static void run_opts(rp_cli *c, sim_opt *opts, size_t n, size_t *at)
          .help = "passes over the trace",
          .min = 1,
          .max = 1e12},
-        SIM_VOCAB_DURATION_PEERS(&c->duration, 0,
-                                 ", looping the trace (default: one pass x --loop)",
-                                 "|fio:runtime"),
+        SIM_VOCAB_DURATION_PEERS(
+            &c->duration, 0, ", looping the trace (default: one pass x --loop)", "|fio:runtime"),
         SIM_VOCAB_WARMUP_PEERS(&c->warmup,
                                "; \"steady\": until the IOPS is steady (SNIA PTS rule, rounds "
                                "of --steady-round; needs --duration)",

@@ -46,9 +46,11 @@ static const char *const ignored_keys[] = {
     NULL,
 };
 /* Options that change how long was measured: reported when they differ, not refused. */
-static const char *const soft_keys[] = {
-    "duration",          "time", "warmup", "loop", "point-warmup", "point-duration", "steady-round",
-    "steady-max-rounds", "events", NULL};
+static const char *const soft_keys[] = {"duration",     "time",
+                                        "warmup",       "loop",
+                                        "point-warmup", "point-duration",
+                                        "steady-round", "steady-max-rounds",
+                                        "events",       NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {

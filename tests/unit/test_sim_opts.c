@@ -319,11 +319,11 @@ static void test_format_double(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_table),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_double_dash), cmocka_unit_test(test_vocabulary),
+        cmocka_unit_test(test_sizes),         cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_table),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_double_dash),   cmocka_unit_test(test_vocabulary),
         cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_suggest),
-        cmocka_unit_test(test_peer_aliases), cmocka_unit_test(test_format_double),
+        cmocka_unit_test(test_peer_aliases),  cmocka_unit_test(test_format_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
