@@ -557,8 +557,12 @@ static int check_step_options(const suite_ctx *cp, const suite_step *st, const c
     char *result = xasprintf("%s/%s.json", cp->dir, st->name);
     int built = step_argv(cp, st, result, &argv, &argc, err, sizeof err);
     free(result);
+    if (built) return SIM_EXIT_OK;
     const sim_command *cmd = sim_find_command(st->command);
-    if (built || !cmd) return SIM_EXIT_OK;
+    if (!cmd) {
+        suite_free_words(argv, argc);
+        return SIM_EXIT_OK;
+    }
     sim_opts_set_check_only(true);
     int rc = sim_command_run(cmd, argc, argv);
     sim_opts_set_check_only(false);
