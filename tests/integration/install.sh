@@ -8,6 +8,8 @@
 # `cpack` builds a .deb with the same files, its Debian dependencies (never Open MPI) and
 # a copyright file in Debian's format, whose unpacked binary works the same way, and
 # beside it the appsim-mpi package that alone depends on Open MPI.
+# APPSIM_TEST_RUN_SERIAL: cpack first brings the build tree up to date (its preinstall
+# step), which may relink appsim-mpi while the MPI tests hand over to it.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_SRC:?}" "${APPSIM_TMP:?}"
 rm -rf "$APPSIM_TMP"
