@@ -39,9 +39,11 @@ interrupt_at io "filling" "$APPSIM" io --target "$W/t2" --file-size 4G --duratio
 jq -e '.interrupted == true and (.stopped_by | test("interrupted while filling .*io.data"))' "$W/io.json" >/dev/null ||
   fail "io result: $(jq -c '{interrupted, stopped_by}' "$W/io.json" 2>&1)"
 
-# sysbench prepare: its tables are incomplete, and the result says why.
-interrupt_at sysbench "" "$APPSIM" sysbench prepare --target "$W/t3" --tables 4 --table-size 400000 \
-  --json "$W/sb.json"
+# sysbench prepare: its tables are incomplete, and the result says why. The load writes
+# about 2 million rows a second: 16 tables of 400,000 rows take a few seconds, and the
+# signal comes 0.3 s after the second table started.
+interrupt_at sysbench "loading sbtest2 " "$APPSIM" sysbench prepare --target "$W/t3" --tables 16 \
+  --table-size 400000 --json "$W/sb.json"
 jq -e '.interrupted == true and .prepare.complete == false and .prepare.interrupted == true' "$W/sb.json" >/dev/null ||
   fail "sysbench prepare result: $(jq -c '{interrupted, prepare}' "$W/sb.json" 2>&1)"
 

@@ -7,18 +7,19 @@
 # checkpoint cadence, what a commit writes, page or I/O sizes) fails here, and then
 # tests/bench/fidelity.sh is the way to show whether fidelity held, before the pins move.
 # The figures are appsim's own counters (not the disk's, which other tests share), each
-# within TOLERANCE of its pin (35 %: a run on a loaded disk commits fewer transactions, so
-# its cold start weighs more, and more of its WAL is written ahead of the commit's sync, in
-# more writes). A model change moves them further: 4 KiB pages instead of 8 KiB halve the
-# bytes per read. The pins are the middle of runs on zram and on the disk of the 2-core
-# test machine.
+# within TOLERANCE of its pin, writes within WRITES_TOLERANCE: a run on a loaded disk
+# commits fewer transactions, so its cold start weighs more, and how many requests a WAL
+# append becomes depends on how far the commit's sync lags (one thread's sysbench wrote
+# 2.0 to 3.7 requests per transaction, the same bytes, from a fast to a loaded disk). A
+# model change moves them further: 4 KiB pages instead of 8 KiB halve the bytes per read.
+# The pins are the middle of runs on zram and on the disk of the 2-core test machine.
 # APPSIM_TEST_RUN_SERIAL: the checkpointer's cadence depends on the run's pace.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
 rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-TOLERANCE=0.35
+TOLERANCE=0.35 WRITES_TOLERANCE=0.6
 
 # check NAME RESULT_JSON TABLES_JQ  "reads read_KiB writes write_KiB syncs" (pins)
 check() {
@@ -28,13 +29,15 @@ check() {
      (\$f | map(.device_writes) | add) / \$n, (\$f | map(.device_write_bytes) | add) / \$n / 1024,
      (\$f | map(.syncs) | add) / \$n] | map(. * 1000 | round / 1000) | join(\" \")" "$json")
   echo "$name per transaction (reads read_KiB writes write_KiB syncs): $got (pinned: $pins)"
-  awk -v got="$got" -v pin="$pins" -v tol="$TOLERANCE" -v name="$name" 'BEGIN {
+  awk -v got="$got" -v pin="$pins" -v tol="$TOLERANCE" -v wtol="$WRITES_TOLERANCE" -v name="$name" 'BEGIN {
     split(got, g, " "); split(pin, p, " "); split("reads read_KiB writes write_KiB syncs", k, " ")
-    for (i = 1; i <= 5; i++)
-      if (g[i] < p[i] * (1 - tol) || g[i] > p[i] * (1 + tol)) {
-        printf "FAIL: %s: %s per transaction %s, pinned %s (+-%d %%)\n", name, k[i], g[i], p[i], tol * 100 > "/dev/stderr"
+    for (i = 1; i <= 5; i++) {
+      t = k[i] == "writes" ? wtol : tol
+      if (g[i] < p[i] * (1 - t) || g[i] > p[i] * (1 + t)) {
+        printf "FAIL: %s: %s per transaction %s, pinned %s (+-%d %%)\n", name, k[i], g[i], p[i], t * 100 > "/dev/stderr"
         bad = 1
       }
+    }
     exit bad }' || fail "$name moved off its pinned I/O per transaction"
 }
 
