@@ -394,7 +394,7 @@ const char *st_target_file_path(const st_target *t, const char *name, char *buf,
 static int check_deletable(st_target *t, const char *name, bool *gone, char *err, size_t errlen)
 {
     mode_t mode;
-    st_file_id now, rec;
+    st_file_id now = {0}, rec = {0}; /* zeroed: gcc -O3 cannot tell stat_id fills now */
     int e = stat_id(t, name, -1, &mode, &now);
     *gone = e == -ENOENT;
     if (*gone) return SIM_EXIT_OK;
