@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""tests/bench/fidelity_report.py: writes docs/fidelity.md from the fidelity harness's
+results (tests/bench/fidelity.sh OUT_DIR makes OUT_DIR/results.jsonl).
+
+usage: tests/bench/fidelity_report.py RESULTS.jsonl [--command TEXT] > docs/fidelity.md
+
+Every figure in the page comes from the results file; the verdicts (rank order, ratio
+bands, per-transaction I/O within 1.5x of a peer) are computed here, the same way each
+time the page is made.
+"""
+import json
+import sys
+
+PEERS = ("postgres", "innodb")
+APPSIM = ("appsim", "appsim-lmdb")
+NAMES = {"postgres": "PostgreSQL 15", "innodb": "MariaDB 10.11 InnoDB",
+         "appsim": "appsim (SQLite)", "appsim-lmdb": "appsim (LMDB)"}
+DRIVE_ORDER = ("ram", "disk", "slowr", "sloww", "bw", "qd4")
+BAND = 1.5
+SUMMARY = []  # (workload, regime, metric label, appsim engine, rank agrees, disagreements, [in band, of])
+IO_SUMMARY = []  # (workload, cache ratio, regime, appsim engine, quantities within 1.5x, of)
+
+
+def load(path):
+    runs = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                r = json.loads(line)
+                runs[(r["workload"], r["regime"], r["cache_ratio"], r["drive"], r["engine"])] = r
+    return runs
+
+
+def fmt(x, digits=3):
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a >= 100:
+        return f"{x:.0f}"
+    return f"{x:.{digits}g}"
+
+
+def engines_of(runs, wl):
+    present = {k[4] for k in runs if k[0] == wl}
+    return [e for e in PEERS + APPSIM if e in present]
+
+
+def drives_of(runs, wl, regime, ratio):
+    present = {k[3] for k in runs if k[0] == wl and k[1] == regime and k[2] == ratio}
+    return [d for d in DRIVE_ORDER if d in present]
+
+
+def order(values):
+    """Drives from best to worst by value (higher is better)."""
+    return [d for d, _ in sorted(values.items(), key=lambda kv: -kv[1])]
+
+
+TIE = 0.10  # two drives within 10 % of each other are a tie: run-to-run noise orders them
+
+
+def separated(x, y):
+    return abs(x - y) > TIE * max(abs(x), abs(y))
+
+
+def rank_agrees(app, peers):
+    """Every pair of drives that both peers separate (beyond TIE) in the same direction is
+    ordered that way by appsim, or is a tie for appsim too; pairs the peers disagree on or
+    tie are not held against it. Returns (agrees, disagreements)."""
+    bad = []
+    drives = list(app)
+    for i, a in enumerate(drives):
+        for b in drives[i + 1:]:
+            both = [p for p in peers if a in p and b in p]
+            if len(both) < len(peers) or not all(separated(p[a], p[b]) for p in both):
+                continue
+            votes = {p[a] > p[b] for p in both}
+            if len(votes) != 1:
+                continue
+            if separated(app[a], app[b]) and (app[a] > app[b]) != votes.pop():
+                bad.append(f"{a}/{b}")
+    return not bad, bad
+
+
+def in_band(x, peer_values):
+    """Within BAND of the nearer peer's value, or between the peers' values."""
+    vals = [v for v in peer_values if v is not None and v > 0]
+    if x is None or x <= 0 or not vals:
+        return None
+    if min(vals) <= x <= max(vals):
+        return True
+    return min(max(x / v, v / x) for v in vals) <= BAND
+
+
+def ratio_table(out, runs, wl, regime, ratio, metric, label, better_high):
+    engs = engines_of(runs, wl)
+    drives = drives_of(runs, wl, regime, ratio)
+    if "disk" not in drives:
+        return
+    base = {e: runs.get((wl, regime, ratio, "disk", e)) for e in engs}
+    out.append(f"| drive | " + " | ".join(NAMES[e] for e in engs) + " | appsim in band |")
+    out.append("|---|" + "---|" * (len(engs) + 1))
+    per_engine = {e: {} for e in engs}
+    band = {}
+    for d in drives:
+        cells, ratios = [], {}
+        for e in engs:
+            r = runs.get((wl, regime, ratio, d, e))
+            if r is None or base[e] is None or not base[e][metric]:
+                cells.append("—")
+                continue
+            v = r[metric]
+            q = v / base[e][metric] if base[e][metric] else None
+            ratios[e] = q
+            per_engine[e][d] = v if better_high else -v
+            extra = f" at {fmt(r['tps'])} TPS" if metric != "tps" else ""
+            cells.append(f"{fmt(v)}{extra} ({fmt(q)})" if d != "disk" else f"{fmt(v)}{extra}")
+        verdicts = []
+        for a in (e for e in APPSIM if e in ratios):
+            if d == "disk":
+                continue
+            ok = in_band(ratios[a], [ratios.get(p) for p in PEERS])
+            if ok is not None:
+                band[a] = band.get(a, [0, 0])
+                band[a][0] += bool(ok)
+                band[a][1] += 1
+            short = "" if len([e for e in APPSIM if e in engs]) < 2 else NAMES[a].split("(")[1][:-1] + " "
+            verdicts.append(f"{short}{'yes' if ok else 'no' if ok is not None else '—'}")
+        out.append(f"| {d} | " + " | ".join(cells) + " | " + (", ".join(verdicts) or "—") + " |")
+    out.append("")
+    peers = [per_engine[p] for p in PEERS if per_engine.get(p)]
+    ords = " / ".join(f"{NAMES[e]}: {' > '.join(order(per_engine[e]))}" for e in engs if per_engine[e])
+    out.append(f"Order by {label} ({'higher' if better_high else 'lower'} is better): {ords}.")
+    out.append("")
+    for a in (e for e in APPSIM if per_engine.get(e)):
+        ok, bad = rank_agrees(per_engine[a], peers)
+        out.append(f"- {NAMES[a]} orders every pair of drives that both peers separate by more than "
+                   f"{TIE:.0%} the way they do: "
+                   f"**{'yes' if ok else 'no (' + ', '.join(bad) + ')'}**; its ratio to the disk is in "
+                   f"band on {band.get(a, [0, 0])[0]} of {band.get(a, [0, 0])[1]} drives.")
+        SUMMARY.append((wl, regime, label, a, ok, bad, band.get(a, [0, 0])))
+    out.append("")
+
+
+def io_table(out, runs, wl, ratio, regime=1):
+    engs = [e for e in engines_of(runs, wl) if (wl, regime, ratio, "disk", e) in runs]
+    if not engs:
+        return
+    io_ok = {}
+    cols = (("reads", "reads", 1), ("read KiB", "read_bytes", 1024), ("writes", "writes", 1),
+            ("write KiB", "write_bytes", 1024), ("flushes", "flushes", 1))
+    out.append(f"Cache ratio {ratio} (buffer / data set), "
+               f"{'saturation' if regime == 1 else 'the same offered load'}:")
+    out.append("")
+    out.append("| per transaction | " + " | ".join(NAMES[e] for e in engs) + " | appsim within 1.5x of a peer |")
+    out.append("|---|" + "---|" * (len(engs) + 1))
+    for name, key, div in cols:
+        vals = {e: runs[(wl, regime, ratio, "disk", e)]["per_txn"][key] / div for e in engs}
+        verdict = []
+        for a in (e for e in APPSIM if e in vals):
+            pv = [vals[p] for p in PEERS if p in vals]
+            ok = any(v > 0 and max(vals[a] / v, v / vals[a]) <= BAND for v in pv) if vals[a] > 0 else \
+                any(v < 0.05 for v in pv)
+            verdict.append("yes" if ok else "no")
+            io_ok.setdefault(a, []).append((name, ok))
+        out.append(f"| {name} | " + " | ".join(fmt(vals[e]) for e in engs) + " | " + ", ".join(verdict) + " |")
+    row = []
+    for e in engs:
+        r = runs[(wl, regime, ratio, "disk", e)]
+        row.append(f"{fmt(r['buffer_bytes'] / 1048576)} / {fmt(r['data_bytes'] / 1048576)} MiB")
+    out.append("| buffer / data | " + " | ".join(row) + " | |")
+    row = []
+    for e in engs:
+        r = runs[(wl, regime, ratio, "disk", e)]
+        row.append(fmt(r["tps"]))
+    out.append("| TPS | " + " | ".join(row) + " | |")
+    out.append("")
+    for a, oks in io_ok.items():
+        IO_SUMMARY.append((wl, ratio, regime, a, [n for n, ok in oks if ok], [n for n, ok in oks if not ok]))
+
+
+def sizes_table(out, runs, wl, ratio):
+    engs = [e for e in engines_of(runs, wl)
+            if runs.get((wl, 1, ratio, "disk", e), {}).get("io_sizes")]
+    if not engs:
+        return
+    hist = {e: runs[(wl, 1, ratio, "disk", e)]["io_sizes"] for e in engs}
+    labels = [b["size"] for b in hist[engs[0]]]
+    out.append("| I/O size (share of the drive's requests) | " + " | ".join(NAMES[e] for e in engs) + " |")
+    out.append("|---|" + "---|" * len(engs))
+    totals = {e: sum(b["count"] for b in hist[e]) or 1 for e in engs}
+    for i, lab in enumerate(labels):
+        shares = {e: hist[e][i]["count"] / totals[e] for e in engs}
+        if all(s < 0.005 for s in shares.values()):
+            continue
+        out.append(f"| {lab} | " + " | ".join(f"{100 * shares[e]:.1f} %" for e in engs) + " |")
+    out.append("")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    runs = load(sys.argv[1])
+    command = sys.argv[sys.argv.index("--command") + 1] if "--command" in sys.argv else \
+        "sudo tests/bench/fidelity.sh OUT_DIR"
+    if not runs:
+        sys.exit("no runs in " + sys.argv[1])
+    any_run = next(iter(runs.values()))
+    dates = sorted({r["date"] for r in runs.values()})
+    ratio = min(k[2] for k in runs if k[1] == 1)
+    out = []
+    with open(__file__.replace("fidelity_report.py", "fidelity_intro.md"), encoding="utf-8") as f:
+        out.append(f.read().rstrip("\n"))
+    out.append("")
+    out.append("## The measurements")
+    out.append("")
+    warm = {g: sorted({r["warmup_s"] for r in runs.values() if r["regime"] == g}) for g in (1, 2)}
+    warm_text = ", ".join(f"{'/'.join(map(str, w))} s in regime {g}" for g, w in warm.items() if w)
+    out.append(f"Measured {' to '.join(dict.fromkeys([dates[0], dates[-1]]))} on {any_run['machine']}; "
+               f"each run warmed up ({warm_text}), then measured {any_run['duration_s']} s, with "
+               f"{any_run['threads']} clients; made by `{command}`, this page by "
+               f"`tests/bench/fidelity_report.py RESULTS.jsonl`.")
+    out.append("")
+    out.append("The drives:")
+    out.append("")
+    seen = {}
+    for r in runs.values():
+        seen.setdefault(r["drive"], r["drive_description"])
+    for d in DRIVE_ORDER:
+        if d in seen:
+            out.append(f"- `{d}`: {seen[d]}")
+    out.append("")
+    for wl, title in (("sysbench", "sysbench oltp_read_write"), ("tpcc", "TPC-C")):
+        if not any(k[0] == wl for k in runs):
+            continue
+        shape = next(r["sysbench_shape"] for r in runs.values() if r["workload"] == wl)
+        out.append(f"### {title}")
+        out.append("")
+        out.append(f"Servers: `sysbench {shape}`; appsim: the same shape through `appsim {wl}`.")
+        out.append("")
+        out.append(f"**Regime 1, saturation** (cache ratio {ratio}): TPS, and in brackets the ratio to "
+                   f"the same engine on the disk. \"In band\": appsim's ratio lies between the peers' "
+                   f"or within {BAND}x of the nearer one.")
+        out.append("")
+        ratio_table(out, runs, wl, 1, ratio, "tps", "TPS", True)
+        if any(k[0] == wl and k[1] == 2 for k in runs):
+            offered = next((r["offered_tps"] for r in runs.values()
+                            if r["workload"] == wl and r["regime"] == 2), None)
+            out.append(f"**Regime 2, the same offered load** ({fmt(offered)} TPS for every engine): mean "
+                       f"latency in ms at the achieved TPS, and in brackets the ratio to the disk.")
+            out.append("")
+            ratio_table(out, runs, wl, 2, ratio, "mean_ms", "mean latency", False)
+            out.append("The 99th percentile, ms (ratio to the disk):")
+            out.append("")
+            ratio_table(out, runs, wl, 2, ratio, "p99_ms", "p99 latency", False)
+        out.append("**What each engine asks of the drive**, per transaction, on the disk "
+                   "(the drive's own counters over the measured phase). Flushes per transaction "
+                   "fall as the rate rises (concurrent commits share one), so they compare "
+                   "best at the same offered load:")
+        out.append("")
+        for q in sorted({k[2] for k in runs if k[0] == wl and k[1] == 1 and k[3] == "disk"}):
+            io_table(out, runs, wl, q)
+        io_table(out, runs, wl, ratio, regime=2)
+        sizes_table(out, runs, wl, ratio)
+    head = ["### Summary", "",
+            "| workload | regime | compared by | appsim | same order as the peers | ratio to the disk in band |",
+            "|---|---|---|---|---|---|"]
+    for wl, regime, label, a, ok, bad, (k, n) in SUMMARY:
+        head.append(f"| {wl} | {regime} | {label} | {NAMES[a]} | {'yes' if ok else 'no: ' + ', '.join(bad)} "
+                    f"| {k} of {n} drives |")
+    head += ["", "| workload | cache ratio | regime | appsim | I/O per transaction within 1.5x of a peer | not |",
+             "|---|---|---|---|---|---|"]
+    for wl, q, regime, a, yes, no in IO_SUMMARY:
+        head.append(f"| {wl} | {q} | {regime} | {NAMES[a]} | {', '.join(yes) or '—'} | {', '.join(no) or '—'} |")
+    head.append("")
+    at = out.index("The drives:")
+    out[at:at] = head
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
