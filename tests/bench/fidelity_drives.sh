@@ -36,6 +36,12 @@ drives_setup() {
   # the harness, and the next run on the same backing directory mounts them again.
   local img
   for img in disk qd; do
+    if losetup -j "$backing/fidelity-$img.img" | grep -q .; then
+      echo "$backing/fidelity-$img.img is already attached (losetup -j): another fidelity.sh is using it" >&2
+      exit 2
+    fi
+  done
+  for img in disk qd; do
     [ -s "$backing/fidelity-$img.img" ] || { truncate -s "$FID_DISK_SIZE" "$backing/fidelity-$img.img"; touch "$backing/fidelity-$img.new"; }
   done
   FID_DEV_DISK=$(basename "$(losetup --direct-io=on -f --show "$backing/fidelity-disk.img")")
