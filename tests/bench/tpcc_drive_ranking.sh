@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/tpcc_drive_ranking.sh: does appsim rank four drives in the order the
-# real databases do (docs/measurements/tpcc.md, "Four-drive ranking")?
+# real databases do (docs/fidelity.md)?
 #   ram:         ext4 on a zram device the script creates (and removes)
 #   disk:        a directory on the disk that holds DISK_DIR
 #   read-capped: the same directory, appsim in a cgroup v1 blkio group capped at
