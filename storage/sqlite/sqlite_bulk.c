@@ -40,7 +40,7 @@
 #define MAX_KEY 64         /* interior index keys: a few integers */
 #define WRITE_PAGES_MIN 16 /* pages gathered per pwrite (at least) */
 #define WRITE_BYTES (1u << 20)
-#define MAX_ROOTS 16 /* trees per bulk session */
+#define MAX_ROOTS 16 /* trees one bulk writer builds */
 /* SQLite's PENDING_BYTE: the lock bytes sit at this offset, and SQLite never puts
  * b-tree content on the page that holds them (its "locking page", page
  * PENDING_BYTE / page_size + 1), treating a tree that points to it as corrupt. */
@@ -263,7 +263,7 @@ static uint32_t emit(st_sqlite_bulk *b, const uint8_t *page, char *err, size_t e
 static int write_root(st_sqlite_bulk *b, const uint8_t *page, char *err, size_t errlen)
 {
     if (b->nroots == MAX_ROOTS) {
-        snprintf(err, errlen, "bulk writer: more than %d trees in one session", MAX_ROOTS);
+        snprintf(err, errlen, "bulk writer: more than %d trees in one file", MAX_ROOTS);
         b->failed = true;
         return SIM_ERR;
     }

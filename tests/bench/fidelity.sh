@@ -105,6 +105,25 @@ sysbench_figures() {
        END {print tps, mean, p99, n, err}' "$1"
 }
 
+# capture_start DEV SUMMARY_JSON: records DEV's requests over the measured phase in the
+# background (`appsim trace capture`); the caller takes $! and waits for it.
+capture_start() {
+  "$APPSIM" trace capture --device "/dev/$1" -o "$OUT/logs/cap.trace" --force --duration "${DURATION}s" \
+    --quiet --json "$2" >/dev/null 2>&1 &
+}
+
+# capture_sizes SUMMARY_JSON: the captured requests' size histogram (`appsim trace info`),
+# or null when nothing was captured; removes the trace.
+capture_sizes() {
+  local sizes=null
+  if [ -f "$1" ]; then
+    "$APPSIM" trace info "$OUT/logs/cap.trace" --json "$OUT/logs/info.json" >/dev/null 2>&1 &&
+      sizes=$(jq -c '.sizes // null' "$OUT/logs/info.json" 2>/dev/null || echo null)
+    rm -f "$OUT/logs/cap.trace"
+  fi
+  echo "$sizes"
+}
+
 # run_server ENGINE WORKLOAD DRIVE REGIME RATIO: one run of a server; prints its record.
 run_server() {
   local eng=$1 wl=$2 drive=$3 regime=$4 r=$5 fs dev p db=sbtest slack
@@ -130,11 +149,7 @@ run_server() {
   local pid=$! s0 s1 t0 t1 cap=() capj=$OUT/logs/$eng-$wl-$drive-r$regime-$r.capture.json
   sleep "$warm"
   s0=$(diskstats "$dev"); t0=$(date +%s%N)
-  if [ "$drive" = disk ] && [ "$regime" = 1 ]; then
-    "$APPSIM" trace capture --device "/dev/$dev" -o "$OUT/logs/cap.trace" --force --duration "${DURATION}s" \
-      --quiet --json "$capj" >/dev/null 2>&1 &
-    cap=($!)
-  fi
+  if [ "$drive" = disk ] && [ "$regime" = 1 ]; then capture_start "$dev" "$capj"; cap=($!); fi
   wait "$pid" || { echo "sysbench failed: $log" >&2; tail -5 "$log" >&2; server_stop "$eng" "$fs/run/data"; return 1; }
   s1=$(diskstats "$dev"); t1=$(date +%s%N)
   [ ${#cap[@]} -eq 0 ] || wait "${cap[0]}" || true
@@ -147,12 +162,7 @@ run_server() {
     echo "$eng died during the run (see $fs/run/*.log; memory cgroup $((mb + slack)) MiB): run not recorded" >&2
     return 1
   fi
-  local sizes=null
-  if [ -f "$capj" ]; then
-    "$APPSIM" trace info "$OUT/logs/cap.trace" --json "$OUT/logs/info.json" >/dev/null 2>&1 &&
-      sizes=$(jq -c '.sizes // .size_histogram // null' "$OUT/logs/info.json" 2>/dev/null || echo null)
-    rm -f "$OUT/logs/cap.trace"
-  fi
+  local sizes; sizes=$(capture_sizes "$capj")
   read -r tps mean p99 n err <<<"$(sysbench_figures "$log")"
   read -r a_r a_rs a_w a_ws a_f _ <<<"$s0"
   read -r b_r b_rs b_w b_ws b_f _ <<<"$s1"
@@ -204,18 +214,12 @@ run_appsim() {
   local pid=$!
   if [ "$drive" = disk ] && [ "$regime" = 1 ]; then
     sleep "$(warmup_of "$regime")"
-    "$APPSIM" trace capture --device "/dev/$dev" -o "$OUT/logs/cap.trace" --force --duration "${DURATION}s" \
-      --quiet --json "$capj" >/dev/null 2>&1 &
+    capture_start "$dev" "$capj"
     cap=($!)
   fi
   wait "$pid" || { echo "appsim failed: $out.log" >&2; tail -5 "$out.log" >&2; return 1; }
   [ ${#cap[@]} -eq 0 ] || wait "${cap[0]}" || true
-  local sizes=null
-  if [ -f "$capj" ]; then
-    "$APPSIM" trace info "$OUT/logs/cap.trace" --json "$OUT/logs/info.json" >/dev/null 2>&1 &&
-      sizes=$(jq -c '.sizes // .size_histogram // null' "$OUT/logs/info.json" 2>/dev/null || echo null)
-    rm -f "$OUT/logs/cap.trace"
-  fi
+  local sizes; sizes=$(capture_sizes "$capj")
   local offered=null
   if [ "$regime" = 2 ]; then
     if [ "$wl" = tpcc ]; then offered=$RATE_TPCC; else offered=$RATE_SYSBENCH; fi
