@@ -123,6 +123,18 @@ static void run_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_STRING,
          .dst = &o->mix,
          .help = "percent new_order,payment,order_status,delivery,stock_level (shuffled deck)"},
+        {.name = "rate",
+         .kind = SIM_OPT_DOUBLE,
+         .dst = &o->rate,
+         .min = 0,
+         .max = 1e9,
+         .help = "open loop: transactions per second per instance, arriving whatever the "
+                 "completions (the TPC-C mix, no user waits; latency from each arrival); 0 = "
+                 "closed loop with --pacing"},
+        {.name = "uniform",
+         .kind = SIM_OPT_FLAG,
+         .dst = &o->uniform,
+         .help = "open loop (--rate, --curve): evenly spaced arrivals instead of exponential"},
     };
     SIM_OPTS_APPEND(opts, n, at, part);
 }
@@ -967,6 +979,22 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
     return SIM_EXIT_OK;
 }
 
+/* --rate runs open loop: the users' waits do not apply, and --uniform needs arrivals. */
+static int check_open_loop(const tpcc_options *o, const sim_opt *opts)
+{
+    if (o->rate > 0 && (sim_opts_find(opts, "pacing")->set || sim_opts_find(opts, "cycle")->set)) {
+        sim_error("tpcc: --rate runs open loop (transactions arrive at the rate, no user waits); "
+                  "--pacing and --cycle set the users' waits of a closed-loop run: give one or "
+                  "the other");
+        return SIM_EXIT_USAGE;
+    }
+    if (o->uniform && o->rate <= 0) {
+        sim_error("tpcc: --uniform spaces open-loop arrivals evenly: it needs --rate");
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
 /* Parses and checks the command line into opt and *action (NULL: prepare if needed,
  * run, check). SIM_EXIT_OK, SIM_OPTS_HELP_SHOWN or SIM_EXIT_USAGE (message printed). */
 static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, const char **action)
@@ -993,6 +1021,7 @@ static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, co
      * (about 10 s per warehouse-scale-1 file on the test VM), which the default job
      * should not pay. `appsim tpcc check` does the full one by default. */
     if (!a && !sim_opts_find(opts, "integrity")->set) opt->integrity = "off";
+    if ((rc = check_open_loop(opt, opts))) return rc;
     char err[1024];
     if ((rc = validate(opt, a, err, sizeof err))) {
         sim_error("tpcc: %s", err);

@@ -32,6 +32,7 @@ typedef struct wl {
 } wl;
 
 typedef struct wconn {
+    tpcc_deck deck; /* open loop: the connection's own deck (users are only partitions) */
     sqlite3 *db;
     tpcc_conn *c;
     tpcc_instance *I;
@@ -119,6 +120,9 @@ static void *worker_open(void *vwl, int instance, int worker)
         free(wc);
         return NULL;
     }
+    sim_rng r;
+    sim_rng_seed(&r, w->o->seed, 0xdec40000ull + (uint64_t)instance * 4096 + (uint64_t)worker);
+    tpcc_deck_init(&wc->deck, &w->o->mixv, &r);
     if (setup_conn(w->o, I, wc->db, wc->c, err, sizeof err)) {
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
         tpcc_conn_free(wc->c);
@@ -232,8 +236,15 @@ static int run_unit(void *vwl, void *conn, int instance, uint32_t vu, sim_rng *r
     wconn *wc = conn;
     tpcc_instance *I = &w->inst[instance];
     tpcc_user *u = &I->users[vu];
-    int type = u->next_type >= 0 ? u->next_type : tpcc_deck_draw(&u->deck, &w->o->mixv, rng);
-    u->next_type = -1;
+    /* Open loop: two arrivals for one user may run at once on two connections, so the
+     * type comes from the connection's deck; the user gives the home warehouse only. */
+    int type;
+    if (w->o->rate > 0) {
+        type = tpcc_deck_draw(&wc->deck, &w->o->mixv, rng);
+    } else {
+        type = u->next_type >= 0 ? u->next_type : tpcc_deck_draw(&u->deck, &w->o->mixv, rng);
+        u->next_type = -1;
+    }
     int64_t scale = I->meta.scale;
     char err[512];
     int rc = 0;
@@ -629,12 +640,18 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
         json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b, s:s}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
-                  o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
+                  o->rate > 0 ? "none (open loop)" : o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
                   o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
                   "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
                   "delivery_workers_per_instance", tpcc_delivery_workers(o), "prefetch",
                   o->prefetch, "group_commit", n > 0 && inst[0].db && group_commit_on(o, &inst[0]),
                   "cpu_sched", o->cpu_sched));
+    json_t *setup = json_object_get(tj, "setup");
+    json_object_set_new(setup, "open_loop", json_boolean(o->rate > 0));
+    json_object_set_new(setup, "rate_per_instance", o->rate > 0 ? json_real(o->rate) : json_null());
+    json_object_set_new(setup, "arrivals",
+                        o->rate > 0 ? json_string(o->uniform ? "uniform" : "exponential")
+                                    : json_null());
     json_object_set_new(tj, "rates", rates_json(run, o, -1, ranks));
     json_t *lim = json_object();
     for (int ty = 0; ty < TPCC_NTYPES; ty++) {
@@ -704,11 +721,18 @@ static int run_users(wl *w, int n, sim_vu_stats *vs, uint64_t *pending)
     tpcc_instance *inst = w->inst;
     dworker_args da[64];
     char wbuf[64];
-    sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
-             "(mean wait %.3f s), %s warm-up + %.0f s measured",
-             n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
-             o->cycle_ns ? "cycle" : o->pacing, (double)w->cycle_ns / 1e9,
-             sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
+    if (o->rate > 0)
+        sim_info("tpcc: running %d instance(s) open loop: %.1f transactions/s each (%s "
+                 "arrivals) on %llu connections, %s warm-up + %.0f s measured",
+                 n, o->rate, o->uniform ? "uniform" : "exponential",
+                 (unsigned long long)o->connections,
+                 sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
+    else
+        sim_info("tpcc: running %d instance(s): %llu users and %llu connections each, pacing %s "
+                 "(mean wait %.3f s), %s warm-up + %.0f s measured",
+                 n, (unsigned long long)o->vusers, (unsigned long long)o->connections,
+                 o->cycle_ns ? "cycle" : o->pacing, (double)w->cycle_ns / 1e9,
+                 sim_warmup_text(o->warmup_ns, wbuf, sizeof wbuf), (double)o->duration_ns / 1e9);
     sim_run_start(w->run);
     const int dworkers = tpcc_delivery_workers(o);
     for (int i = 0; i < n; i++) {
@@ -725,7 +749,8 @@ static int run_users(wl *w, int n, sim_vu_stats *vs, uint64_t *pending)
     sim_vu_config vc = {.instances = n,
                         .vusers = (uint32_t)o->vusers,
                         .workers = (int)o->connections,
-                        .rate = 0,
+                        .rate = o->rate,
+                        .uniform = o->uniform,
                         .seed = o->seed};
     sim_vu_ops ops = {.worker_open = worker_open,
                       .worker_close = worker_close,
@@ -780,7 +805,9 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
         return SIM_EXIT_USAGE;
     }
     wl w = {.o = o, .inst = inst};
-    if (o->cycle_ns)
+    if (o->rate > 0)
+        w.cycle_ns = 0; /* open loop: no user waits */
+    else if (o->cycle_ns)
         w.cycle_ns = o->cycle_ns;
     else if (o->pacev == TPCC_PACE_REVIEW)
         w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);

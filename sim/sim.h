@@ -718,6 +718,7 @@ typedef struct sim_vu_config {
     int workers;     /* per instance */
     double rate;     /* per instance per second; 0 = closed loop */
     uint64_t seed;
+    bool uniform; /* open loop: arrivals evenly spaced (1 / rate) instead of exponential */
 } sim_vu_config;
 
 typedef struct sim_vu_stats {
@@ -726,6 +727,11 @@ typedef struct sim_vu_stats {
     uint64_t wake_late_p50_ns; /* scheduler lateness against due times */
     uint64_t wake_late_p99_ns;
     uint64_t wake_late_max_ns;
+    /* Open loop: arrivals due inside the measured phase, and the units released but not
+     * yet started (all instances) when the measured phase began and when it ended; a
+     * backlog that grew means the arrivals outran the workers. */
+    uint64_t arrivals_measured;
+    uint64_t backlog_at_start, backlog_at_end;
 } sim_vu_stats;
 
 /* Runs until the run is done. `run` must be started by the caller (so that it can

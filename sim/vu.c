@@ -71,6 +71,9 @@ struct engine {
     atomic_bool stop;
     atomic_bool failed;
     _Atomic uint64_t units;
+    /* open loop: arrivals due in the measured phase, and the backlog at its ends */
+    uint64_t arrivals_measured, backlog_at_start, backlog_at_end;
+    bool start_seen;
     /* releases' lateness against due times: the run's own histogram when the run
      * reports it (sim_run_track_lateness), so each release is recorded once */
     sim_hist *lateness;
@@ -230,6 +233,25 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* The next arrival after one due at `due`: exponential (Poisson) or evenly spaced. */
+static uint64_t next_arrival(engine *e, uint64_t due)
+{
+    if (e->cfg->uniform) return due + (uint64_t)(1e9 / e->cfg->rate);
+    return due + sim_rng_exp_ns(&e->arrival_rng, e->cfg->rate);
+}
+
+/* Units released and not yet started, over every instance. */
+static uint64_t backlog(engine *e, int ninst)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < ninst; i++) {
+        pthread_mutex_lock(&e->queues[i].lock);
+        n += e->queues[i].len;
+        pthread_mutex_unlock(&e->queues[i].lock);
+    }
+    return n;
+}
+
 /* Moves every due timer to its run queue; returns the next due time (or 0). */
 static uint64_t release_due(engine *e, uint64_t now)
 {
@@ -241,7 +263,9 @@ static uint64_t release_due(engine *e, uint64_t now)
             uint32_t inst = t.id - ARRIVAL_BASE;
             uint32_t vu = (uint32_t)(e->arrival_seq[inst]++ % cfg->vusers);
             queue_push(&e->queues[inst], t.due, vu);
-            heap_push(e, t.due + sim_rng_exp_ns(&e->arrival_rng, cfg->rate), t.id);
+            if (t.due >= sim_run_measure_start_ns(e->run) && t.due < sim_run_measure_end_ns(e->run))
+                e->arrivals_measured++;
+            heap_push(e, next_arrival(e, t.due), t.id);
         } else {
             queue_push(&e->queues[t.id / cfg->vusers], t.due, t.id % cfg->vusers);
         }
@@ -249,12 +273,16 @@ static uint64_t release_due(engine *e, uint64_t now)
     return e->nheap ? e->heap[0].due : 0;
 }
 
-static void scheduler_loop(engine *e)
+static void scheduler_loop(engine *e, int ninst)
 {
     pthread_mutex_lock(&e->heap_lock);
     while (!atomic_load(&e->stop)) {
         if (sim_run_done(e->run)) break;
         uint64_t now = sim_now_ns();
+        if (!e->start_seen && now >= sim_run_measure_start_ns(e->run)) {
+            e->start_seen = true;
+            e->backlog_at_start = backlog(e, ninst);
+        }
         uint64_t next = release_due(e, now);
         /* Wake at the next due time, or within 100 ms to notice the end of the run. */
         uint64_t wait = 100000000ull;
@@ -264,6 +292,7 @@ static void scheduler_loop(engine *e)
             pthread_cond_timedwait(&e->heap_changed, &e->heap_lock, &ts);
         }
     }
+    e->backlog_at_end = backlog(e, ninst);
     atomic_store(&e->stop, true);
     pthread_mutex_unlock(&e->heap_lock);
 }
@@ -315,8 +344,7 @@ static void schedule_first(engine *e, int ninst, size_t nusers)
     uint64_t now = sim_now_ns();
     if (cfg->rate > 0) {
         for (int i = 0; i < ninst; i++)
-            heap_push(e, now + sim_rng_exp_ns(&e->arrival_rng, cfg->rate),
-                      ARRIVAL_BASE + (uint32_t)i);
+            heap_push(e, next_arrival(e, now), ARRIVAL_BASE + (uint32_t)i);
         return;
     }
     for (size_t g = 0; g < nusers; g++) {
@@ -375,6 +403,9 @@ static void put_stats(const engine *e, int ninst, sim_vu_stats *stats)
     stats->wake_late_p50_ns = sim_hist_percentile(e->lateness, 50);
     stats->wake_late_p99_ns = sim_hist_percentile(e->lateness, 99);
     stats->wake_late_max_ns = sim_hist_max(e->lateness);
+    stats->arrivals_measured = e->arrivals_measured;
+    stats->backlog_at_start = e->backlog_at_start;
+    stats->backlog_at_end = e->backlog_at_end;
 }
 
 int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, void *wl,
@@ -388,7 +419,7 @@ int sim_vu_run(sim_run *run, const sim_vu_config *cfg, const sim_vu_ops *ops, vo
     schedule_first(&e, ninst, nusers);
     int nworkers = ninst * cfg->workers;
     worker *ws = start_workers(&e, nworkers);
-    scheduler_loop(&e);
+    scheduler_loop(&e, ninst);
     join_workers(&e, ninst, ws, nworkers);
     if (stats) put_stats(&e, ninst, stats);
     int rc = atomic_load(&e.failed) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
