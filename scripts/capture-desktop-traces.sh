@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-captures the desktop traces shipped in trace/desktops/ with appsim itself.
+# Re-captures the desktop traces shipped in trace/vdi/desktops/ with appsim itself.
 #
 #   scripts/capture-desktop-traces.sh image    # build the Debian desktop image (cached)
 #   scripts/capture-desktop-traces.sh boot     # boot only -> boot.atr
@@ -36,7 +36,7 @@ WORKDIR=${WORKDIR:-/tmp/appsim-desktops}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 SUITE=${SUITE:-bookworm}
 IMAGE_SIZE=${IMAGE_SIZE:-4G}
-OUTDIR=${OUTDIR:-$SRC/trace/desktops}
+OUTDIR=${OUTDIR:-$SRC/trace/vdi/desktops}
 TIMEOUT=${TIMEOUT:-1800}
 GUEST_MEM=${GUEST_MEM:-1536}
 DESKTOP_PKGS=xvfb,xauth,dbus-x11,libpam-systemd,xfce4-session,xfwm4,xfce4-panel,xfdesktop4,xfce4-settings,xfconf

@@ -5,12 +5,27 @@
  *
  * Memory stays bounded on traces of any length: readers stream; records out of time
  * order are sorted within a bounded window and counted. Synthetic workloads (`appsim
- * io`, trace/io_internal.h) are sources too, and replay through the same loop.
+ * io`, trace/io/io_internal.h) are sources too, and replay through the same loop.
  *
  * Return codes (sim/sim.h): subcommands and every function that decides how a command
  * ends (opening a trace, writers, scan, replay) return exit statuses (SIM_EXIT_*);
  * helpers that only succeed or fail return a status (SIM_OK, or SIM_ERR with err); a
  * source's next() answers TR_NEXT_*, a format's parsers TR_PARSE_* (below).
+ *
+ * This header is trace/'s one public face: the rest of appsim includes nothing else of
+ * trace/. Behind it, one folder per kind of work, each with a header that states its
+ * contract, from the ground up:
+ *   lib/     the trace library: input, formats, file source, writers, scan, the
+ *            `appsim trace` command and its info, convert, slice, merge (lib/lib.h);
+ *   replay/  replay of a source on a target and its rate curve, `appsim replay`
+ *            (replay/replay_internal.h); it includes lib/lib.h;
+ *   io/      `appsim io`, synthetic workloads run through replay (io/io_internal.h);
+ *   vdi/     `appsim vdi`, storms composed from desktop traces (vdi/vdi_internal.h);
+ *   capture/ `appsim trace capture` from the kernel's block tracepoints
+ *            (capture/capture_internal.h).
+ * A folder includes its own headers, lib/lib.h, this header and the public headers
+ * below trace/ (sim/sim.h, storage/storage.h): never another folder's private header,
+ * never a folder above it (tests/integration/trace_layout.sh checks this).
  */
 #ifndef APPSIM_TRACE_H
 #define APPSIM_TRACE_H
@@ -112,7 +127,7 @@ const char *tr_op_name(int op); /* "read", "write", "flush", "trim" */
 /* ------------------------------------------------------------------ formats */
 
 /* A format: a parser for lines (text formats) or binary records, an optional writer,
- * and a probe for auto-detection. Each format lives in its own file (trace/fmt_*.c)
+ * and a probe for auto-detection. Each format lives in its own file (trace/lib/fmt_*.c)
  * and registers itself with TR_REGISTER_FORMAT. Parsers produce records whose
  * time_ns is the format's absolute clock in ns; tr_open sorts and rebases them. */
 typedef struct tr_parse tr_parse; /* parser state owned by trace/ (trace_internal.h) */

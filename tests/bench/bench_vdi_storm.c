@@ -4,7 +4,7 @@
  * given as arguments) as full and linked storms of 1,000 desktops and prints records
  * per second per core. Usage: bench_vdi_storm [desktops] [trace...]
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness for replay placement (trace/replay_place.c) and the scan before it
- * (trace/scan.c): arbitrary offsets, lengths, volumes, regions, block sizes and mapping
+ * libFuzzer harness for replay placement (trace/replay/replay_place.c) and the scan before it
+ * (trace/lib/scan.c): arbitrary offsets, lengths, volumes, regions, block sizes and mapping
  * modes, with none of the parsers' limits in between. Input: one byte of mode (map,
  * block size), the region's offset and length (8 bytes each, little-endian), then
  * records of 15 bytes (offset 8, length 4, volume 2, op 1).
@@ -9,7 +9,7 @@
  * every record inside its volume's slice, inside the region, aligned to the block: no
  * arithmetic may wrap, divide by zero, or place an I/O outside the region.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

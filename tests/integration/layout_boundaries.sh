@@ -11,7 +11,7 @@ fail() {
   echo "FAIL: $*"
   errors=$((errors + 1))
 }
-for f in storage/storage.h $(ls trace/*.[ch] kv/*.[ch] sim/*.[ch] sim/review/*.[ch]); do
+for f in storage/storage.h $(find trace -name '*.[ch]'; ls kv/*.[ch] sim/*.[ch] sim/review/*.[ch]); do
   while IFS= read -r l; do
     fail "$f includes SQLite: $l"
   done < <(grep -nE '#include [<"](sqlite3\.h|storage/sqlite/)' "$f")

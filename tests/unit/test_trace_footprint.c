@@ -3,7 +3,7 @@
  * extents; estimated within 1 % once more separate extents arrive than the exact set
  * holds, and the method says so.
  */
-#include "trace/footprint_internal.h"
+#include "trace/lib/footprint_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * all draws) of its definition; random offsets stay aligned inside the section and
  * sequential ones continue one stream and wrap; a limited source ends.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * waits for its completion, but not beyond the horizon (5 s of trace time) nor beyond
  * 4,096 waiting, so a lost completion never holds the trace back or grows memory.
  */
-#include "trace/pair_internal.h"
+#include "trace/lib/pair_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

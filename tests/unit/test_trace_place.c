@@ -4,7 +4,7 @@
  * errors naming file:line; well-formed volumes in a small region are mapped inside it,
  * and a record of a volume the scan did not see, at any offset, lands in a slice.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trace/capture_internal.h"
+#include "trace/capture/capture_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

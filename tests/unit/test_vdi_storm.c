@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * trace/capture_cmd.c: `appsim trace capture --device /dev/X (--duration S | -- cmd...)
+ * trace/capture/capture_cmd.c: `appsim trace capture --device /dev/X (--duration S | -- cmd...)
  * -o FILE`: records a block trace of a live device from the kernel's block
  * tracepoints and writes it in appsim's trace format (or another writable format).
  *
@@ -10,7 +10,7 @@
  * events, from the kernel's counters, the page flags or the bound, are reported and
  * make the summary say the trace is incomplete.
  */
-#include "trace/capture_internal.h"
+#include "trace/capture/capture_internal.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,6 +1,13 @@
 /*
- * trace/capture_internal.h: `appsim trace capture`, private to trace/capture_*.c and
- * their tests.
+ * trace/capture/capture_internal.h: `appsim trace capture`, private to
+ * trace/capture/capture_*.c and their tests.
+ *
+ * Contract of trace/capture/: it offers the `capture` subcommand of `appsim trace`
+ * (registered with TR_REGISTER_SUBCOMMAND) and nothing else. Return codes (sim/sim.h):
+ * the subcommand returns an exit status (SIM_EXIT_*); the functions below return a
+ * status (SIM_OK, or SIM_ERR with err). Includes: trace/trace.h (records and the
+ * writers), sim/sim.h and storage/storage.h (the sysfs readers); never another folder
+ * of trace/.
  *
  * The kernel's block tracepoints are read from a dedicated tracefs instance in the
  * binary per-CPU ring-buffer pages (trace_pipe_raw) rather than the text trace_pipe:

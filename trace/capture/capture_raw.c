@@ -1,5 +1,5 @@
 /*
- * trace/capture_raw.c: decoding of tracefs binary ring-buffer pages and pairing of
+ * trace/capture/capture_raw.c: decoding of tracefs binary ring-buffer pages and pairing of
  * block_rq_issue / block_rq_complete events into per-I/O records.
  *
  * Page layout (events/header_page gives the offsets): a u64 timestamp, a commit
@@ -11,7 +11,7 @@
  * (delta 0: the rest of the page); 30: a time extension; 31: an absolute timestamp.
  * Event data starts with common_type (u16), the event id from the format file.
  */
-#include "trace/capture_internal.h"
+#include "trace/capture/capture_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * trace/capture_tracefs.c: a dedicated tracefs instance that records the block
+ * trace/capture/capture_tracefs.c: a dedicated tracefs instance that records the block
  * events of one disk (see capture_internal.h for why binary pages are read).
  *
  * The instance ("instances/appsim-capture-<pid>") has its own ring buffers, filters
@@ -9,7 +9,7 @@
  * events and counts them, and those counts are reported (never silent). The instance is removed on
  * close.
  */
-#include "trace/capture_internal.h"
+#include "trace/capture/capture_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

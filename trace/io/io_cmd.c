@@ -1,5 +1,5 @@
 /*
- * trace/io_cmd.c: `appsim io --target PATH [--profile NAME[,NAME...] | --all] [options]`:
+ * trace/io/io_cmd.c: `appsim io --target PATH [--profile NAME[,NAME...] | --all] [options]`:
  * the labs' synthetic vdbench battery. Builds the jobs (built-in profiles, overridden
  * by any definition option given, or one custom definition), the section of the
  * target, fills it when asked, runs each job as one run or a rate curve, and writes
@@ -8,7 +8,7 @@
  * (rwmixread, iodepth, runtime, ramp_time, direct) are aliases of them, noted on use;
  * fio's bs, bssplit, rw, numjobs, offset and size are options of their own.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,18 @@
 /*
- * trace/io_internal.h: `appsim io`, the labs' synthetic vdbench battery. A workload is
+ * trace/io/io_internal.h: `appsim io`, the labs' synthetic vdbench battery. A workload is
  * a definition (transfer sizes, read share, random share, outstanding I/Os, alignment);
  * io_source.c turns one into an endless stream of records that the replay loop
- * (replay.c) and its rate curve (replay_curve.c) run on a section of the target, so the
+ * (replay_loop.c) and its rate curve (replay_curve.c) run on a section of the target, so the
  * synthetic workload and trace replay share one scheduler, one latency rule and one
  * curve. io_xfer.c parses vdbench's and fio's transfer-size forms; io_profiles.c holds
  * the built-in profiles; io_cmd.c is the command.
+ *
+ * Contract of trace/io/: it offers the `appsim io` command and nothing else to the rest of
+ * appsim; this header is private to trace/io/ and its tests. Return codes (sim/sim.h):
+ * the command, the source, the fill and a job's run return exit statuses (SIM_EXIT_*)
+ * with err; the parsers (io_xfer_parse, io_profile_spec) return a status (SIM_OK, or
+ * SIM_ERR with err). Includes: trace/trace.h (records, sources, replay and curve),
+ * sim/sim.h and storage/storage.h; never another folder of trace/.
  *
  * Invariants: a parsed transfer-size distribution has 1..IO_MAX_BINS bins whose shares
  * sum to 100 (within 0.01); every size is at least 512 bytes and at most IO_MAX_XFER.

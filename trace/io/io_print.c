@@ -1,9 +1,9 @@
 /*
- * trace/io_print.c: the text summary of `appsim io`: per job its definition, the
+ * trace/io/io_print.c: the text summary of `appsim io`: per job its definition, the
  * approximation note of a database profile, and the curve as vdbench prints it (one
  * line per point, reads and writes apart), with the peak as vdbench reports it.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 static double num(const json_t *o, const char *k)
 {

@@ -1,12 +1,12 @@
 /*
- * trace/io_profiles.c: the built-in profiles of `appsim io`: the vdbench battery the
+ * trace/io/io_profiles.c: the built-in profiles of `appsim io`: the vdbench battery the
  * review labs publish (reference methodology section 3), in their order. The first
  * nine are the labs' own definitions. The six database profiles are not published in
  * detail; they are built from what the database vendors document about the I/O of
  * SQL Server and Oracle (page and block sizes, read-ahead and multiblock reads, log
  * writes) and say so in every result. docs/io.md gives each definition and its sources.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
 /*
- * trace/io_run.c: running `appsim io` jobs. A job's records come from io_source.c and
- * go through the trace replay loop (replay.c): one submitting thread keeping the
+ * trace/io/io_run.c: running `appsim io` jobs. A job's records come from io_source.c and
+ * go through the trace replay loop (replay_loop.c): one submitting thread keeping the
  * job's threads as outstanding I/Os on the engine, latency from each I/O's intended
  * start. The rate curve is the replay's (replay_curve.c): a maximum-rate run, then
  * fractions of it with exponential arrivals. The section of the target is the replay's
  * region, so every I/O lands inside it.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <string.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /*
- * trace/io_source.c: a workload definition as a record source for the replay loop.
+ * trace/io/io_source.c: a workload definition as a record source for the replay loop.
  * Each record draws its size from the distribution, reads with probability read_pct,
  * and goes to a random offset (aligned to `align`, or to its own size) with
  * probability random_pct, else continues one sequential stream from where the
@@ -7,7 +7,7 @@
  * Record times are only an order: the replay runs these as fast as possible or at a
  * fixed arrival rate, never on their timestamps.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /*
- * trace/io_xfer.c: transfer-size distributions in the forms users bring from vdbench
+ * trace/io/io_xfer.c: transfer-size distributions in the forms users bring from vdbench
  * (xfersize=4k, xfersize=(4k,70,8k,30), xfersize=(4k,64k,4k)) and fio (bs=4k,
  * bssplit=4k/70:8k/30), and drawing sizes from them.
  */
-#include "trace/io_internal.h"
+#include "trace/io/io_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * trace/convert.c: `appsim trace convert TRACE -o OUT --to FORMAT`: rewrites a trace
+ * trace/lib/convert.c: `appsim trace convert TRACE -o OUT --to FORMAT`: rewrites a trace
  * in another format (appsim's compact binary for fast repeated replays, fio's iolog v3
  * to cross-check a replay with fio), streaming, with the reader's counts reported.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 /*
- * trace/fmt_alibaba.c: Alibaba cloud block trace CSV (2020 release):
+ * trace/lib/fmt_alibaba.c: Alibaba cloud block trace CSV (2020 release):
  *   device_id,opcode,offset,length,timestamp
  * opcode R or W, offset and length in bytes, timestamp in microseconds. The volume is
  * the device id.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <strings.h>
 

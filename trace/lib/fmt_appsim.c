@@ -1,5 +1,5 @@
 /*
- * trace/fmt_appsim.c: appsim's own compact binary trace, for fast repeated replays.
+ * trace/lib/fmt_appsim.c: appsim's own compact binary trace, for fast repeated replays.
  *
  * Layout (little endian), version 1:
  *   header, 32 bytes: "APPSIMTR", u16 major (1), u16 minor (0), u32 header size (32),
@@ -14,7 +14,7 @@
  * truncated file and is reported as such. A reader refuses a major version it does
  * not know; minor versions only add header fields after the 32 bytes.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <errno.h>
 #include <string.h>

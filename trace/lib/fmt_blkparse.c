@@ -1,22 +1,22 @@
 /*
- * trace/fmt_blkparse.c: blkparse's default text output, e.g.
+ * trace/lib/fmt_blkparse.c: blkparse's default text output, e.g.
  *     8,0    3       17     0.000101360   697  D  WS 1234 + 8 [jbd2/sda1-8]
  * Only issue ('D') events become records: that is what the device was asked to do,
  * after the block layer merged and split the application's requests. Completion ('C')
- * events give each issue its captured response time (trace/pair.c). Other events
+ * events give each issue its captured response time (trace/lib/pair.c). Other events
  * (Q, G, I, M, P, U, ...) and the summary blkparse prints at the end are non-I/O
  * lines. The rwbs field gives the operation: D = discard, W = write, R = read, and a
  * flush without data (F with no sector) = flush. The volume is the device number
  * (major << 20 | minor, the kernel's dev_t).
  */
-#include "trace/pair_internal.h"
+#include "trace/lib/pair_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct blkparse_state {
     int in_summary; /* blkparse's per-CPU and total statistics follow the events */
-    tr_pair *pair;  /* issues waiting for their completion (trace/pair.c) */
+    tr_pair *pair;  /* issues waiting for their completion (trace/lib/pair.c) */
 } blkparse_state;
 
 static int parse_dev(const char *s, uint32_t *dev)

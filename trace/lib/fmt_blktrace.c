@@ -1,14 +1,14 @@
 /*
- * trace/fmt_blktrace.c: blktrace's binary event stream (struct blk_io_trace, 48
+ * trace/lib/fmt_blktrace.c: blktrace's binary event stream (struct blk_io_trace, 48
  * bytes, followed by pdu_len bytes of payload), in either byte order: the magic
  * 0x65617407 (magic 0x656174 plus version 7) tells which. As for blkparse text, only
  * issue events (__BLK_TA_ISSUE) become records, with the operation from the category
  * bits, and their completions (__BLK_TA_COMPLETE) give the captured response time
- * (trace/pair.c); notify events, other actions and their payloads are skipped.
+ * (trace/lib/pair.c); notify events, other actions and their payloads are skipped.
  * Layout: u32 magic, u32 sequence, u64 time (ns), u64 sector, u32 bytes, u32 action,
  * u32 pid, u32 device, u32 cpu, u16 error, u16 pdu_len.
  */
-#include "trace/pair_internal.h"
+#include "trace/lib/pair_internal.h"
 
 #include <string.h>
 
@@ -85,7 +85,7 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     uint32_t act = action & 0xffff, cat = action >> 16;
     if (cat & TC_NOTIFY) return TR_PARSE_NONE;
     if (act == TA_COMPLETE) {
-        /* The response time of the issue it completes (trace/pair.c). */
+        /* The response time of the issue it completes (trace/lib/pair.c). */
         if (st->pair) tr_pair_complete(st->pair, dev, sector, time);
         return TR_PARSE_NONE;
     }

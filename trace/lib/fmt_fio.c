@@ -1,5 +1,5 @@
 /*
- * trace/fmt_fio.c: fio's iolog, versions 2 and 3 (read), and version 3 (write, so a
+ * trace/lib/fmt_fio.c: fio's iolog, versions 2 and 3 (read), and version 3 (write, so a
  * replay can be cross-checked with `fio --read_iolog`).
  *   v2: "fio version 2 iolog", then "file action [offset length]"; the "wait" action
  *       delays the next I/O by its offset field in microseconds.
@@ -8,7 +8,7 @@
  * Actions: add/open/close (file management, no I/O), read, write, trim, sync and
  * datasync (flushes). Each file name is a volume, numbered in order of appearance.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <errno.h>
 #include <string.h>

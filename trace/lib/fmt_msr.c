@@ -1,10 +1,10 @@
 /*
- * trace/fmt_msr.c: SNIA MSR Cambridge CSV, no header:
+ * trace/lib/fmt_msr.c: SNIA MSR Cambridge CSV, no header:
  *   Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime
  * Timestamp and ResponseTime in Windows FILETIME ticks (100 ns); Type Read or Write;
  * Offset and Size in bytes. The volume is the disk number.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <strings.h>
 

@@ -1,10 +1,10 @@
 /*
- * trace/fmt_spc.c: SPC / UMass trace repository CSV:
+ * trace/lib/fmt_spc.c: SPC / UMass trace repository CSV:
  *   ASU,LBA,Size,Opcode,Timestamp[,more fields ignored]
  * LBA in 512-byte sectors, Size in bytes, Opcode r/R or w/W, Timestamp in seconds with
  * a fraction. The volume is the ASU (application specific unit).
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <strings.h>
 

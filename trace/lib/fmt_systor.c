@@ -1,11 +1,11 @@
 /*
- * trace/fmt_systor.c: SNIA SYSTOR '17 CSV with its header row:
+ * trace/lib/fmt_systor.c: SNIA SYSTOR '17 CSV with its header row:
  *   Timestamp,Response,IOType,LUN,Offset,Size
  * Timestamp in epoch seconds with a fraction (parsed exactly to the ns), Response in
  * seconds, IOType R or W, Offset and Size in bytes. Rows are not strictly in time
  * order: the source's sort window restores it. The volume is the LUN.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <strings.h>
 

@@ -1,10 +1,10 @@
 /*
- * trace/fmt_tencent.c: Tencent CBS block trace CSV (SNIA IOTTA 2018 release):
+ * trace/lib/fmt_tencent.c: Tencent CBS block trace CSV (SNIA IOTTA 2018 release):
  *   Timestamp,Offset,Size,IOType,VolumeID
  * Timestamp in epoch seconds, Offset and Size in 512-byte sectors, IOType 0 = read and
  * 1 = write. Rows are not in time order within a second; the sort window handles it.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <strings.h>
 

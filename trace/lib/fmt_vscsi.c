@@ -1,5 +1,5 @@
 /*
- * trace/fmt_vscsi.c: CloudPhysics / VMware vscsi binary traces, little endian.
+ * trace/lib/fmt_vscsi.c: CloudPhysics / VMware vscsi binary traces, little endian.
  *   v1, 32 bytes: u32 serial, u32 length, u32 sg entries, u16 SCSI command, u16 version,
  *                 u64 logical block (512-byte sectors), u64 timestamp (us)
  *   v2, 40 bytes: u16 command, u16 version, u32 serial, u32 length, u32 sg entries,
@@ -7,7 +7,7 @@
  * The version's high byte is 1 or 2; the first record decides. READ/WRITE(6/10/12/16)
  * become reads and writes, SYNCHRONIZE CACHE a flush; other commands are non-I/O.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 typedef struct vscsi_state {
     int version;

@@ -1,5 +1,5 @@
 /*
- * trace/footprint.c: unique bytes touched by a trace, in bounded memory.
+ * trace/lib/footprint.c: unique bytes touched by a trace, in bounded memory.
  *
  * Exact first: a set of [start, end) extents per volume, merged when the array fills.
  * When merging no longer frees half of it (a large random trace), the set switches to
@@ -9,7 +9,7 @@
  * its relative error is about 1/sqrt(kept), 0.1 % at the cap. The method and the
  * sampling rate are reported, so an estimate is never shown as exact.
  */
-#include "trace/footprint_internal.h"
+#include "trace/lib/footprint_internal.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
- * trace/footprint_internal.h: unique bytes touched by a trace (trace/footprint.c), for
- * `trace info`. Private to trace/ (the public header is trace/trace.h).
+ * trace/lib/footprint_internal.h: unique bytes touched by a trace (trace/lib/footprint.c),
+ * for `trace info`. Private to trace/lib/ (the library's contract is lib.h).
  */
 #ifndef APPSIM_TRACE_FOOTPRINT_INTERNAL_H
 #define APPSIM_TRACE_FOOTPRINT_INTERNAL_H
 
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 typedef struct tr_extent {
     uint32_t volume;

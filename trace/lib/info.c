@@ -1,14 +1,14 @@
 /*
- * trace/info.c: `appsim trace info TRACE`: what a trace holds, in one streaming pass:
+ * trace/lib/info.c: `appsim trace info TRACE`: what a trace holds, in one streaming pass:
  * operations and read/write mix, size distribution, footprint (unique bytes touched),
  * sequential share, IOPS and MB/s over time, duration, inter-arrival distribution,
  * the captured response times when the format has them, and the volumes.
  *
  * Memory stays bounded: the footprint is exact until its extent set fills, then
- * estimated by sampling (trace/footprint.c, the method is reported); the time series
+ * estimated by sampling (trace/lib/footprint.c, the method is reported); the time series
  * doubles its bucket width instead of growing past 1,000 buckets.
  */
-#include "trace/footprint_internal.h"
+#include "trace/lib/footprint_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

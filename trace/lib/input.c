@@ -1,5 +1,5 @@
 /*
- * trace/input.c: the byte stream under every trace reader. Plain files and memory
+ * trace/lib/input.c: the byte stream under every trace reader. Plain files and memory
  * buffers are passed through; a stream that starts with the gzip, bzip2 or zstd magic
  * is decompressed on the fly (concatenated members/frames included), so a trace of any
  * length is read with a fixed amount of memory.
@@ -7,7 +7,7 @@
  * Invariant: tr_input_read returns decompressed bytes in order; rewind restarts the
  * whole pipeline from the first raw byte.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <bzlib.h>
 #include <errno.h>

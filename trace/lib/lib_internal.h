@@ -1,15 +1,17 @@
 /*
- * trace/trace_internal.h: what the pieces of trace/ share and nothing outside uses:
- * the decompressing input stream, the parser state formats read through, the
- * volume table, and small number parsers that never read past a field.
+ * trace/lib/lib_internal.h: what the pieces of the trace library share and nothing
+ * outside trace/lib/ uses: the decompressing input stream, the parser state formats
+ * read through, the writer state, the volume table, small number parsers that never
+ * read past a field, and the output options and record copy of the subcommands that
+ * rewrite a trace. The library's contract is trace/lib/lib.h.
  *
  * Invariants: a tr_parse always knows the line number (text) or the byte offset of
  * the record being parsed (binary), so every error can say where it is.
  */
-#ifndef APPSIM_TRACE_INTERNAL_H
-#define APPSIM_TRACE_INTERNAL_H
+#ifndef APPSIM_TRACE_LIB_INTERNAL_H
+#define APPSIM_TRACE_LIB_INTERNAL_H
 
-#include "trace/trace.h"
+#include "trace/lib/lib.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -115,27 +117,6 @@ typedef struct tr_volmap {
 uint32_t tr_volmap_get(tr_volmap *m, uint32_t id);
 void tr_volmap_free(tr_volmap *m);
 
-/* Common options of the trace subcommands (--format, --volume, --skip-bad,
- * --sort-window), so each subcommand declares them the same way. */
-#define TR_SOURCE_OPTS(o, fmt, vol, skip, win)                                                     \
-    {.name = "format",                                                                             \
-     .kind = SIM_OPT_STRING,                                                                       \
-     .dst = &(fmt),                                                                                \
-     .help = "input format (default: detected)"},                                                  \
-        {.name = "volume",                                                                         \
-         .kind = SIM_OPT_U64,                                                                      \
-         .dst = &(vol),                                                                            \
-         .help = "only this volume (disk number, LUN, device id; default: all)",                   \
-         .max = 4294967295.0},                                                                     \
-        {.name = "skip-bad",                                                                       \
-         .kind = SIM_OPT_FLAG,                                                                     \
-         .dst = &(skip),                                                                           \
-         .help = "count and skip malformed records"},                                              \
-    {                                                                                              \
-        .name = "sort-window", .kind = SIM_OPT_U64, .dst = &(win),                                 \
-        .help = "records held to restore time order (default: 65536)", .min = 1, .max = 16777216   \
-    }
-
 /* The output options of the commands that write a trace (convert, slice, merge). */
 #define TR_OUTPUT_OPTS(force, out, to, fio_file)                                                   \
     {.name = "force", .kind = SIM_OPT_FLAG, .dst = &(force), .help = "replace OUT if it exists"},  \
@@ -164,9 +145,5 @@ enum {
  * rec_filter when given. */
 int tr_copy_records(tr_source *src, const char *out, const char *to, const tr_writer_opts *wo,
                     int (*rec_filter)(void *ctx, tr_record *r), void *ctx, uint64_t *written);
-
-/* Opens path with the common options; prints the error; returns an exit status. */
-int tr_open_cli(const char *path, const char *format, const sim_opt *opts, uint64_t volume,
-                bool skip_bad, uint64_t window, tr_source **out);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * trace/merge.c: `appsim trace merge A B ... -o OUT`: several traces into one, in time
+ * trace/lib/merge.c: `appsim trace merge A B ... -o OUT`: several traces into one, in time
  * order (each trace's time starts at 0), each trace's volumes renumbered so that no
  * two traces share a volume: a replay then gives each its own region of the target.
  * Streaming: one pending record per input.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * trace/pair.c: pairs blktrace issue events with their completions, so that the
+ * trace/lib/pair.c: pairs blktrace issue events with their completions, so that the
  * records of blktrace and blkparse traces carry the captured response time.
  *
  * Issues wait in a FIFO, in trace order, until their completion arrives (matched on
@@ -8,7 +8,7 @@
  * time) or more than 4,096 are waiting (a lost completion, a trace cut before it):
  * then its latency stays unknown. Order is kept, memory is bounded by the cap.
  */
-#include "trace/pair_internal.h"
+#include "trace/lib/pair_internal.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
- * trace/pair_internal.h: issue/completion pairing for the blktrace formats
- * (trace/pair.c). Private to trace/.
+ * trace/lib/pair_internal.h: issue/completion pairing for the blktrace formats
+ * (trace/lib/pair.c). Private to trace/lib/ (the library's contract is lib.h).
  */
 #ifndef APPSIM_TRACE_PAIR_INTERNAL_H
 #define APPSIM_TRACE_PAIR_INTERNAL_H
 
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 typedef struct tr_pair tr_pair;
 

@@ -1,10 +1,10 @@
 /*
- * trace/parse.c: the helpers every format parser uses: binary peeks over the input
+ * trace/lib/parse.c: the helpers every format parser uses: binary peeks over the input
  * buffer, field splitting and exact number parsing, the name table, and the volume
  * map. Parsers never read past the bytes they were given: every number parser checks
  * the whole field and its range.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <ctype.h>
 #include <stdarg.h>

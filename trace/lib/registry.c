@@ -1,9 +1,9 @@
 /*
- * trace/registry.c: the registries of trace/ (formats and `appsim trace` subcommands,
+ * trace/lib/registry.c: the registries of trace/ (formats and `appsim trace` subcommands,
  * both filled by constructors before main) and the `appsim trace` command that
  * dispatches to a subcommand by name.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /*
- * trace/scan.c: one pass over a source to learn what placement needs before the first
+ * trace/lib/scan.c: one pass over a source to learn what placement needs before the first
  * I/O: the volumes and how far into each the trace reaches, the largest I/O, the
  * duration, whether every I/O is aligned. Memory grows with the number of volumes only.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /*
- * trace/slice.c: `appsim trace slice TRACE -o OUT --from T --until T`: the records of a
+ * trace/lib/slice.c: `appsim trace slice TRACE -o OUT --from T --until T`: the records of a
  * time window (times since the trace's first record), written with times relative to
  * the window's start, so the slice replays as that part of the trace.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * trace/source.c: a trace file (or buffer) as a tr_source. Reads through the
+ * trace/lib/source.c: a trace file (or buffer) as a tr_source. Reads through the
  * decompressing input, splits lines or binary records for the format's parser, drops
  * other volumes, restores time order within a bounded window, and rebases time to the
  * first record.
@@ -10,7 +10,7 @@
  * "late"); every malformed record either fails the source with file:line (or byte
  * offset) and reason, or, with skip_bad, is counted.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /*
- * trace/writer.c: writes records in any format that has a writer, to a file, to
+ * trace/lib/writer.c: writes records in any format that has a writer, to a file, to
  * stdout ("-"), or through gzip / zstd when the name ends in .gz / .zst. The file is
  * written under a temporary name and renamed on a successful close, so an interrupted
  * convert never leaves a half-written trace under the final name.
  */
-#include "trace/trace_internal.h"
+#include "trace/lib/lib_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * trace/replay_cmd.c: `appsim replay TRACE --target PATH [options]`: opens the trace
+ * trace/replay/replay_cmd.c: `appsim replay TRACE --target PATH [options]`: opens the trace
  * and the target, replays once (original timing, as fast as possible, looped) or runs
  * the rate curve, and writes the result document (--json FILE) and a text summary.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /*
- * trace/replay_curve.c: the rate curve (vdbench's "curve" run). Point 0 replays the
+ * trace/replay/replay_curve.c: the rate curve (vdbench's "curve" run). Point 0 replays the
  * trace as fast as possible at the given queue depth to find the maximum rate; each
  * further point replays it at a fixed fraction of that maximum with exponential
  * (Poisson) arrivals, its own warm-up and its own measured interval, the source
  * rewound and looped as needed. Points past 100 % show what happens beyond the
  * measured maximum: queueing, so latency climbs while IOPS stays flat.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

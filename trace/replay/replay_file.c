@@ -1,5 +1,5 @@
 /*
- * trace/replay_file.c: the data a replay reads and writes. On a device target, the
+ * trace/replay/replay_file.c: the data a replay reads and writes. On a device target, the
  * device (opened by storage/, which refuses it without --allow-destroy or while
  * mounted). In a directory target, one file appsim creates (listed in the manifest
  * before it exists) and fills with incompressible data from start to end before the
@@ -8,7 +8,7 @@
  *
  * Invariant: when this returns 0 the file has exactly *size bytes, all written.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

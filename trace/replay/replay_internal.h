@@ -1,12 +1,21 @@
 /*
- * trace/replay_internal.h: what the replay pieces share: the placement of a trace's
- * volumes in the target region (replay_place.c) and the data file preparation
- * (replay_file.c), used by the replay loop (replay.c) and the curve (replay_curve.c).
+ * trace/replay/replay_internal.h: what the replay pieces share: the placement of a
+ * trace's volumes in the target region (replay_place.c) and the data file preparation
+ * (replay_file.c), used by the replay loop (replay_loop.c) and the curve
+ * (replay_curve.c). Private to trace/replay/ and its tests.
+ *
+ * Contract of trace/replay/: it offers the replay of any tr_source on a target and its
+ * rate curve (tr_replay, tr_replay_curve and their options, declared in trace/trace.h,
+ * which io/ and vdi/ run their workloads through) and the `appsim replay` command.
+ * Return codes (sim/sim.h): replay, the curve, placement and the data file return exit
+ * statuses (SIM_EXIT_*) with err; tr_replay_needed_size returns a status (SIM_OK or
+ * SIM_ERR). Includes: trace/lib/lib.h (for the common trace options), trace/trace.h,
+ * sim/sim.h and storage/storage.h; never io/, vdi/ or capture/, which stand above it.
  */
 #ifndef APPSIM_TRACE_REPLAY_INTERNAL_H
 #define APPSIM_TRACE_REPLAY_INTERNAL_H
 
-#include "trace/trace_internal.h"
+#include "trace/lib/lib.h"
 
 /* Where each volume of the trace goes: [base, base + size) of the data file. */
 typedef struct tr_place_vol {

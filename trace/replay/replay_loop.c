@@ -1,5 +1,5 @@
 /*
- * trace/replay.c: replays a tr_source on a target through a storage engine, in trace
+ * trace/replay/replay_loop.c: replays a tr_source on a target through a storage engine, in trace
  * order, with one of three schedules: the captured timestamps (scaled by speed), as
  * fast as possible with at most qd outstanding, or a fixed arrival rate (the curve's
  * points). One thread submits and reaps: the order of submission is the order of
@@ -11,7 +11,7 @@
  * the stats under the reason it was not (zero length, trim on a file); the loop
  * never blocks while an I/O is due, except when qd I/Os are already outstanding.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,8 +38,8 @@ void tr_replay_run_config(sim_run_config *cfg)
 }
 
 ST_REGISTER_TARGET_FILES(replay, "replay.data")
-ST_REGISTER_TARGET_FILES(io, "io.data")     /* trace/io_run.c's IO_DATA_FILE */
-ST_REGISTER_TARGET_FILES(vdi, "vdi-*.data") /* trace/vdi_cmd.c */
+ST_REGISTER_TARGET_FILES(io, "io.data")     /* trace/io/io_run.c's IO_DATA_FILE */
+ST_REGISTER_TARGET_FILES(vdi, "vdi-*.data") /* trace/vdi/vdi_cmd.c */
 
 void tr_replay_opts_default(tr_replay_opts *o)
 {

@@ -1,5 +1,5 @@
 /*
- * trace/replay_place.c: placement of trace offsets in the target. Each volume of the
+ * trace/replay/replay_place.c: placement of trace offsets in the target. Each volume of the
  * trace gets its own slice of the region: with --map none a slice as large as the
  * volume's span (so offsets are kept), with wrap or scale a share of the region in
  * proportion to the volume's span. Offsets and lengths are then aligned to the
@@ -7,7 +7,7 @@
  *
  * Invariant: a mapped I/O lies entirely inside its volume's slice.
  */
-#include "trace/replay_internal.h"
+#include "trace/replay/replay_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +172,7 @@ void tr_place_map(tr_place *pl, const tr_record *r, uint64_t *out_off, uint32_t 
     }
     *out_off = v->base + off;
     /* The replay refuses traces whose largest I/O, aligned, exceeds its 1 GiB of
-     * buffers (replay.c), so this never truncates there; saturate rather than wrap. */
+     * buffers (replay_loop.c), so this never truncates there; saturate rather than wrap. */
     *out_len = len > UINT32_MAX ? UINT32_MAX / b * b : (uint32_t)len;
 }
 

@@ -1,5 +1,5 @@
 /*
- * trace/vdi_cmd.c: `appsim vdi`: VDI boot and login storms (full and linked clones)
+ * trace/vdi/vdi_cmd.c: `appsim vdi`: VDI boot and login storms (full and linked clones)
  * composed from one desktop's traces, replayed on the target at maximum rate and as
  * a rate curve through the trace replay (tr_replay_curve), reported like the labs'
  * VDI rows: peak IOPS with its latency, and the latency-versus-IOPS points.
@@ -12,7 +12,7 @@
  * here, once per clone model, from offset 0. Every result says which phase traces
  * were captured and which were modeled.
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,9 +1,9 @@
 /*
- * trace/vdi_image.c: desktop traces in memory and the packed image/delta geometry
+ * trace/vdi/vdi_image.c: desktop traces in memory and the packed image/delta geometry
  * (see vdi_internal.h). Invariants: chunk lists are sorted and unique; a mapped
  * offset keeps its position inside its chunk.
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

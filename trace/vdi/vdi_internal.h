@@ -1,5 +1,12 @@
 /*
- * trace/vdi_internal.h: VDI storms, private to trace/vdi_*.c and their tests.
+ * trace/vdi/vdi_internal.h: VDI storms, private to trace/vdi/vdi_*.c and their tests.
+ *
+ * Contract of trace/vdi/: it offers the `appsim vdi` command and nothing else to the rest
+ * of appsim, and ships the desktop traces (trace/vdi/desktops/). Return codes
+ * (sim/sim.h): the command returns an exit status (SIM_EXIT_*); the functions below
+ * return a status (SIM_OK, or SIM_ERR with err). Includes: trace/trace.h (reading
+ * traces, the source ops, replay and curve), sim/sim.h and storage/storage.h; never
+ * another folder of trace/.
  *
  * A storm is N desktops replaying one desktop's trace of one phase (boot, initial
  * login, Monday login), started spread over a stagger window, placed on the target
@@ -138,7 +145,7 @@ typedef struct vdi_phase_traces {
 } vdi_phase_traces;
 
 /* user[p]: a file for phase p or NULL. Without a user boot trace, the captures
- * shipped in trace/desktops/ are used (the logins only unless model_logins); a login
+ * shipped in trace/vdi/desktops/ are used (the logins only unless model_logins); a login
  * phase with neither is modeled (vdi_model_build) on the boot's image. The boot trace
  * must exist (user's or shipped). */
 int vdi_phase_traces_load(vdi_phase_traces *pt, const char *const user[VDI_NPHASES],

@@ -1,5 +1,5 @@
 /*
- * trace/vdi_model.c: modeled desktop traces for the login phases, which cannot be
+ * trace/vdi/vdi_model.c: modeled desktop traces for the login phases, which cannot be
  * captured on a 2-core machine without a display (no desktop session to log in to).
  * Every result that uses one says "modeled" (docs/vdi.md, "Modeled phases").
  *
@@ -21,7 +21,7 @@
  * the boot wrote nothing), each I/O inside one chunk and 4 KiB aligned. The phase
  * length (seconds) is a parameter, recorded in results.
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <math.h>
 #include <string.h>

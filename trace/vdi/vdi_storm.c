@@ -1,5 +1,5 @@
 /*
- * trace/vdi_storm.c: N desktops replaying one desktop trace, composed into one
+ * trace/vdi/vdi_storm.c: N desktops replaying one desktop trace, composed into one
  * tr_source in time order (see vdi_internal.h for the clone models and layout).
  *
  * Invariants:
@@ -13,7 +13,7 @@
  *   - everything random comes from (seed, desktop) streams, so a rewind replays the
  *     same storm; rewind also forgets which grains each desktop has written.
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

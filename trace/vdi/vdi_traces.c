@@ -1,7 +1,7 @@
 /*
- * trace/vdi_traces.c: the desktop traces of the three phases, from the user's files
+ * trace/vdi/vdi_traces.c: the desktop traces of the three phases, from the user's files
  * (--boot-trace, --login-trace, --monday-trace), the captures shipped with appsim
- * (trace/desktops/), or the login models (vdi_model.c) when no capture exists.
+ * (trace/vdi/desktops/), or the login models (vdi_model.c) when no capture exists.
  *
  * The shipped captures are used as a set (boot and both logins of the same desktop):
  * when the user gives their own boot, or asks for the models, a login phase without
@@ -12,7 +12,7 @@
  * (../share/appsim/desktops from bin/), else in the source tree the binary was built
  * from (a build tree's binary). The build defines both places (CMakeLists.txt).
  */
-#include "trace/vdi_internal.h"
+#include "trace/vdi/vdi_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
