@@ -43,7 +43,7 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
 }
 
 int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
-                      const char *label, bool ranks)
+                      const char *label, bool ranks, cmp_series series)
 {
     char **labels, *store;
     int nlabels = cmp_split_labels(label, &labels, &store);
@@ -60,8 +60,8 @@ int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfile
     cmp_inputs in;
     int rc = cmp_inputs_expand(&in, files, nfiles, labels, nlabels, err, sizeof err);
     if (!rc)
-        rc = cmp_build_ranks(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, ranks, err,
-                             sizeof err);
+        rc = cmp_build_ranks(set, in.files, in.n, (char **)in.labels, label ? in.n : 0, ranks,
+                             series, err, sizeof err);
     cmp_inputs_free(&in);
     free(labels);
     free(store);
@@ -118,7 +118,8 @@ static int compare_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     cmp_set set;
-    rc = cmp_build_labeled(&set, "compare", files, nfiles, label, ranks);
+    /* compare reads no series: a result's size is mostly its series */
+    rc = cmp_build_labeled(&set, "compare", files, nfiles, label, ranks, CMP_SERIES_SKIP);
     if (rc) return rc;
     /* --output is replaced whole (never written through a link that stands there). */
     char *text = NULL;

@@ -485,10 +485,10 @@ static void order_groups(cmp_set *set)
 /* Appends the results file i stands for to set: itself, or with `ranks` its ranks as
  * drives (compare_ranks.c): SIM_OK, CMP_LOAD_SKIPPED (a suite's state) or SIM_ERR with err. */
 static int load_one(cmp_set *set, int *cap, const char *path, const char *label, bool ranks,
-                    char *err, size_t errlen)
+                    cmp_series series, char *err, size_t errlen)
 {
     cmp_result r;
-    int rc = cmp_load(&r, path, err, errlen);
+    int rc = cmp_load_series(&r, path, series, err, errlen);
     if (rc) return rc;
     if (label && *label) {
         free(r.label);
@@ -518,11 +518,12 @@ static int load_one(cmp_set *set, int *cap, const char *path, const char *label,
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen)
 {
-    return cmp_build_ranks(set, paths, npaths, labels, nlabels, false, err, errlen);
+    return cmp_build_ranks(set, paths, npaths, labels, nlabels, false, CMP_SERIES_CHARTED, err,
+                           errlen);
 }
 
 int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, bool ranks,
-                    char *err, size_t errlen)
+                    cmp_series series, char *err, size_t errlen)
 {
     memset(set, 0, sizeof *set);
     if (npaths <= 0) {
@@ -548,7 +549,8 @@ int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int n
     int cap = npaths;
     set->results = calloc((size_t)npaths, sizeof *set->results);
     for (int i = 0; i < npaths; i++) {
-        int rc = load_one(set, &cap, paths[i], i < nlabels ? labels[i] : NULL, ranks, err, errlen);
+        int rc = load_one(set, &cap, paths[i], i < nlabels ? labels[i] : NULL, ranks, series, err,
+                          errlen);
         if (rc == CMP_LOAD_SKIPPED) {
             sim_info("%s", err);
             continue;

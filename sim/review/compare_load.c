@@ -236,18 +236,15 @@ static int check_not_negative(const json_t *doc, const char *path, char *err, si
 
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
 {
+    return cmp_load_series(r, path, CMP_SERIES_CHARTED, err, errlen);
+}
+
+int cmp_load_series(cmp_result *r, const char *path, cmp_series series, char *err, size_t errlen)
+{
     memset(r, 0, sizeof *r);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, JSON_DECODE_ANY, &jerr);
-    if (!doc) {
-        char msg[400];
-        if (jerr.line <= 0 && jerr.position <= 0)
-            snprintf(msg, sizeof msg, "cannot read: %s", jerr.text);
-        else
-            snprintf(msg, sizeof msg, "not JSON (line %d: %s); expected an appsim result file",
-                     jerr.line, jerr.text);
-        return fail(err, errlen, path, msg);
-    }
+    char msg[400];
+    json_t *doc = cmp_read_result(path, series, msg, sizeof msg);
+    if (!doc) return fail(err, errlen, path, msg);
     const char *schema = cmp_str(doc, "schema");
     if (schema && !strncmp(schema, "appsim-suite/", 13)) {
         /* A suite directory holds its state beside the results: `compare DIR/X.json` with a glob
@@ -264,7 +261,6 @@ int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen)
     }
     int version = atoi(schema + strlen(SCHEMA_PREFIX));
     if (version != SCHEMA_VERSION) {
-        char msg[200];
         snprintf(msg, sizeof msg,
                  "result schema \"%.40s\" is not the one this appsim reads (appsim-result/%d); "
                  "use the appsim version that wrote it",

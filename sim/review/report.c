@@ -734,7 +734,7 @@ static int report_main(int argc, char **argv)
         return SIM_EXIT_USAGE;
     }
     cmp_set set;
-    rc = cmp_build_labeled(&set, "report", files, nfiles, label, ranks);
+    rc = cmp_build_labeled(&set, "report", files, nfiles, label, ranks, CMP_SERIES_CHARTED);
     if (rc) return rc;
     rc = report_write(&set, output, title);
     cmp_set_free(&set);

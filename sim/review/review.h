@@ -92,18 +92,26 @@ typedef struct cmp_set {
  * "schema": "appsim-suite/1") is no result: CMP_LOAD_SKIPPED, with err saying so. */
 enum { CMP_LOAD_SKIPPED = 1 };
 int cmp_load(cmp_result *r, const char *path, char *err, size_t errlen);
+/* What a load keeps of a result's interval series (each "intervals" array: one object per
+ * report interval, of the run and of each curve point's run; most of a large result):
+ * of each interval the fields report and export read (its time, length, phase, rate,
+ * count, errors and latency percentiles), or nothing (compare reads none). Either way
+ * the file streams through a bounded buffer: memory follows what is kept, and
+ * everything else in the document is kept as written. cmp_load keeps CMP_SERIES_CHARTED. */
+typedef enum cmp_series { CMP_SERIES_CHARTED, CMP_SERIES_SKIP } cmp_series;
+int cmp_load_series(cmp_result *r, const char *path, cmp_series series, char *err, size_t errlen);
 /* Frees what cmp_load allocated (for a result loaded on its own, outside a cmp_set). */
 void cmp_result_free(cmp_result *r);
 /* Loads every file (suite state files are skipped with a note on stderr), applies labels (labels
  * may be NULL or have fewer entries: the rest come from the drive identity), groups, combines and
- * ranks. SIM_OK, or SIM_ERR with err. */
+ * ranks; interval series kept as cmp_load keeps them. SIM_OK, or SIM_ERR with err. */
 int cmp_build(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, char *err,
               size_t errlen);
 /* The same; with `ranks`, each file must be the result of an MPI job (docs/mpi.md), and
  * each of its ranks becomes a drive of its own, labelled by rank, host and target (a
- * label given for the file prefixes its ranks' labels). */
+ * label given for the file prefixes its ranks' labels); `series` as in cmp_load_series. */
 int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int nlabels, bool ranks,
-                    char *err, size_t errlen);
+                    cmp_series series, char *err, size_t errlen);
 void cmp_set_free(cmp_set *set);
 
 /* The heading of a group's table: the workload and the engine it ran on, e.g.

@@ -8,6 +8,11 @@
 
 #include "sim/review/review.h"
 
+/* The JSON document in path, read through a bounded buffer with its interval series
+ * trimmed as `series` says (compare_read.c; review.h, cmp_load_series). NULL with err:
+ * "cannot read: ...", "not JSON (line N: ...); ..." or "too large to load: ...". */
+json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t errlen);
+
 /* The label a result gets from its drive identity (model, serial, path), malloc'ed. */
 char *cmp_identity_label(const json_t *doc, const char *path);
 /* The ranks of the MPI job's result `job` as results of their own (compare_ranks.c):
@@ -201,11 +206,11 @@ void cmp_inputs_free(cmp_inputs *in);
 
 /* Splits "a,b,c" into labels pointing into *store (both malloc'ed); returns the count. */
 int cmp_split_labels(const char *list, char ***labels, char **store);
-/* The front of compare and report: splits --label (one per file, or none), loads and
- * groups the files into *set. Prints what was wrong and returns SIM_EXIT_USAGE on bad
- * input; 0 with *set to free by the caller. */
+/* The front of compare and report: splits --label (one per file, or none), loads (with
+ * their series as `series` says) and groups the files into *set. Prints what was wrong and returns
+ * SIM_EXIT_USAGE on bad input; 0 with *set to free by the caller. */
 int cmp_build_labeled(cmp_set *set, const char *command, char **files, int nfiles,
-                      const char *label, bool ranks);
+                      const char *label, bool ranks, cmp_series series);
 
 /* argv helper for commands that accept "-o FILE": rewrites "-o" to "--output" in a copy
  * of argv (the strings are shared). Caller frees the array. */
