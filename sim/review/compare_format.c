@@ -51,7 +51,7 @@ void cmp_format_value(char *buf, size_t len, double v, const char *unit)
 static void cell_text(char *buf, size_t len, const cmp_metric *m, const cmp_cell *c, bool markdown)
 {
     if (!c->have) {
-        snprintf(buf, len, "-");
+        snprintf(buf, len, "%s", c->unmet ? "none met" : "-");
         return;
     }
     char v[64], lo[64], hi[64], extra[160] = "";
@@ -193,6 +193,10 @@ static void print_notes(FILE *out, const cmp_group *g, bool markdown)
     if (g->rank_rule)
         fprintf(out, "%s%s; * = best, (%%) = percentage of the best", pre, g->rank_rule);
     fprintf(out, "%s", markdown ? "\n" : "\n");
+    if (g->service_limits)
+        fprintf(out, "%s%sservice level: judged against %s\n", markdown ? "\n" : "", pre,
+                g->service_limits);
+    if (g->service_note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->service_note);
     if (g->note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->note);
     if (g->soft_note) fprintf(out, "%s%snote: %s\n", markdown ? "\n" : "", pre, g->soft_note);
     if (g->warnings) fprintf(out, "%s%swarning: %s\n", markdown ? "\n" : "", pre, g->warnings);
@@ -243,7 +247,7 @@ static void print_csv(FILE *out, const cmp_set *set)
             for (int e = 0; e < g->nentries; e++) {
                 const cmp_metric *mt = &g->metrics[m];
                 const cmp_cell *c = &mt->cells[e];
-                if (!c->have) continue;
+                if (!c->have && !c->unmet) continue;
                 fprintf(out, "%d,", gi + 1);
                 csv_field(out, g->workload);
                 fputc(',', out);
@@ -254,6 +258,10 @@ static void print_csv(FILE *out, const cmp_set *set)
                 csv_field(out, mt->unit);
                 fputc(',', out);
                 csv_field(out, g->entries[e].label);
+                if (c->unmet) { /* measured, no qualifying value: empty figures */
+                    fprintf(out, ",%d,%d,,,,,0\n", g->entries[e].rank, g->entries[e].nruns);
+                    continue;
+                }
                 char v[32], lo[32], hi[32];
                 fprintf(out, ",%d,%d,%s,%s,%s,", g->entries[e].rank, g->entries[e].nruns,
                         sim_format_double(c->value, v, sizeof v),
@@ -263,6 +271,21 @@ static void print_csv(FILE *out, const cmp_set *set)
                 fprintf(out, ",%s\n", c->best ? "1" : "0");
             }
     }
+}
+
+/* The table's service level: the limits its results were judged against (text, and as
+ * the first result recorded them), whether the row is ranked, and the note. */
+static json_t *service_json(const cmp_group *g)
+{
+    const json_t *limits = cmp_service_limits(g->entries[0].runs[0]->doc);
+    json_t *j = json_object();
+    json_object_set_new(j, "limits",
+                        g->service_limits ? json_string(g->service_limits) : json_null());
+    json_object_set_new(j, "limits_list",
+                        g->service_limits && limits ? json_deep_copy(limits) : json_null());
+    json_object_set_new(j, "ranked", json_boolean(g->service_limits != NULL));
+    json_object_set_new(j, "note", g->service_note ? json_string(g->service_note) : json_null());
+    return j;
 }
 
 json_t *cmp_to_json(const cmp_set *set)
@@ -301,6 +324,11 @@ json_t *cmp_to_json(const cmp_set *set)
             json_t *vals = json_array();
             for (int e = 0; e < g->nentries; e++) {
                 const cmp_cell *c = &mt->cells[e];
+                if (c->unmet) {
+                    json_array_append_new(
+                        vals, json_pack("{s:n,s:i,s:b}", "value", "runs", c->nruns, "unmet", true));
+                    continue;
+                }
                 if (!c->have) {
                     json_array_append_new(vals, json_null());
                     continue;
@@ -323,6 +351,8 @@ json_t *cmp_to_json(const cmp_set *set)
         json_object_set_new(t, "incomparable", g->note ? json_string(g->note) : json_null());
         json_object_set_new(t, "note", g->soft_note ? json_string(g->soft_note) : json_null());
         json_object_set_new(t, "warnings", g->warnings ? json_string(g->warnings) : json_null());
+        if (g->service_limits || g->service_note)
+            json_object_set_new(t, "service_level", service_json(g));
         json_array_append_new(tables, t);
     }
     json_object_set_new(root, "tables", tables);

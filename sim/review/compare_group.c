@@ -4,11 +4,13 @@
  * matter); groups of one workload with different configurations are never ranked against
  * each other and each says why. Inside a group, the runs of one drive become one column.
  *
- * Rank rule: by throughput (TPS or IOPS; for curve-only results the first curve's peak
- * IOPS); drives whose throughput is within 1 % of each other, or whose run-to-run ranges
- * overlap, are tied on it and ordered by p99 latency, then mean latency. This is how the
- * labs read paced OLTP results: fast drives reach the same offered load and latency
- * separates them.
+ * Rank rule: for OLTP curves judged against the same service-level limits, by
+ * service-level TPS (a drive with no point within the limits last), ties ordered by max
+ * TPS (compare_service.c); other OLTP curves by max TPS; otherwise by throughput (TPS or IOPS; for
+ * curve-only results the first curve's peak IOPS); drives whose throughput is within 1 % of each
+ * other, or whose run-to-run ranges overlap, are tied on it and ordered by p99 latency, then mean
+ * latency. This is how the labs read paced OLTP results: fast drives reach the same offered load
+ * and latency separates them.
  */
 #include "sim/review/review_internal.h"
 
@@ -57,6 +59,8 @@ static void group_free(cmp_group *g)
     free(g->soft_note);
     free(g->rank_rule);
     free(g->warnings);
+    free(g->service_limits);
+    free(g->service_note);
 }
 
 void cmp_set_free(cmp_set *set)
@@ -239,7 +243,7 @@ static void build_rows(cmp_group *g, char **warn)
             cmp_metrics_for_runs(&en->runs[r], 1, &one, NULL);
             for (int i = 0; i < one.n; i++) {
                 int gi = group_metric(g, one.m[i].id);
-                if (gi < 0) continue;
+                if (gi < 0 || one.m[i].cells[0].unmet) continue;
                 cmp_cell *c = &g->metrics[gi].cells[e];
                 double v = one.m[i].cells[0].value;
                 if (c->nruns == 0 || v < c->min) c->min = v;
@@ -252,6 +256,11 @@ static void build_rows(cmp_group *g, char **warn)
             int i = find_metric(&comb[e], g->metrics[gi].id);
             if (i < 0) continue;
             cmp_cell *c = &g->metrics[gi].cells[e];
+            if (comb[e].m[i].cells[0].unmet) {
+                c->unmet = true; /* no value: it ranks last, the group's note says why */
+                c->nruns = en->nruns;
+                continue;
+            }
             c->have = true;
             c->value = comb[e].m[i].cells[0].value;
             if (c->nruns == 0) {
@@ -288,9 +297,12 @@ static void mark_best(cmp_group *g)
     }
 }
 
+/* The primary metric and, for drives tied on it, the metrics that order them (each in
+ * its own direction); -1 = absent. */
 typedef struct rank_ctx {
     const cmp_group *g;
-    int primary, p99, mean;
+    int primary;
+    int tiebreak[2];
 } rank_ctx;
 
 static bool tied(const cmp_cell *a, const cmp_cell *b)
@@ -308,21 +320,31 @@ static int rank_cmp(const rank_ctx *rc, int a, int b)
     const cmp_cell *ca = &pm->cells[a], *cb = &pm->cells[b];
     if (ca->have != cb->have) return ca->have ? -1 : 1;
     if (ca->have && !tied(ca, cb)) return ca->value > cb->value ? -1 : 1;
-    int lat[2] = {rc->p99, rc->mean};
     for (int k = 0; k < 2; k++) {
-        if (lat[k] < 0) continue;
-        const cmp_cell *la = &rc->g->metrics[lat[k]].cells[a];
-        const cmp_cell *lb = &rc->g->metrics[lat[k]].cells[b];
-        if (la->have && lb->have && la->value != lb->value) return la->value < lb->value ? -1 : 1;
+        if (rc->tiebreak[k] < 0) continue;
+        const cmp_metric *tm = &rc->g->metrics[rc->tiebreak[k]];
+        const cmp_cell *la = &tm->cells[a], *lb = &tm->cells[b];
+        if (la->have && lb->have && la->value != lb->value)
+            return (tm->better == CMP_HIGHER) == (la->value > lb->value) ? -1 : 1;
     }
     if (ca->have && ca->value != cb->value) return ca->value > cb->value ? -1 : 1;
     return 0;
 }
 
-static void rank_group(cmp_group *g)
+/* The primary metric and tie-breakers: an OLTP curve's service-level TPS when its
+ * results share their limits (cmp_service_group left it ranked), ties ordered by max TPS;
+ * else throughput, ties ordered by latency. */
+static rank_ctx rank_metrics(const cmp_group *g)
 {
-    rank_ctx rc = {g, group_metric(g, "rate"), group_metric(g, "lat.p99"),
-                   group_metric(g, "lat.mean")};
+    int sl = group_metric(g, "service_level.tps");
+    if (sl >= 0 && g->metrics[sl].better == CMP_HIGHER)
+        return (rank_ctx){g, sl, {group_metric(g, "curve.max_tps"), -1}};
+    /* An OLTP curve's TPS row is its point 0's: for user steps the first step, so its
+     * maximum is the throughput figure. */
+    int max_tps = group_metric(g, "curve.max_tps");
+    rank_ctx rc = {g,
+                   max_tps >= 0 ? max_tps : group_metric(g, "rate"),
+                   {group_metric(g, "lat.p99"), group_metric(g, "lat.mean")}};
     if (rc.primary < 0) {
         for (int i = 0; i < g->nmetrics; i++) {
             const char *id = g->metrics[i].id;
@@ -331,13 +353,19 @@ static void rank_group(cmp_group *g)
                 rc.primary = i;
                 char base[300];
                 snprintf(base, sizeof base, "%.*slat.p99", (int)(n - 4), id);
-                rc.p99 = group_metric(g, base);
+                rc.tiebreak[0] = group_metric(g, base);
                 snprintf(base, sizeof base, "%.*slat.mean", (int)(n - 4), id);
-                rc.mean = group_metric(g, base);
+                rc.tiebreak[1] = group_metric(g, base);
                 break;
             }
         }
     }
+    return rc;
+}
+
+static void rank_group(cmp_group *g)
+{
+    rank_ctx rc = rank_metrics(g);
     if (rc.primary < 0) {
         g->rank_rule = strdup("not ranked: the results have no throughput figure");
         return;
@@ -368,11 +396,16 @@ static void rank_group(cmp_group *g)
             tmp[i] = g->metrics[m].cells[order[i]];
         memcpy(g->metrics[m].cells, tmp, (size_t)ne * sizeof *tmp);
     }
+    bool service = !strcmp(g->metrics[rc.primary].id, "service_level.tps");
+    const char *then = rc.tiebreak[0] >= 0 ? "p99 latency, then mean latency" : "mean latency";
+    if (service) then = rc.tiebreak[0] >= 0 ? "max TPS" : "their order in the input";
     g->rank_rule = xstrdup_printf(
         "ranked by %s; drives within %.0f %% of each other or within each other's run-to-run "
         "range are ordered by %s",
-        g->metrics[rc.primary].name, TIE_FRACTION * 100,
-        rc.p99 >= 0 ? "p99 latency, then mean latency" : "mean latency");
+        service ? "service-level TPS, the highest offered rate a drive sustained within the "
+                  "limits (a drive with no such point ranks last)"
+                : g->metrics[rc.primary].name,
+        TIE_FRACTION * 100, then);
 }
 
 /* Soft settings (duration, warm-up) that differ inside a group. */
@@ -574,6 +607,7 @@ int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int n
     for (int i = 0; i < set->ngroups; i++) {
         cmp_group *g = &set->groups[i];
         build_rows(g, &g->warnings);
+        cmp_service_group(g);
         mark_best(g);
         rank_group(g);
         soft_differences(g);

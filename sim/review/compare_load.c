@@ -18,6 +18,10 @@ static const char *const ignored_keys[] = {
     "integrity", /* tpcc: the check after the measured phase (one-shot and run differ) */
     "keep-free", /* a guard: a run it stopped is marked (stopped_by) whatever the value */
     "rw",        /* io: fio's pattern, recorded as read-pct and random-pct */
+    /* OLTP curves: the service-level limits judge the points, they do not change them;
+     * compare reads the limits themselves (service_level.limits, defaults included) and
+     * does not rank the service-level figure of results judged against different ones. */
+    "slo",
     /* io's vdbench and fio names in results written while they were options of their own:
      * each holds the value of bs, read-pct, random-pct or threads. */
     "xfersize",

@@ -7,7 +7,8 @@
  *     averaged percentiles; without histograms a single run's summary is used, and for
  *     several runs only the count-weighted mean is given (percentiles stay empty and a
  *     warning says why);
- *   - a curve's peak is vdbench's (the highest rate of a point that kept up with its
+ *   - an OLTP curve gives its service-level TPS and max TPS (compare_service.c);
+ *   - any other curve's peak is vdbench's (the highest rate of a point that kept up with its
  *     arrivals, see peak_point) in each run; several runs give the mean
  *     of their peaks, and the latency at the peak from the merged peak-point histograms.
  */
@@ -96,6 +97,15 @@ void cmp_mlist_add(cmp_mlist *l, const char *id, const char *name, const char *u
                    cmp_better better, bool have, double value)
 {
     add_metric(l, id, name, unit, better, have, value);
+}
+
+void cmp_mlist_add_unmet(cmp_mlist *l, const char *id, const char *name, const char *unit,
+                         cmp_better better)
+{
+    add_metric(l, id, name, unit, better, true, 0);
+    cmp_cell *c = &l->m[l->n - 1].cells[0];
+    c->have = false;
+    c->unmet = true;
 }
 
 void cmp_warn_append(char **warn, const char *msg)
@@ -402,6 +412,8 @@ static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     char *cn[16];
     int nc = cmp_find_curves(runs[0]->doc, cv, cn, 16);
     for (int c = 0; c < nc; c++) {
+        /* An OLTP curve's figures are its own rows (compare_service.c), not an I/O peak. */
+        if (cmp_curve_is_oltp(cv[c])) continue;
         const json_t *peaks[n];
         double counts[n];
         const json_t *lats[n];
@@ -460,6 +472,7 @@ static void curve_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
 
 void cmp_metrics_for_runs(cmp_result **runs, int n, cmp_mlist *out, char **warn)
 {
+    cmp_service_metrics(runs, n, out, warn); /* the top line of an OLTP curve, first */
     summary_metrics(runs, n, out, warn);
     type_metrics(runs, n, out, warn);
     device_metrics(runs, n, out);

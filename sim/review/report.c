@@ -63,6 +63,12 @@ static void html_table(cmp_buf *b, const cmp_group *g)
         cmp_buf_puts(b, "</th>");
         for (int e = 0; e < g->nentries; e++) {
             const cmp_cell *c = &mt->cells[e];
+            if (c->unmet) {
+                cmp_buf_puts(b, "<td class=\"unmet\" data-metric=\"");
+                cmp_buf_html(b, mt->id);
+                cmp_buf_puts(b, "\">none met</td>");
+                continue;
+            }
             if (!c->have) {
                 cmp_buf_puts(b, "<td>&mdash;</td>");
                 continue;
@@ -499,7 +505,7 @@ static int curve_names(const cmp_group *g, char **names, int max)
             char *cn[16];
             int nc = cmp_find_curves(g->entries[e].runs[r]->doc, cv, cn, 16);
             for (int i = 0; i < nc; i++) {
-                bool seen = false;
+                bool seen = cmp_curve_is_oltp(cv[i]); /* drawn by report_oltp.c */
                 for (int k = 0; k < nnames; k++)
                     seen = seen || !strcmp(names[k], cn[i]);
                 if (!seen && nnames < max)
@@ -616,6 +622,16 @@ static void group_section(cmp_buf *b, const cmp_set *set, const cmp_group *g, in
                         "range below when a drive has several runs.");
     }
     cmp_buf_puts(b, "</p>\n");
+    if (g->service_limits) {
+        cmp_buf_puts(b, "<p>Service level: judged against ");
+        cmp_buf_html(b, g->service_limits);
+        cmp_buf_puts(b, ".</p>\n");
+    }
+    if (g->service_note) {
+        cmp_buf_puts(b, "<p class=\"note\">");
+        cmp_buf_html(b, g->service_note);
+        cmp_buf_puts(b, "</p>\n");
+    }
     if (g->note) {
         cmp_buf_puts(b, "<p class=\"note\">Not comparable: ");
         cmp_buf_html(b, g->note);
@@ -636,6 +652,7 @@ static void group_section(cmp_buf *b, const cmp_set *set, const cmp_group *g, in
     percentile_curves(b, set, g, gi);
     over_time(b, set, g, gi, r >= 0 ? g->metrics[r].name : "rate");
     curves(b, set, g, gi);
+    report_oltp_curves(b, set, g, gi);
     cmp_buf_puts(b, "</section>\n");
 }
 
@@ -690,7 +707,8 @@ static const char usage_text[] =
     "Writes one self-contained HTML file (no network, printable): a summary of the\n"
     "drives side by side, then per table the comparison and SVG charts (throughput and\n"
     "latency per drive, latency percentile curves from the merged histograms, throughput\n"
-    "and p99 over time, mean and p99 latency against IOPS for every rate curve), the\n"
+    "and p99 over time, mean and p99 latency against IOPS for every rate curve, per\n"
+    "drive latency against achieved TPS for every OLTP curve with its limits drawn), the\n"
     "drives' identities side by side and the full configurations. A directory stands for\n"
     "its *.json files (a suite's output; suite.json is skipped). With --ranks, the ranks\n"
     "of an MPI job's result are the drives.";

@@ -104,6 +104,14 @@ static void summary_row(cmp_buf *b, const cmp_set *set, const drive_col *cols, i
         while (e < g->nentries && strcmp(g->entries[e].label, cols[d].label))
             e++;
         const cmp_cell *c = e < g->nentries ? &mt->cells[e] : NULL;
+        if (c && c->unmet) {
+            cmp_buf_puts(b, "<td class=\"unmet\" data-metric=\"");
+            cmp_buf_html(b, mt->id);
+            cmp_buf_puts(b, "\" data-drive=\"");
+            cmp_buf_html(b, cols[d].label);
+            cmp_buf_puts(b, "\">none met</td>");
+            continue;
+        }
         if (!c || !c->have) {
             cmp_buf_puts(b, "<td>&mdash;</td>");
             continue;
@@ -124,7 +132,8 @@ static void summary_row(cmp_buf *b, const cmp_set *set, const drive_col *cols, i
     cmp_buf_puts(b, "</tr>\n");
 }
 
-/* A table's headline rows: throughput and p99, then each rate curve's peak and the
+/* A table's headline rows: an OLTP curve's service-level TPS and max TPS, throughput and
+ * p99, then each rate curve's peak and the
  * latency at it. */
 static void summary_group(cmp_buf *b, const cmp_set *set, const drive_col *cols, int n,
                           const cmp_group *g, int gi)
@@ -133,6 +142,8 @@ static void summary_group(cmp_buf *b, const cmp_set *set, const drive_col *cols,
     cmp_group_title(g, title, sizeof title);
     char numbered[320];
     snprintf(numbered, sizeof numbered, "%d. %s", gi + 1, title);
+    summary_row(b, set, cols, n, g, gi, metric_of(g, "service_level.tps"), numbered);
+    summary_row(b, set, cols, n, g, gi, metric_of(g, "curve.max_tps"), numbered);
     summary_row(b, set, cols, n, g, gi, metric_of(g, "rate"), numbered);
     summary_row(b, set, cols, n, g, gi, metric_of(g, "lat.p99"), numbered);
     for (int m = 0; m < g->nmetrics; m++) {
@@ -157,10 +168,12 @@ void report_summary(cmp_buf *b, const cmp_set *set)
     for (int gi = 0; gi < set->ngroups; gi++)
         summary_group(b, set, cols, n, &set->groups[gi], gi);
     cmp_buf_puts(b, "</tbody></table>\n<p>The headline figures of every table below (TPS or "
-                    "IOPS and p99; for each rate curve the peak, the highest rate that kept up "
-                    "with its arrivals, and the latency there). &#9733; = best of the table, "
-                    "others as a percentage of it; &mdash; = not measured on that drive; latencies "
-                    "in milliseconds.</p>\n"
+                    "IOPS and p99; for an OLTP curve its service-level TPS, the highest offered "
+                    "rate it sustained within its latency limits, and its max TPS; for each "
+                    "other rate curve the peak, the highest rate that kept up with its "
+                    "arrivals, and the latency there). &#9733; = best of the table, "
+                    "others as a percentage of it; &mdash; = not measured on that drive; none "
+                    "met = no point within the limits; latencies in milliseconds.</p>\n"
                     "</section>\n");
 }
 

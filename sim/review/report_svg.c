@@ -316,6 +316,7 @@ typedef struct legend_item {
     const char *name, *color;
     bool dashed;
     double opacity;
+    const char *dash; /* the line's own pattern, or NULL for the default dashes */
 } legend_item;
 
 static void legend(cmp_buf *b, const legend_item *items, int n)
@@ -326,8 +327,9 @@ static void legend(cmp_buf *b, const legend_item *items, int n)
         if (items[i].dashed)
             cmp_buf_printf(b,
                            "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
-                           "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>",
-                           LEGEND_X, LEGEND_X + 14, y - 4, y - 4, items[i].color);
+                           "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>",
+                           LEGEND_X, LEGEND_X + 14, y - 4, y - 4, items[i].color,
+                           items[i].dash ? items[i].dash : "5 3");
         else
             cmp_buf_printf(b,
                            "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\" "
@@ -427,13 +429,13 @@ void svg_bar_chart(cmp_buf *b, const svg_bars *c)
     int ni = 0;
     for (int cat = 0; cat < ncats; cat++)
         items[ni++] = (legend_item){
-            c->cats[cat], c->cat_colors ? c->cat_colors[cat] : svg_color(cat), false, 1.0};
+            c->cats[cat], c->cat_colors ? c->cat_colors[cat] : svg_color(cat), false, 1.0, NULL};
     for (int s = 0; nseries > 1 && s < nseries; s++)
-        items[ni++] = (legend_item){c->series[s], "#555", false, shade(s, nseries)};
+        items[ni++] = (legend_item){c->series[s], "#555", false, shade(s, nseries), NULL};
     bool ranges = false;
     for (int i = 0; c->lo && c->hi && i < ncats * nseries; i++)
         ranges = ranges || c->lo[i] < c->hi[i];
-    if (ranges) items[ni++] = (legend_item){"run-to-run range (min-max)", "#222", true, 1.0};
+    if (ranges) items[ni++] = (legend_item){"run-to-run range (min-max)", "#222", true, 1.0, NULL};
     legend(b, items, ni);
     cmp_buf_puts(b, "</svg>\n");
 }
@@ -444,8 +446,12 @@ static void series_line(cmp_buf *b, const svg_series *sr, const char *color, svg
 {
     cmp_buf_printf(b,
                    "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
-                   "stroke-width=\"2\"%s data-series=\"",
-                   color, sr->dashed ? " stroke-dasharray=\"6 4\"" : "");
+                   "stroke-width=\"2\"%s%s%s data-series=\"",
+                   color, sr->dash || sr->dashed ? " stroke-dasharray=\"" : "",
+                   sr->dash     ? sr->dash
+                   : sr->dashed ? "6 4"
+                                : "",
+                   sr->dash || sr->dashed ? "\"" : "");
     cmp_buf_html(b, sr->name);
     cmp_buf_puts(b, "\" points=\"");
     for (int i = 0; i < sr->n; i++) {
@@ -471,14 +477,17 @@ static void series_points(cmp_buf *b, const svg_series *sr, const char *color, s
         snprintf(style, sizeof style, " stroke=\"%s\" stroke-width=\"2\"", color);
     else if (sr->dashed)
         snprintf(style, sizeof style, " fill-opacity=\"0.5\"");
+    char ring[80];
+    snprintf(ring, sizeof ring, " stroke=\"%s\" stroke-width=\"2\" data-hollow=\"true\"", color);
     for (int i = 0; i < sr->n; i++) {
         double x = sr->x[i], y = sr->y[i];
         if (!valid(xs, x) || !valid(ys, y)) continue;
+        bool hollow = sr->hollow && sr->hollow[i];
         cmp_buf_printf(b,
                        "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
                        "fill=\"%s\"%s data-series=\"",
-                       px(xa, x, PX0, PX1), px(ya, y, PY1, PY0), r, sr->unjoined ? "none" : color,
-                       style);
+                       px(xa, x, PX0, PX1), px(ya, y, PY1, PY0), hollow ? fmax(r, 4) : r,
+                       sr->unjoined || hollow ? "none" : color, hollow ? ring : style);
         cmp_buf_html(b, sr->name);
         cmp_buf_printf(b, "\" data-x=\"%.10g\" data-y=\"%.10g\"><title>", x, y);
         cmp_buf_html(b, sr->name);
@@ -511,8 +520,33 @@ static void vertical_mark(cmp_buf *b, svg_scale xs, const axis *xa, double mark_
     cmp_buf_puts(b, "</text>\n");
 }
 
+/* A dashed horizontal line at y = mark_y with its label at the left end of the plot
+ * (vertical marks label the top). */
+static void horizontal_mark(cmp_buf *b, svg_scale ys, const axis *ya, double mark_y,
+                            const char *label)
+{
+    if (!valid(ys, mark_y) || tf(ys, mark_y) < ya->lo - 1e-9 || tf(ys, mark_y) > ya->hi + 1e-9)
+        return;
+    double y = px(ya, mark_y, PY1, PY0);
+    cmp_buf_printf(b,
+                   "<line class=\"limit\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.2f\" y2=\"%.2f\" "
+                   "stroke=\"#a00\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\" "
+                   "data-y=\"%.10g\"/><text class=\"tick\" x=\"%.0f\" y=\"%.2f\" "
+                   "fill=\"#a00\">",
+                   PX0, PX1, y, y, mark_y, PX0 + 4, y - 4);
+    cmp_buf_html(b, label ? label : "");
+    cmp_buf_puts(b, "</text>\n");
+}
+
 void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
                            double mark_x, const char *mark_label)
+{
+    svg_mark m = {false, mark_x, mark_label};
+    svg_line_chart_marks(b, c, series, nseries, &m, isnan(mark_x) ? 0 : 1);
+}
+
+void svg_line_chart_marks(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
+                          const svg_mark *marks, int nmarks)
 {
     svg_scale xs = c->xs, ys = c->ys;
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
@@ -526,6 +560,11 @@ void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *ser
             ymn = fmin(ymn, y);
             ymx = fmax(ymx, y);
         }
+    for (int k = 0; k < nmarks; k++)
+        if (marks[k].horizontal && valid(ys, marks[k].at) && isfinite(xmn)) {
+            ymn = fmin(ymn, marks[k].at);
+            ymx = fmax(ymx, marks[k].at);
+        }
     axis xa = {xs, 0, 0}, ya = {ys, 0, 0};
     fit_axis(&xa, xmn, xmx, false);
     fit_axis(&ya, ymn, ymx, true);
@@ -536,11 +575,17 @@ void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *ser
     legend_item items[nseries > 0 ? nseries : 1];
     for (int s = 0; s < nseries; s++) {
         const char *color = series[s].color ? series[s].color : svg_color(s);
-        items[s] = (legend_item){series[s].name, color, series[s].dashed, 1.0};
+        items[s] = (legend_item){series[s].name, color, series[s].dashed || series[s].dash, 1.0,
+                                 series[s].dash};
         if (!series[s].unjoined) series_line(b, &series[s], color, xs, ys, &xa, &ya);
         series_points(b, &series[s], color, xs, ys, &xa, &ya);
     }
-    vertical_mark(b, xs, &xa, mark_x, mark_label);
+    for (int k = 0; k < nmarks; k++) {
+        if (marks[k].horizontal)
+            horizontal_mark(b, ys, &ya, marks[k].at, marks[k].label);
+        else
+            vertical_mark(b, xs, &xa, marks[k].at, marks[k].label);
+    }
     legend(b, items, nseries);
     cmp_buf_puts(b, "</svg>\n");
 }

@@ -48,6 +48,9 @@ typedef struct cmp_cell {
     double min, max; /* over those runs (equal to value for one run) */
     double pct;      /* value as a percentage of the row's best (when ranked) */
     bool best;
+    /* Measured, but no value qualifies: no point of the drive's OLTP curve met its
+     * service-level limits. have is false, so the drive ranks last on such a row. */
+    bool unmet;
 } cmp_cell;
 
 typedef struct cmp_metric {
@@ -78,6 +81,12 @@ typedef struct cmp_group {
     char *soft_note; /* settings that differ but do not prevent ranking, or NULL */
     char *rank_rule; /* how the rank was decided */
     char *warnings;  /* e.g. percentiles unavailable for combined runs without histograms */
+    /* OLTP curves with service-level limits (compare_service.c): the limits every result
+     * of the group was judged against ("p99 <= 20 ms; new_order p90 <= 5 s"), NULL when
+     * they differ or there are none; and what the reader must know about the
+     * service-level row (limits that differ, drives with no point within them), or NULL. */
+    char *service_limits;
+    char *service_note;
 } cmp_group;
 
 typedef struct cmp_set {

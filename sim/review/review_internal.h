@@ -40,6 +40,9 @@ void cmp_mlist_free(cmp_mlist *l);
 /* Appends one metric (a single cell) when `have`. */
 void cmp_mlist_add(cmp_mlist *l, const char *id, const char *name, const char *unit,
                    cmp_better better, bool have, double value);
+/* Appends a metric whose single cell is unmet (measured, no qualifying value). */
+void cmp_mlist_add_unmet(cmp_mlist *l, const char *id, const char *name, const char *unit,
+                         cmp_better better);
 /* Appends msg to the "; "-separated warnings in *warn (warn may be NULL; a message
  * already there is not repeated). */
 void cmp_warn_append(char **warn, const char *msg);
@@ -73,6 +76,32 @@ bool cmp_point_rate(const json_t *pt, double *v);
 const json_t *cmp_point_latency(const json_t *pt);
 /* Serialized histograms of a curve point ({"all": H, ...}), or NULL. */
 const json_t *cmp_point_histograms(const json_t *pt);
+
+/* OLTP curves and their service-level throughput (compare_service.c). */
+/* True when the points array belongs to an OLTP curve (its points carry achieved_tps). */
+bool cmp_curve_is_oltp(const json_t *points);
+/* The document's OLTP curve object ({"kind", "points", ...}), or NULL. */
+const json_t *cmp_oltp_curve(const json_t *doc);
+/* A curve's maximum: its max_tps, else the saturation point's or the highest achieved
+ * TPS among points that neither failed nor were interrupted; false when none. */
+bool cmp_oltp_max_tps(const json_t *curve, double *v);
+/* The key of a percentile in a point's latency_ms and per_type ("p99", "p999"). */
+void cmp_percentile_key(double pct, char *buf, size_t len);
+/* One limit of service_level.limits as text: "p99 <= 20 ms", "new_order p90 <= 5 s". */
+void cmp_limit_label(const json_t *limit, char *buf, size_t len);
+/* doc's service_level.limits (a non-empty array), or NULL. */
+const json_t *cmp_service_limits(const json_t *doc);
+/* All of doc's limits as text, ", "-separated (malloc'ed); NULL when it has none. */
+char *cmp_service_limits_text(const json_t *doc);
+/* True when a and b were judged against the same limits (same percentiles, types and
+ * values, in any order; the source is not compared), or neither has limits. */
+bool cmp_service_limits_equal(const json_t *a, const json_t *b);
+/* The rows "service-level TPS" (service_level.tps) and "max TPS" of runs' OLTP curves. */
+void cmp_service_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn);
+/* After a group's rows are built: names the limits in the service-level row, or leaves it
+ * unranked when its results were judged against different limits; fills
+ * service_limits and service_note. */
+void cmp_service_group(cmp_group *g);
 
 /* "12,650.3" style formatting of a metric value for tables. */
 void cmp_format_value(char *buf, size_t len, double v, const char *unit);
@@ -114,6 +143,11 @@ typedef struct svg_series {
      * over its interval, so series with different report intervals read alike and a
      * single interval is a line, not a dot. NULL = a line through the points. */
     const double *span_start;
+    /* Optional: per point, true to draw it as an open ring with data-hollow="true" (e.g.
+     * an OLTP point that did not sustain its offered rate). NULL = all filled. */
+    const bool *hollow;
+    /* Optional: the line's stroke-dasharray ("2 3"), in place of dashed's; NULL = none. */
+    const char *dash;
 } svg_series;
 typedef struct svg_bars {
     const char *id, *title, *yunit;
@@ -139,6 +173,16 @@ void svg_line_chart(cmp_buf *b, const svg_chart *c, const svg_series *series, in
  * labelled mark_label; NAN for none. */
 void svg_line_chart_marked(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
                            double mark_x, const char *mark_label);
+/* A labelled dashed line across the plot: vertical at x = at, or horizontal at y = at (a
+ * latency limit; the y axis is stretched to hold it). Drawn as <line class="mark"
+ * data-x> or <line class="limit" data-y>. */
+typedef struct svg_mark {
+    bool horizontal;
+    double at;
+    const char *label;
+} svg_mark;
+void svg_line_chart_marks(cmp_buf *b, const svg_chart *c, const svg_series *series, int nseries,
+                          const svg_mark *marks, int nmarks);
 /* SVG_LOG when the positive values of v[0..n) span more than a decade, else SVG_LINEAR. */
 svg_scale svg_scale_for(const double *v, int n);
 /* True when the largest positive value of v[0..n) is at least ten times the smallest
@@ -161,6 +205,9 @@ void svg_to_unit(double *v, int n, svg_unit u);
  * which drives (labels) first appear among the results. */
 int report_drive_index(const cmp_set *set, const char *label);
 const char *report_drive_color(const cmp_set *set, const char *label);
+/* Latency against achieved TPS for every OLTP curve of the group: one chart per drive
+ * (per run when repeated), its limits drawn (report_oltp.c). */
+void report_oltp_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi);
 /* The summary at the top: every table's headline figures, drives side by side. */
 void report_summary(cmp_buf *b, const cmp_set *set);
 /* The drives (and hosts) side by side: one column per drive, one row per identity key. */
