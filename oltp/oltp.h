@@ -182,6 +182,7 @@ typedef struct sb_db_opts {
     bool group_commit;     /* SQLite: group commit when sync is full on the VFS */
     bool loading;          /* opened for prepare: bulk-load settings */
     const char *load_via;  /* SQLite prepare: "pages" (default) or "sql" */
+    const char *table_files; /* SQLite: "shared", "per-table", or NULL: as prepared (shared) */
 } sb_db_opts;
 
 /*

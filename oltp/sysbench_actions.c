@@ -36,6 +36,7 @@ sb_db_opts sb_cmd_db_opts(const sb_cmd *c, int instance, bool loading)
         .group_commit = c->group_commit && !strcmp(c->group_commit, "on"),
         .loading = loading,
         .load_via = c->load_via,
+        .table_files = c->table_files,
     };
 }
 

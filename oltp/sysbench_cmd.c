@@ -247,6 +247,13 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .help = "SQLite prepare: pages (appsim writes the b-tree pages in SQLite's file "
                  "format) or sql (INSERT, then CREATE INDEX)",
          .choices = "pages|sql"},
+        {.name = "table-files",
+         .kind = SIM_OPT_CHOICE,
+         .dst = &c->table_files,
+         .help = "SQLite: shared (every table in one database file with one WAL, as a "
+                 "server's one log; prepare's default) or per-table (a file and a WAL per "
+                 "table); a run uses the layout prepare made (docs/sysbench.md)",
+         .choices = "shared|per-table"},
         OLTP_OPT_PREFETCH(c->prefetch),
         OLTP_OPT_GROUP_COMMIT(c->group_commit),
         SIM_VOCAB_CPU_SCHED(&c->cpu_sched),
@@ -314,6 +321,11 @@ static int check_engine(sb_cmd *c, const sim_opt *opts)
         sim_error("--ioengine, --buffered and --wal-limit apply to SQLite; LMDB always reads "
                   "through the page cache (mmap), limited by --buffer's memory cgroup, and "
                   "has no WAL");
+        return SIM_EXIT_USAGE;
+    }
+    if (sim_opts_find(opts, "table-files")->set) {
+        sim_error("--table-files applies to SQLite; LMDB keeps every table in one file "
+                  "(named databases)");
         return SIM_EXIT_USAGE;
     }
     c->load_via = NULL; /* the result's config: not applicable */

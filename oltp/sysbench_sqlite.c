@@ -1,15 +1,19 @@
 /*
  * oltp/sysbench_sqlite.c: the "sqlite" engine of `appsim sysbench`: sysbench's sbtest
- * tables in SQLite, one database file per table (as InnoDB's file-per-table), each
- * opened through storage/'s st_db (direct-I/O VFS with its own buffer pool, WAL and
- * background checkpointer). An instance keeps sbtest-sqlite-i<N>.db for its meta row
- * (tables, size, seed, complete) and sbtest-sqlite-i<N>-t<T>.db for table T.
- *
- * Why a file per table: SQLite admits one writer per database file. With every table
- * in one file, each write transaction (read_write: 4 writes over up to 3 tables) took
- * the one writer lock before its first page read, so writers queued behind each other's
- * page misses at queue depth 1. With a file per table, writers of different tables
- * run, read and commit at once, and a drive with parallelism is asked for it.
+ * tables in SQLite, each database file opened through storage/'s st_db (direct-I/O VFS
+ * with its own buffer pool, WAL and background checkpointer). An instance keeps
+ * sbtest-sqlite-i<N>.db for its meta row (tables, size, seed, complete) and its tables
+ * in one of two layouts, chosen at prepare (--table-files) and found again by the files
+ * present:
+ *   shared (default): every table in sbtest-sqlite-i<N>-tables.db, one WAL. A commit
+ *     is one WAL write and one sync however many tables it wrote, as a server's commit
+ *     is one write and flush of its one redo log (InnoDB, PostgreSQL). Measured beside
+ *     them (docs/fidelity.md), this asks a drive for the servers' flushes per
+ *     transaction; SQLite's one writer per file costs little, since the writes' pages
+ *     are read before the writer queue (prefetch) and the sync is shared (group commit).
+ *   per-table: sbtest-sqlite-i<N>-t<T>.db for table T, each with its own WAL (as if
+ *     every table had its own log): writers of different tables run at once, and a
+ *     commit that wrote three tables syncs three WALs, one after the other.
  *
  * Schema and statements are sysbench's oltp_common.lua for a SQL database: table
  * sbtestN(id INTEGER PRIMARY KEY, k, c CHAR(120), pad CHAR(60)) and index k_N on k
@@ -35,7 +39,8 @@
  * with sync full the commit only leaves its WAL frames in the buffer pool under the
  * queue, then waits for a WAL sync shared with every commit of that file that came
  * meanwhile (st_db's group commit), outside it. Each connection times its waits
- * (sb_waits) for the result.
+ * (sb_waits) for the result. In the shared layout there is one file, so one writer
+ * queue and one commit per transaction; the per-table rules below reduce to that.
  */
 #include "oltp/sysbench_sqlite_internal.h"
 
@@ -52,8 +57,10 @@ typedef struct sq_db {
     sb_db_opts o;
     st_db *meta; /* sbtest-sqlite-i<N>.db: the meta row */
     uint32_t ntables;
-    sq_table *t; /* t[0] is sbtest1 */
-    uint64_t table_buffer;
+    bool shared;     /* every table in one file (else one file per table) */
+    uint32_t nfiles; /* 1 (shared) or ntables */
+    sq_file *f;      /* f[0] holds every table (shared), or table t is f[t - 1] */
+    uint64_t file_buffer;
 } sq_db;
 
 enum {
@@ -89,23 +96,23 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_PF_INDEX] = "SELECT id FROM sbtest%1$u INDEXED BY k_%1$u WHERE k=? AND id=?",
 };
 
-typedef struct sq_tconn { /* one connection's SQLite connection to one table file */
+typedef struct sq_fconn { /* one connection's SQLite connection to one file */
     sqlite3 *c;
     sqlite3_stmt *begin_r, *begin_w, *commit, *rollback;
-    sqlite3_stmt *stmts[S_COUNT]; /* prepared on first use */
-    bool open;                    /* a transaction is open on this file */
-    bool writing;                 /* holds the file's writer queue */
-    bool durable;                 /* committed in group-commit mode, not yet synced */
-} sq_tconn;
+    bool open;    /* a transaction is open on this file */
+    bool writing; /* holds the file's writer queue */
+    bool durable; /* committed in group-commit mode, not yet synced */
+} sq_fconn;
 
 typedef struct sq_conn {
     sq_db *db;
-    uint32_t ntables;
-    sq_tconn *t;    /* [ntables], connected on first use */
-    int mode;       /* 0 no transaction, 1 read snapshot, 2 write */
-    uint32_t *plan; /* tables planned for the next write transaction */
+    uint32_t ntables, nfiles;
+    sq_fconn *f;           /* [nfiles], connected on first use */
+    sqlite3_stmt **stmts;  /* [ntables * S_COUNT] on their file's connection, prepared on first use */
+    int mode;              /* 0 no transaction, 1 read snapshot, 2 write */
+    uint32_t *plan;        /* files (numbered from 1) planned for the next write transaction */
     int nplan;
-    uint32_t locked_max; /* highest table whose writer queue is held (0: none) */
+    uint32_t locked_max; /* highest file number whose writer queue is held (0: none) */
     sb_waits w;
     uint64_t held_since_ns;  /* when the first writer queue of the transaction was taken */
     uint64_t read_mark_ns;   /* the thread's device read time then */
@@ -126,19 +133,39 @@ static void table_name(int instance, uint32_t table, char *buf, size_t len)
     snprintf(buf, len, "sbtest-sqlite-i%d-t%u.db", instance + 1, table);
 }
 
-static int sq_files(int instance, uint32_t table, char names[][64], int max)
+static void shared_name(int instance, char *buf, size_t len)
 {
-    /* The database and the companions SQLite or the VFS may keep beside it. */
+    snprintf(buf, len, "sbtest-sqlite-i%d-tables.db", instance + 1);
+}
+
+/* A database and the companions SQLite or the VFS may keep beside it, from names[n]. */
+static int with_companions(const char *base, char names[][64], int n, int max)
+{
     static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-    char base[48];
-    if (table)
-        table_name(instance, table, base, sizeof base);
-    else
-        meta_name(instance, base, sizeof base);
-    int n = 0;
     for (unsigned i = 0; i < sizeof sfx / sizeof sfx[0] && n < max; i++, n++)
         snprintf(names[n], 64, "%s%s", base, sfx[i]);
     return n;
+}
+
+/* Table 0: the meta file and the shared tables file; table t: its own file (the
+ * per-table layout). Whichever layout is on the target, its files are named. */
+static int sq_files(int instance, uint32_t table, char names[][64], int max)
+{
+    char base[48];
+    if (table) {
+        table_name(instance, table, base, sizeof base);
+        return with_companions(base, names, 0, max);
+    }
+    meta_name(instance, base, sizeof base);
+    int n = with_companions(base, names, 0, max);
+    shared_name(instance, base, sizeof base);
+    return with_companions(base, names, n, max);
+}
+
+/* The file (numbered from 1) that holds table t. */
+static uint32_t file_of(const sq_db *d, uint32_t t)
+{
+    return d->shared ? 1 : t;
 }
 
 static int sq_exec_conn(sqlite3 *c, const char *sql, char *err, size_t errlen)
@@ -167,21 +194,24 @@ static int read_meta(sq_db *d, sb_meta *m, char *err, size_t errlen)
     return SIM_EXIT_OK;
 }
 
-/* Opens (or, loading, creates then closes again for the loader) table t's file. */
-static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errlen)
+/* Opens (or, loading, creates then closes again for the loader) file number fn. */
+static int open_file(sq_db *d, uint32_t fn, bool create, char *err, size_t errlen)
 {
-    sq_table *tb = &d->t[t - 1];
+    sq_file *f = &d->f[fn - 1];
     char name[64];
-    table_name(d->o.instance, t, name, sizeof name);
+    if (d->shared)
+        shared_name(d->o.instance, name, sizeof name);
+    else
+        table_name(d->o.instance, fn, name, sizeof name);
     if (!create && !st_target_owns(d->target, name)) {
         snprintf(err, errlen,
-                 "instance %d has no file for sbtest%u (%s): it was prepared by an older "
-                 "appsim that kept all tables in one file; run cleanup and prepare again",
-                 d->o.instance + 1, t, name);
+                 "instance %d has no file %s for its tables: it was prepared by an older "
+                 "appsim or only in part; run cleanup and prepare again",
+                 d->o.instance + 1, name);
         return SIM_EXIT_USAGE;
     }
     st_db_opts so = {
-        .buffer_bytes = d->table_buffer,
+        .buffer_bytes = d->file_buffer,
         .sync = d->o.loading ? "off" : d->o.sync,
         .checkpoint_wal_bytes = 64ull << 20,
         .checkpoint_mode = "passive",
@@ -189,18 +219,18 @@ static int open_table(sq_db *d, uint32_t t, bool create, char *err, size_t errle
         .engine = d->o.io_engine,
         .wal_limit_bytes = d->o.wal_limit,
     };
-    snprintf(tb->name, sizeof tb->name, "%s", name);
-    st_target_file_path(d->target, name, tb->path, sizeof tb->path);
-    int rc = st_db_open(d->target, name, &so, create, &tb->db, err, errlen);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    st_target_file_path(d->target, name, f->path, sizeof f->path);
+    int rc = st_db_open(d->target, name, &so, create, &f->db, err, errlen);
     if (rc) return rc;
-    json_t *j = st_db_json(tb->db);
+    json_t *j = st_db_json(f->db);
     int page = (int)json_integer_value(json_object_get(j, "page_size"));
     json_decref(j);
-    tb->page_size = page > 0 ? (uint32_t)page : 4096;
-    tb->group_commit = !d->o.loading && d->o.group_commit && st_db_can_group_commit(tb->db);
+    f->page_size = page > 0 ? (uint32_t)page : 4096;
+    f->group_commit = !d->o.loading && d->o.group_commit && st_db_can_group_commit(f->db);
     if (d->o.loading) { /* the loader writes it through SQLite's default VFS */
-        st_db_close(tb->db);
-        tb->db = NULL;
+        st_db_close(f->db);
+        f->db = NULL;
     }
     return SIM_EXIT_OK;
 }
@@ -209,48 +239,71 @@ static void sq_close(void *db)
 {
     sq_db *d = db;
     if (!d) return;
-    for (uint32_t i = 0; d->t && i < d->ntables; i++) {
-        if (d->t[i].db) st_db_close(d->t[i].db);
-        sim_fifo_lock_free(d->t[i].writers);
+    for (uint32_t i = 0; d->f && i < d->nfiles; i++) {
+        if (d->f[i].db) st_db_close(d->f[i].db);
+        sim_fifo_lock_free(d->f[i].writers);
+        pthread_mutex_destroy(&d->f[i].load_mu);
     }
-    free(d->t);
+    free(d->f);
     if (d->meta) st_db_close(d->meta);
     free(d);
 }
 
-/* --buffer is the instance's memory: split evenly over the table files (sysbench draws
- * tables uniformly, so each file's share of the hot pages is 1/tables), but never
- * below what st_db needs per file; the result shows each file's pool. */
-static uint64_t buffer_per_table(const sb_db_opts *o)
+/* --buffer is the instance's memory: one pool for the shared file; split evenly over
+ * per-table files (sysbench draws tables uniformly, so each file's share of the hot
+ * pages is 1/tables), but never below what st_db needs per file; the result shows each
+ * file's pool. */
+static uint64_t buffer_per_file(const sb_db_opts *o, uint32_t nfiles)
 {
     uint64_t total = o->buffer_bytes ? o->buffer_bytes : 128ull << 20;
-    uint64_t per = total / (o->tables ? o->tables : 1);
+    uint64_t per = total / nfiles;
     st_db_opts so = {.max_connections = o->max_connections + 2};
     uint64_t min = st_db_min_buffer(&so, ST_DB_PAGE_SIZE);
     if (per < min) {
         if (!o->loading)
             sim_warn("--buffer over %u table files gives each less than SQLite's minimum; "
                      "each gets %llu bytes (%llu in all)",
-                     o->tables, (unsigned long long)min, (unsigned long long)min * o->tables);
+                     nfiles, (unsigned long long)min, (unsigned long long)min * nfiles);
         per = min;
     }
     return per;
+}
+
+/* The layout: prepare's choice (shared unless --table-files per-table); an existing
+ * instance's is the one its files show, and asking for the other is refused. */
+static int choose_layout(sq_db *d, bool create, char *err, size_t errlen)
+{
+    const char *want = d->o.table_files;
+    if (create) {
+        d->shared = !want || strcmp(want, "per-table") != 0;
+        return SIM_EXIT_OK;
+    }
+    char name[64];
+    shared_name(d->o.instance, name, sizeof name);
+    d->shared = st_target_owns(d->target, name);
+    const char *have = d->shared ? "shared" : "per-table";
+    if (want && strcmp(want, have)) {
+        snprintf(err, errlen,
+                 "instance %d was prepared with --table-files %s; run it without "
+                 "--table-files (or with %s), or cleanup and prepare again with "
+                 "--table-files %s",
+                 d->o.instance + 1, have, have, want);
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
 }
 
 static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, char *err,
                    size_t errlen)
 {
     sq_db *d = calloc(1, sizeof *d);
-    if (d) d->t = calloc(o->tables ? o->tables : 1, sizeof *d->t);
-    if (!d || !d->t) {
-        free(d);
+    if (!d) {
         snprintf(err, errlen, "out of memory");
         return SIM_EXIT_FAIL;
     }
     d->target = t;
     d->o = *o;
     d->ntables = o->tables;
-    d->table_buffer = buffer_per_table(o);
     char name[64];
     meta_name(o->instance, name, sizeof name);
     st_db_opts so = {
@@ -261,10 +314,21 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     /* Without a complete meta row for these tables, the caller refuses the instance
      * (sysbench_actions.c) before any table is used: leave the tables closed. */
     bool tables = create || (m.complete && m.tables == o->tables);
-    for (uint32_t i = 1; rc == 0 && tables && i <= d->ntables; i++) {
-        d->t[i - 1].writers = sim_fifo_lock_new();
-        rc = d->t[i - 1].writers ? open_table(d, i, create, err, errlen) : SIM_EXIT_FAIL;
-        if (!d->t[i - 1].writers) snprintf(err, errlen, "out of memory");
+    if (rc == 0 && tables) rc = choose_layout(d, create, err, errlen);
+    d->nfiles = !tables ? 0 : d->shared ? 1 : (o->tables ? o->tables : 1);
+    d->f = d->nfiles ? calloc(d->nfiles, sizeof *d->f) : NULL;
+    if (rc == 0 && d->nfiles && !d->f) {
+        snprintf(err, errlen, "out of memory");
+        rc = SIM_EXIT_FAIL;
+    }
+    for (uint32_t i = 0; d->f && i < d->nfiles; i++)
+        pthread_mutex_init(&d->f[i].load_mu, NULL);
+    if (!d->f) d->nfiles = 0;
+    if (d->nfiles) d->file_buffer = buffer_per_file(o, d->nfiles);
+    for (uint32_t i = 1; rc == 0 && i <= d->nfiles; i++) {
+        d->f[i - 1].writers = sim_fifo_lock_new();
+        rc = d->f[i - 1].writers ? open_file(d, i, create, err, errlen) : SIM_EXIT_FAIL;
+        if (!d->f[i - 1].writers) snprintf(err, errlen, "out of memory");
     }
     if (rc) {
         sq_close(d);
@@ -304,24 +368,31 @@ static int sq_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
                          size_t errlen)
 {
     sq_db *d = db;
-    if (!d->o.loading || table < 1 || table > d->ntables) {
+    if (!d->o.loading || table < 1 || table > d->ntables || !d->nfiles) {
         snprintf(err, errlen, "sbtest%u: the database was not opened for loading it", table);
         return SIM_EXIT_FAIL;
     }
-    return sq_load_file(&d->t[table - 1], d->target, d->o.load_via, table, rows, rng, err, errlen);
+    sq_file *f = &d->f[file_of(d, table) - 1];
+    pthread_mutex_lock(&f->load_mu);
+    int rc = sq_load_file(f, d->target, d->o.load_via, table, rows, rng, err, errlen);
+    pthread_mutex_unlock(&f->load_mu);
+    return rc;
 }
 
 static void *sq_connect(void *db, char *err, size_t errlen)
 {
     sq_db *d = db;
     sq_conn *k = calloc(1, sizeof *k);
+    uint32_t nf = d->nfiles ? d->nfiles : 1, nt = d->ntables ? d->ntables : 1;
     if (k) {
-        k->t = calloc(d->ntables ? d->ntables : 1, sizeof *k->t);
-        k->plan = calloc(d->ntables ? d->ntables : 1, sizeof *k->plan);
+        k->f = calloc(nf, sizeof *k->f);
+        k->stmts = calloc((size_t)nt * S_COUNT, sizeof *k->stmts);
+        k->plan = calloc(nf, sizeof *k->plan);
     }
-    if (!k || !k->t || !k->plan) {
+    if (!k || !k->f || !k->stmts || !k->plan) {
         if (k) {
-            free(k->t);
+            free(k->f);
+            free(k->stmts);
             free(k->plan);
         }
         free(k);
@@ -330,49 +401,57 @@ static void *sq_connect(void *db, char *err, size_t errlen)
     }
     k->db = d;
     k->ntables = d->ntables;
+    k->nfiles = d->nfiles;
     return k;
 }
 
 static int status(sq_conn *k, sqlite3 *c, int rc, const char *what);
 
-/* Table t's connection, opened with its transaction statements on first use. */
-static sq_tconn *tconn(sq_conn *k, uint32_t t)
+/* File fn's connection, opened with its transaction statements on first use. */
+static sq_fconn *fconn(sq_conn *k, uint32_t fn)
 {
-    if (t < 1 || t > k->ntables) {
+    sq_fconn *fc = &k->f[fn - 1];
+    if (fc->c) return fc;
+    sq_file *f = &k->db->f[fn - 1];
+    if (!f->db) {
+        snprintf(k->err, sizeof k->err, "%s is not open", f->name);
+        return NULL;
+    }
+    if (st_db_connect(f->db, &fc->c, k->err, sizeof k->err)) {
+        fc->c = NULL;
+        return NULL;
+    }
+    sqlite3_busy_timeout(fc->c, BUSY_TIMEOUT_MS);
+    if (f->group_commit && st_db_conn_group_commit(f->db, fc->c, k->err, sizeof k->err)) {
+        sqlite3_close(fc->c);
+        fc->c = NULL;
+        return NULL;
+    }
+    if (sqlite3_prepare_v2(fc->c, "BEGIN", -1, &fc->begin_r, NULL) ||
+        sqlite3_prepare_v2(fc->c, "BEGIN IMMEDIATE", -1, &fc->begin_w, NULL) ||
+        sqlite3_prepare_v2(fc->c, "COMMIT", -1, &fc->commit, NULL) ||
+        sqlite3_prepare_v2(fc->c, "ROLLBACK", -1, &fc->rollback, NULL)) {
+        snprintf(k->err, sizeof k->err, "SQLite: %s", sqlite3_errmsg(fc->c));
+        sqlite3_finalize(fc->begin_r);
+        sqlite3_finalize(fc->begin_w);
+        sqlite3_finalize(fc->commit);
+        sqlite3_close(fc->c);
+        memset(fc, 0, sizeof *fc);
+        return NULL;
+    }
+    return fc;
+}
+
+/* The number of the file that holds table t, 0 (with k->err) when there is no such
+ * table. */
+static uint32_t table_file(sq_conn *k, uint32_t t)
+{
+    if (t < 1 || t > k->ntables || !k->nfiles) {
         snprintf(k->err, sizeof k->err, "table sbtest%u does not exist (tables 1..%u)", t,
                  k->ntables);
-        return NULL;
+        return 0;
     }
-    sq_tconn *tc = &k->t[t - 1];
-    if (tc->c) return tc;
-    sq_table *tb = &k->db->t[t - 1];
-    if (!tb->db) {
-        snprintf(k->err, sizeof k->err, "sbtest%u's file is not open", t);
-        return NULL;
-    }
-    if (st_db_connect(tb->db, &tc->c, k->err, sizeof k->err)) {
-        tc->c = NULL;
-        return NULL;
-    }
-    sqlite3_busy_timeout(tc->c, BUSY_TIMEOUT_MS);
-    if (tb->group_commit && st_db_conn_group_commit(tb->db, tc->c, k->err, sizeof k->err)) {
-        sqlite3_close(tc->c);
-        tc->c = NULL;
-        return NULL;
-    }
-    if (sqlite3_prepare_v2(tc->c, "BEGIN", -1, &tc->begin_r, NULL) ||
-        sqlite3_prepare_v2(tc->c, "BEGIN IMMEDIATE", -1, &tc->begin_w, NULL) ||
-        sqlite3_prepare_v2(tc->c, "COMMIT", -1, &tc->commit, NULL) ||
-        sqlite3_prepare_v2(tc->c, "ROLLBACK", -1, &tc->rollback, NULL)) {
-        snprintf(k->err, sizeof k->err, "SQLite: %s", sqlite3_errmsg(tc->c));
-        sqlite3_finalize(tc->begin_r);
-        sqlite3_finalize(tc->begin_w);
-        sqlite3_finalize(tc->commit);
-        sqlite3_close(tc->c);
-        memset(tc, 0, sizeof *tc);
-        return NULL;
-    }
-    return tc;
+    return file_of(k->db, t);
 }
 
 static int step_simple(sq_conn *k, sqlite3 *c, sqlite3_stmt *s, const char *what)
@@ -382,12 +461,12 @@ static int step_simple(sq_conn *k, sqlite3 *c, sqlite3_stmt *s, const char *what
     return status(k, c, rc, what);
 }
 
-static void release_writer(sq_conn *k, uint32_t t)
+static void release_writer(sq_conn *k, uint32_t fn)
 {
-    sq_tconn *tc = &k->t[t - 1];
-    if (tc->writing) {
-        tc->writing = false;
-        sim_fifo_lock_release(k->db->t[t - 1].writers);
+    sq_fconn *fc = &k->f[fn - 1];
+    if (fc->writing) {
+        fc->writing = false;
+        sim_fifo_lock_release(k->db->f[fn - 1].writers);
     }
 }
 
@@ -417,24 +496,25 @@ static void note_released(sq_conn *k)
     k->held_since_ns = 0;
 }
 
-/* Ends table t's file transaction: COMMIT (timed) or ROLLBACK. A failed COMMIT is
- * rolled back so that no transaction stays open. */
-static int end_one(sq_conn *k, sq_tconn *tc, bool commit)
+/* Ends a file's transaction: COMMIT (timed) or ROLLBACK. A failed COMMIT is rolled
+ * back so that no transaction stays open. */
+static int end_one(sq_conn *k, uint32_t fn, bool commit)
 {
+    sq_fconn *fc = &k->f[fn - 1];
     int rc = SB_FAIL;
     if (commit) {
         uint64_t t0 = sim_now_ns();
-        rc = step_simple(k, tc->c, tc->commit, "COMMIT");
-        if (tc->writing) k->w.commit_ns += sim_now_ns() - t0;
+        rc = step_simple(k, fc->c, fc->commit, "COMMIT");
+        if (fc->writing) k->w.commit_ns += sim_now_ns() - t0;
     }
-    if (rc != SB_OK && !sqlite3_get_autocommit(tc->c)) {
+    if (rc != SB_OK && !sqlite3_get_autocommit(fc->c)) {
         char keep[sizeof k->err];
         memcpy(keep, k->err, sizeof keep);
-        step_simple(k, tc->c, tc->rollback, "ROLLBACK");
+        step_simple(k, fc->c, fc->rollback, "ROLLBACK");
         memcpy(k->err, keep, sizeof keep);
     }
-    tc->durable = rc == SB_OK && tc->writing && k->db->t[tc - k->t].group_commit;
-    tc->open = false;
+    fc->durable = rc == SB_OK && fc->writing && k->db->f[fn - 1].group_commit;
+    fc->open = false;
     return rc;
 }
 
@@ -445,13 +525,13 @@ static int make_durable(sq_conn *k)
 {
     int rc = SB_OK;
     uint64_t t0 = 0;
-    for (uint32_t t = 1; t <= k->ntables; t++) {
-        sq_tconn *tc = &k->t[t - 1];
-        if (!tc->durable) continue;
+    for (uint32_t fn = 1; fn <= k->nfiles; fn++) {
+        sq_fconn *fc = &k->f[fn - 1];
+        if (!fc->durable) continue;
         if (!t0) t0 = sim_now_ns();
-        tc->durable = false;
+        fc->durable = false;
         char err[sizeof k->err];
-        if (st_db_commit_durable(k->db->t[t - 1].db, err, sizeof err) && rc == SB_OK) {
+        if (st_db_commit_durable(k->db->f[fn - 1].db, err, sizeof err) && rc == SB_OK) {
             memcpy(k->err, err, sizeof err);
             rc = SB_FAIL;
         }
@@ -460,23 +540,22 @@ static int make_durable(sq_conn *k)
     return rc;
 }
 
-/* Ends every open file transaction (commit = false: rolls back), in table order,
+/* Ends every open file transaction (commit = false: rolls back), in file order,
  * releases the writer queues, then (group commit) waits for the WAL syncs. Returns the
  * first failure. */
 static int end_all(sq_conn *k, bool commit)
 {
     int first = SB_OK;
     char keep[sizeof k->err] = "";
-    for (uint32_t t = 1; t <= k->ntables; t++) {
-        sq_tconn *tc = &k->t[t - 1];
-        if (tc->open) {
-            int rc = end_one(k, tc, commit && first == SB_OK);
+    for (uint32_t fn = 1; fn <= k->nfiles; fn++) {
+        if (k->f[fn - 1].open) {
+            int rc = end_one(k, fn, commit && first == SB_OK);
             if (rc != SB_OK && first == SB_OK && commit) {
                 first = rc;
                 memcpy(keep, k->err, sizeof keep);
             }
         }
-        release_writer(k, t);
+        release_writer(k, fn);
     }
     note_released(k);
     k->mode = 0;
@@ -492,18 +571,19 @@ static void sq_disconnect(void *conn)
     sq_conn *k = conn;
     if (!k) return;
     end_all(k, false);
-    for (uint32_t t = 0; t < k->ntables; t++) {
-        sq_tconn *tc = &k->t[t];
-        if (!tc->c) continue;
-        for (int i = 0; i < S_COUNT; i++)
-            sqlite3_finalize(tc->stmts[i]);
-        sqlite3_finalize(tc->begin_r);
-        sqlite3_finalize(tc->begin_w);
-        sqlite3_finalize(tc->commit);
-        sqlite3_finalize(tc->rollback);
-        sqlite3_close(tc->c);
+    for (size_t i = 0; i < (size_t)k->ntables * S_COUNT; i++)
+        sqlite3_finalize(k->stmts[i]);
+    for (uint32_t fn = 0; fn < k->nfiles; fn++) {
+        sq_fconn *fc = &k->f[fn];
+        if (!fc->c) continue;
+        sqlite3_finalize(fc->begin_r);
+        sqlite3_finalize(fc->begin_w);
+        sqlite3_finalize(fc->commit);
+        sqlite3_finalize(fc->rollback);
+        sqlite3_close(fc->c);
     }
-    free(k->t);
+    free(k->f);
+    free(k->stmts);
     free(k->plan);
     free(k);
 }
@@ -522,55 +602,59 @@ static int status(sq_conn *k, sqlite3 *c, int rc, const char *what)
     return prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? SB_RETRY : SB_FAIL;
 }
 
-/* Joins table t into the open transaction: a deferred BEGIN for a read snapshot; for
- * a write, t's writer queue (waited for only above every queue held, see the top of
- * the file) and BEGIN IMMEDIATE. */
-static int join(sq_conn *k, uint32_t t, sq_tconn **out)
+/* Joins the file of table t into the open transaction: a deferred BEGIN for a read
+ * snapshot; for a write, the file's writer queue (waited for only above every queue
+ * held, see the top of the file) and BEGIN IMMEDIATE. */
+static int join(sq_conn *k, uint32_t t, sq_fconn **out)
 {
-    sq_tconn *tc = tconn(k, t);
-    if (!tc) return SB_FAIL;
-    *out = tc;
-    if (tc->open) return SB_OK;
+    uint32_t fn = table_file(k, t);
+    sq_fconn *fc = fn ? fconn(k, fn) : NULL;
+    if (!fc) return SB_FAIL;
+    *out = fc;
+    if (fc->open) return SB_OK;
     if (k->mode == 0) {
         snprintf(k->err, sizeof k->err, "statement on sbtest%u outside a transaction", t);
         return SB_FAIL;
     }
     if (k->mode == 1) {
-        int rc = step_simple(k, tc->c, tc->begin_r, "BEGIN");
-        tc->open = rc == SB_OK;
+        int rc = step_simple(k, fc->c, fc->begin_r, "BEGIN");
+        fc->open = rc == SB_OK;
         return rc;
     }
-    sim_fifo_lock *w = k->db->t[t - 1].writers;
-    if (t > k->locked_max) {
+    sim_fifo_lock *w = k->db->f[fn - 1].writers;
+    if (fn > k->locked_max) {
         uint64_t t0 = sim_now_ns();
         sim_fifo_lock_acquire(w);
         uint64_t dt = sim_now_ns() - t0;
         k->w.lock_ns += dt;
         if (k->held_since_ns) k->queued_held_ns += dt;
-        k->locked_max = t;
+        k->locked_max = fn;
     } else if (!sim_fifo_lock_try(w)) {
         snprintf(k->err, sizeof k->err,
                  "sbtest%u's writer is busy and this transaction holds a later table's", t);
         return SB_RETRY;
     }
-    tc->writing = true;
+    fc->writing = true;
     note_held(k);
-    int rc = step_simple(k, tc->c, tc->begin_w, "BEGIN IMMEDIATE");
-    tc->open = rc == SB_OK;
-    if (rc != SB_OK) release_writer(k, t);
+    int rc = step_simple(k, fc->c, fc->begin_w, "BEGIN IMMEDIATE");
+    fc->open = rc == SB_OK;
+    if (rc != SB_OK) release_writer(k, fn);
     return rc;
 }
 
+/* The planned tables' files, ascending, without duplicates. The plan holds a table of
+ * each file: join takes the file's queue through it. */
 static void sq_plan_writes(void *conn, const uint32_t *tables, int n)
 {
     sq_conn *k = conn;
     k->nplan = 0;
     for (int i = 0; i < n; i++) {
-        if (tables[i] < 1 || tables[i] > k->ntables) continue; /* the statement reports it */
+        if (tables[i] < 1 || tables[i] > k->ntables || !k->nfiles) continue; /* reported later */
+        uint32_t fn = file_of(k->db, tables[i]);
         int j = k->nplan;
-        while (j > 0 && k->plan[j - 1] > tables[i]) /* insertion sort, no duplicates */
+        while (j > 0 && file_of(k->db, k->plan[j - 1]) > fn) /* insertion sort */
             j--;
-        if (j > 0 && k->plan[j - 1] == tables[i]) continue;
+        if (j > 0 && file_of(k->db, k->plan[j - 1]) == fn) continue;
         memmove(&k->plan[j + 1], &k->plan[j], (size_t)(k->nplan - j) * sizeof *k->plan);
         k->plan[j] = tables[i];
         k->nplan++;
@@ -584,8 +668,8 @@ static int sq_begin(void *conn, bool write)
     k->mode = write ? 2 : 1;
     int rc = SB_OK;
     for (int i = 0; write && rc == SB_OK && i < k->nplan; i++) {
-        sq_tconn *tc;
-        rc = join(k, k->plan[i], &tc);
+        sq_fconn *fc;
+        rc = join(k, k->plan[i], &fc);
     }
     k->nplan = 0;
     if (rc != SB_OK) {
@@ -611,20 +695,21 @@ static void sq_rollback(void *conn)
     memcpy(k->err, keep, sizeof keep);
 }
 
-/* Statement `which` of table t, joined to the open transaction. */
+/* Statement `which` of table t, on its file's connection joined to the open
+ * transaction. */
 static sqlite3_stmt *stmt(sq_conn *k, uint32_t t, int which, int *rc, sqlite3 **c)
 {
-    sq_tconn *tc;
-    *rc = join(k, t, &tc);
+    sq_fconn *fc;
+    *rc = join(k, t, &fc);
     if (*rc != SB_OK) return NULL;
-    *c = tc->c;
-    sqlite3_stmt **slot = &tc->stmts[which];
+    *c = fc->c;
+    sqlite3_stmt **slot = &k->stmts[(size_t)(t - 1) * S_COUNT + (size_t)which];
     if (!*slot) {
         char sql[256];
         snprintf(sql, sizeof sql, stmt_sql[which], t);
-        if (sqlite3_prepare_v3(tc->c, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) !=
+        if (sqlite3_prepare_v3(fc->c, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) !=
             SQLITE_OK) {
-            snprintf(k->err, sizeof k->err, "SQLite: %s: %s", sql, sqlite3_errmsg(tc->c));
+            snprintf(k->err, sizeof k->err, "SQLite: %s: %s", sql, sqlite3_errmsg(fc->c));
             *slot = NULL;
             *rc = SB_FAIL;
         }
@@ -801,11 +886,12 @@ static int check_table(sq_db *d, uint32_t t, json_t *rows, bool *ok, char *qc, s
                        char *err, size_t errlen)
 {
     sqlite3 *c;
-    if (!d->t[t - 1].db) {
+    st_db *db = d->nfiles ? d->f[file_of(d, t) - 1].db : NULL;
+    if (!db) {
         snprintf(err, errlen, "sbtest%u's file is not open", t);
         return SIM_EXIT_FAIL;
     }
-    if (st_db_connect(d->t[t - 1].db, &c, err, errlen)) return SIM_EXIT_FAIL;
+    if (st_db_connect(db, &c, err, errlen)) return SIM_EXIT_FAIL;
     sqlite3_busy_timeout(c, BUSY_TIMEOUT_MS);
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -870,44 +956,55 @@ static int sq_check(void *db, uint32_t tables, json_t **report, char *err, size_
     return ok ? 0 : SIM_EXIT_FAIL;
 }
 
-static json_t *sq_json(void *db)
+static json_t *group_commit_json(const sq_db *d)
 {
-    sq_db *d = db;
-    json_t *files = json_array();
-    for (uint32_t i = 0; i < d->ntables; i++) {
-        json_t *j = d->t[i].db ? st_db_json(d->t[i].db) : NULL;
-        json_array_append_new(files, j ? j : json_null());
-    }
-    json_t *j = json_object();
-    json_object_set_new(j, "layout", json_string("one database file per table"));
-    json_object_set_new(j, "buffer_bytes_per_table", json_integer((json_int_t)d->table_buffer));
-    json_object_set_new(j, "tables", files);
+    bool gc = d->nfiles > 0 && d->f[0].group_commit;
+    if (!gc)
+        return json_pack("{s:b, s:s}", "on", false, "why",
+                         d->o.group_commit ? "needs --sync full on appsim's VFS"
+                                           : "--group-commit off");
     uint64_t commits = 0, syncs = 0, ahead = 0, blocks_ahead = 0;
-    bool gc = d->ntables > 0 && d->t[0].group_commit;
-    for (uint32_t i = 0; gc && i < d->ntables; i++) {
+    for (uint32_t i = 0; i < d->nfiles; i++) {
         st_db_gc_stats one;
-        st_db_group_commit_stats(d->t[i].db, &one);
+        st_db_group_commit_stats(d->f[i].db, &one);
         commits += one.commits;
         syncs += one.wal_syncs;
         ahead += one.writes_ahead;
         blocks_ahead += one.blocks_ahead;
     }
-    json_object_set_new(j, "group_commit",
-                        gc ? json_pack("{s:b, s:I, s:I, s:f, s:I, s:I, s:s}", "on", true, "commits",
-                                       (json_int_t)commits, "wal_syncs", (json_int_t)syncs,
-                                       "commits_per_sync", syncs ? (double)commits / syncs : 0.0,
-                                       "wal_writes_ahead", (json_int_t)ahead,
-                                       "wal_blocks_written_ahead", (json_int_t)blocks_ahead, "note",
-                                       "all table files, over the whole run (warm-up "
-                                       "included)")
-                           : json_pack("{s:b, s:s}", "on", false, "why",
-                                       d->o.group_commit ? "needs --sync full on appsim's VFS"
-                                                         : "--group-commit off"));
+    return json_pack("{s:b, s:I, s:I, s:f, s:I, s:I, s:s}", "on", true, "commits",
+                     (json_int_t)commits, "wal_syncs", (json_int_t)syncs, "commits_per_sync",
+                     syncs ? (double)commits / syncs : 0.0, "wal_writes_ahead", (json_int_t)ahead,
+                     "wal_blocks_written_ahead", (json_int_t)blocks_ahead, "note",
+                     "commits per file, all files, over the whole run (warm-up included)");
+}
+
+static json_t *sq_json(void *db)
+{
+    sq_db *d = db;
+    json_t *files = json_array();
+    for (uint32_t i = 0; i < d->nfiles; i++) {
+        json_t *j = d->f[i].db ? st_db_json(d->f[i].db) : NULL;
+        json_array_append_new(files, j ? j : json_null());
+    }
+    json_t *j = json_object();
+    json_object_set_new(j, "table_files", json_string(d->shared ? "shared" : "per-table"));
+    json_object_set_new(j, "layout", json_string(d->shared ? "every table in one database file, "
+                                                             "one WAL"
+                                                           : "one database file per table, a "
+                                                             "WAL each"));
+    json_object_set_new(j, "buffer_bytes_per_file", json_integer((json_int_t)d->file_buffer));
+    json_object_set_new(j, "files", files);
+    json_object_set_new(j, "group_commit", group_commit_json(d));
     json_object_set_new(
         j, "transactions",
-        json_string("reads in deferred snapshots per table file; writers queue FIFO per table "
-                    "file, taken in table order, then BEGIN IMMEDIATE; commit atomic per file; "
-                    "with group commit the WAL sync is waited for after the queues are released"));
+        json_string(d->shared ? "reads in a deferred snapshot; writers queue FIFO for the "
+                                "file, then BEGIN IMMEDIATE; one atomic commit; with group "
+                                "commit the WAL sync is waited for after the queue is released"
+                              : "reads in deferred snapshots per table file; writers queue "
+                                "FIFO per table file, taken in table order, then BEGIN "
+                                "IMMEDIATE; commit atomic per file; with group commit the WAL "
+                                "syncs are waited for after the queues are released"));
     return j;
 }
 
@@ -915,21 +1012,22 @@ static void sq_cache(void *db, uint64_t *buffer_bytes, uint64_t *data_bytes)
 {
     sq_db *d = db;
     *buffer_bytes = *data_bytes = 0;
-    for (uint32_t i = 0; i < d->ntables; i++)
-        if (d->t[i].db) {
-            *buffer_bytes += st_db_buffer_bytes(d->t[i].db);
-            *data_bytes += st_db_data_bytes_at_open(d->t[i].db);
+    for (uint32_t i = 0; i < d->nfiles; i++)
+        if (d->f[i].db) {
+            *buffer_bytes += st_db_buffer_bytes(d->f[i].db);
+            *data_bytes += st_db_data_bytes_at_open(d->f[i].db);
         }
 }
 
 static const sb_engine_ops sqlite_engine = {
     .name = "sqlite",
-    .description = "SQLite through appsim's direct-I/O VFS, one file per table (buffer pools "
-                   "= --buffer split over the tables)",
+    .description = "SQLite through appsim's direct-I/O VFS, the tables in one file with one "
+                   "WAL (--table-files per-table: a file and WAL per table, --buffer split "
+                   "over them)",
     .files = sq_files,
     .cache = sq_cache,
-    .buffer_is = "appsim's buffer pools (--buffer split over the table files; O_DIRECT, no "
-                 "page cache)",
+    .buffer_is = "appsim's buffer pool (--buffer; split over the files with --table-files "
+                 "per-table; O_DIRECT, no page cache)",
     .parallel_tables = true,
     .on_vfs = true,
     .open = sq_open,

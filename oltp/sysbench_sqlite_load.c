@@ -1,9 +1,10 @@
 /*
- * oltp/sysbench_sqlite_load.c: prepare of one sbtest table in its own SQLite file, by
+ * oltp/sysbench_sqlite_load.c: prepare of one sbtest table into its SQLite file, by
  * SQLite's INSERTs (--load-via sql) or by writing the b-tree pages directly
  * (storage/sqlite/sqlite_bulk.c, the default). Both paths draw the same values in the same
- * order, so they load identical tables from one seed. Each table has its own file and
- * loader connection, so tables load in parallel on different threads.
+ * order, so they load identical tables from one seed. Tables of one file load one after
+ * the other (the page writer appends each table's trees after the file's last page);
+ * files of their own (--table-files per-table) load in parallel on different threads.
  */
 #include "oltp/sysbench_sqlite_internal.h"
 
@@ -38,7 +39,7 @@ int sq_exec(sqlite3 *c, const char *sql, char *err, size_t errlen)
  */
 
 /* The loader's connection (again after a page-level load, which needs it closed). */
-static int loader_connect(sq_table *d, st_target *t, char *err, size_t errlen)
+static int loader_connect(sq_file *d, st_target *t, char *err, size_t errlen)
 {
     /* The default VFS opens by path: only after the files were checked, and never
      * through a symlink. */
@@ -70,7 +71,7 @@ static int loader_connect(sq_table *d, st_target *t, char *err, size_t errlen)
 /* Ends the load: the file durable on the drive, none of it left in the page cache,
  * and the WAL file the VFS expects (SQLite removed it when the journal went off)
  * present again, empty; it is in the manifest, so appsim may write it. */
-static int close_loader(sq_table *d, st_target *target, char *err, size_t errlen)
+static int close_loader(sq_file *d, st_target *target, char *err, size_t errlen)
 {
     sqlite3_close(d->load);
     d->load = NULL;
@@ -105,7 +106,7 @@ static uint64_t draw_row(sim_rng *rng, uint64_t rows, char c[SB_C_LEN], char pad
 }
 
 /* The SQL path: sysbench's INSERTs in batched transactions, then CREATE INDEX. */
-static int load_sql(sq_table *d, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
+static int load_sql(sq_file *d, uint32_t table, uint64_t rows, sim_rng *rng, char *err,
                     size_t errlen)
 {
     sqlite3 *c = d->load;
@@ -221,7 +222,7 @@ out:
  * this one writes the same records (same draws, same encoding) at several times that
  * rate. Memory: 12 bytes per row for the k index sort.
  */
-static int load_pages(sq_table *d, st_target *t, uint32_t table, uint64_t rows, sim_rng *rng,
+static int load_pages(sq_file *d, st_target *t, uint32_t table, uint64_t rows, sim_rng *rng,
                       char *err, size_t errlen)
 {
     char sql[256];
@@ -280,7 +281,7 @@ static int load_pages(sq_table *d, st_target *t, uint32_t table, uint64_t rows, 
     return SIM_EXIT_OK;
 }
 
-int sq_load_file(sq_table *tbl, st_target *t, const char *via, uint32_t table, uint64_t rows,
+int sq_load_file(sq_file *tbl, st_target *t, const char *via, uint32_t table, uint64_t rows,
                  sim_rng *rng, char *err, size_t errlen)
 {
     if (loader_connect(tbl, t, err, errlen)) return SIM_EXIT_FAIL;

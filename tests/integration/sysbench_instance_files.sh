@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/sysbench_instance_files.sh: sysbench's instance files carry the
 # instance's number from 1, as the text and the result count (SQLite's
-# sbtest-sqlite-iN.db and -iN-tT.db, LMDB's sbtest-lmdb-iN.mdb). A target holding the
+# sbtest-sqlite-iN.db and -iN-tables.db, LMDB's sbtest-lmdb-iN.mdb). A target holding the
 # layout of an older appsim, numbered from 0 (made here by renaming the files and their
 # manifest lines, which keeps each file's recorded identity), is never read as the new
 # one: run, prepare and check are refused (exit 2) with a message naming the old file
@@ -20,7 +20,7 @@ for engine in sqlite lmdb; do
   T=$APPSIM_TMP/$engine
   "$APPSIM" sysbench prepare --engine $engine --target "$T" --instances 2 "${SB[@]}" >/dev/null
   case $engine in
-  sqlite) want="i1.db i1-t1.db i1-t2.db i2.db i2-t1.db i2-t2.db" ;;
+  sqlite) want="i1.db i1-tables.db i2.db i2-tables.db" ;;
   lmdb) want="i1.mdb i1.mdb-lock i2.mdb i2.mdb-lock" ;;
   esac
   for f in $want; do [ -e "$T/sbtest-$engine-$f" ] || fail "$engine: no sbtest-$engine-$f: $(ls "$T")"; done

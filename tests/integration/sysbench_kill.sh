@@ -20,7 +20,7 @@ sleep 4
 kill -0 $pid 2>/dev/null || { cat "$APPSIM_TMP/run.out"; fail "the run ended early"; }
 kill -KILL $pid
 wait $pid 2>/dev/null || true
-[ -s "$T/sbtest-sqlite-i1-t1.db-wal" ] || fail "the run committed nothing before the kill"
+[ -s "$T/sbtest-sqlite-i1-tables.db-wal" ] || fail "the run committed nothing before the kill"
 
 set +e
 "$APPSIM" sysbench check --target "$T" "${SHAPE[@]}" --json "$APPSIM_TMP/check.json" \

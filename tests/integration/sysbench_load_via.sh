@@ -4,9 +4,10 @@
 # CREATE INDEX) with the same seed hold identical rows, both pass SQLite's
 # integrity_check, and the k index answers the same ranges. A prepare interrupted by
 # Ctrl-C while writing pages leaves a valid file whose instance is marked incomplete,
-# and prepare works again after cleanup. --load-via is refused for LMDB. Each table
-# has its own file (sbtest-sqlite-i1-tN.db) beside the instance's meta file, and
-# cleanup removes them all.
+# and prepare works again after cleanup. --load-via is refused for LMDB. The tables
+# share one file (sbtest-sqlite-i1-tables.db) beside the instance's meta file; with
+# --table-files per-table each has its own (sbtest-sqlite-i1-tN.db), loaded in
+# parallel, with the same rows; cleanup removes them all.
 set -euo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 command -v sqlite3 >/dev/null || { echo "skipped: the sqlite3 CLI is not installed"; exit 77; }
@@ -17,8 +18,18 @@ SHAPE=(--tables 3 --table-size 30000 --seed 7)
 for via in pages sql; do
   "$APPSIM" sysbench prepare --target "$APPSIM_TMP/$via" "${SHAPE[@]}" --load-via "$via" --quiet >/dev/null
 done
+"$APPSIM" sysbench prepare --target "$APPSIM_TMP/per-table" "${SHAPE[@]}" --table-files per-table \
+  --quiet >/dev/null
+[ ! -e "$APPSIM_TMP/pages/sbtest-sqlite-i1-t1.db" ] || fail "the shared layout made a file per table"
 for t in 1 2 3; do
-  P="$APPSIM_TMP/pages/sbtest-sqlite-i1-t$t.db" S="$APPSIM_TMP/sql/sbtest-sqlite-i1-t$t.db"
+  [ ! -e "$APPSIM_TMP/per-table/sbtest-sqlite-i1-tables.db" ] || fail "per-table made the shared file"
+  P="$APPSIM_TMP/pages/sbtest-sqlite-i1-tables.db" S="$APPSIM_TMP/per-table/sbtest-sqlite-i1-t$t.db"
+  [ "$(sqlite3 "$S" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check of $S"
+  diff=$(sqlite3 "$P" "ATTACH '$S' AS s;
+    SELECT (SELECT count(*) FROM (SELECT * FROM main.sbtest$t EXCEPT SELECT * FROM s.sbtest$t))
+         + (SELECT count(*) FROM (SELECT * FROM s.sbtest$t EXCEPT SELECT * FROM main.sbtest$t));")
+  [ "$diff" = 0 ] || fail "sbtest$t differs between the layouts ($diff rows)"
+  S="$APPSIM_TMP/sql/sbtest-sqlite-i1-tables.db"
   for db in "$P" "$S"; do
     [ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check of $db"
   done
@@ -32,10 +43,24 @@ for t in 1 2 3; do
 done
 [ "$(sqlite3 "$APPSIM_TMP/pages/sbtest-sqlite-i1.db" 'SELECT tables, table_size, complete FROM sbtest_meta')" = "3|30000|1" ] \
   || fail "meta row of the prepared instance"
+# per-table runs as prepared, and a run asking for the other layout is refused
+"$APPSIM" sysbench run --target "$APPSIM_TMP/per-table" "${SHAPE[@]}" --threads 2 --time 1 \
+  --sync off --quiet --json "$APPSIM_TMP/pt.json" >/dev/null
+jq -e '.summary.count > 0 and .engine.instances[0].table_files == "per-table"
+       and (.engine.instances[0].files | length) == 3' "$APPSIM_TMP/pt.json" >/dev/null \
+  || fail "run on per-table files"
+set +e
+"$APPSIM" sysbench run --target "$APPSIM_TMP/per-table" "${SHAPE[@]}" --table-files shared \
+  --time 1 --quiet >/dev/null 2>"$APPSIM_TMP/mismatch.err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q 'prepared with --table-files per-table' "$APPSIM_TMP/mismatch.err" \
+  || fail "a run asking for the other layout: exit $rc, $(cat "$APPSIM_TMP/mismatch.err")"
 # the pages-loaded tables run and check like the others
 "$APPSIM" sysbench run --target "$APPSIM_TMP/pages" "${SHAPE[@]}" --threads 2 --time 1 --sync off \
   --quiet --json "$APPSIM_TMP/run.json" >/dev/null
-jq -e '.summary.count > 0 and .summary.errors == 0' "$APPSIM_TMP/run.json" >/dev/null || fail "run on pages-loaded tables"
+jq -e '.summary.count > 0 and .summary.errors == 0 and .engine.instances[0].table_files == "shared"' \
+  "$APPSIM_TMP/run.json" >/dev/null || fail "run on pages-loaded tables"
 "$APPSIM" sysbench check --target "$APPSIM_TMP/pages" "${SHAPE[@]}" --quiet >/dev/null || fail "check on pages-loaded tables"
 
 # Ctrl-C while pages are being written (4 x 1M rows take over a second)

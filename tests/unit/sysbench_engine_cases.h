@@ -21,6 +21,7 @@
 static const char *engine_name; /* set by the including file's main */
 static bool target_buffered;
 static bool workers_prefetch; /* run_threads' events announce their writes ahead */
+static const char *table_files; /* SQLite's layout at prepare (NULL: the engine's default) */
 
 typedef struct fixture {
     char dir[256];
@@ -47,7 +48,8 @@ static int fx_setup(void **state)
                     .table_size = ROWS,
                     .sync = "off",
                     .max_connections = 8,
-                    .loading = true};
+                    .loading = true,
+                    .table_files = table_files};
     if (f->e->open(f->t, &o, true, &f->db, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return -1;

@@ -1,10 +1,12 @@
 /*
  * The SQLite sysbench engine (oltp/sysbench_sqlite.c) through st_db: the shared
  * engine cases (load with the k index, sysbench's statements, index and row count
- * consistent under concurrent read_write, insert and delete workloads), then what
- * its file per table adds: writers of different tables hold their writer queues at
- * once, and writers that meet in the opposite table order do not deadlock (the later
- * one is told to retry). Runs on the direct-I/O VFS unless APPSIM_TEST_BUFFERED is set.
+ * consistent under concurrent read_write, insert and delete workloads) in the default
+ * layout (every table in one file), which commits a transaction once however many
+ * tables it wrote; then what --table-files per-table adds: writers of different tables
+ * hold their writer queues at once, and writers that meet in the opposite table order
+ * do not deadlock (the later one is told to retry). Runs on the direct-I/O VFS unless
+ * APPSIM_TEST_BUFFERED is set.
  */
 #include "sysbench_engine_cases.h"
 
@@ -109,7 +111,8 @@ static void test_group_commit_and_prefetch(void **state)
                     .table_size = ROWS,
                     .sync = "full",
                     .max_connections = 8,
-                    .group_commit = true};
+                    .group_commit = true,
+                    .table_files = table_files};
     assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), 0);
     workers_prefetch = true;
     sb_counts n = {0};
@@ -151,10 +154,58 @@ static void test_group_commit_and_prefetch(void **state)
     f->e->disconnect(c);
 }
 
+/* The shared layout: one file, and one commit for a transaction that wrote both
+ * tables (the group commit counts commits per file). A run asking for the other layout
+ * than prepare made is refused as a usage error. */
+static void test_shared_file_commits_once(void **state)
+{
+    fixture *f = *state;
+    char err[512];
+    f->e->close(f->db);
+    sb_db_opts o = {
+        .tables = 2, .table_size = ROWS, .sync = "full", .max_connections = 8, .group_commit = true};
+    assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), 0);
+    json_t *j = f->e->json(f->db);
+    assert_string_equal(json_string_value(json_object_get(j, "table_files")), "shared");
+    assert_int_equal(json_array_size(json_object_get(j, "files")), 1);
+    json_decref(j);
+    void *c = f->e->connect(f->db, err, sizeof err);
+    uint32_t both[] = {2, 1};
+    sb_result r = {0};
+    f->e->plan_writes(c, both, 2);
+    assert_int_equal(f->e->begin(c, true), SB_OK);
+    assert_int_equal(f->e->update_index(c, 1, 7, &r), SB_OK);
+    assert_int_equal(f->e->update_index(c, 2, 7, &r), SB_OK);
+    assert_int_equal(f->e->commit(c), SB_OK);
+    f->e->disconnect(c);
+    j = f->e->json(f->db);
+    const json_t *gc = json_object_get(j, "group_commit");
+    if (json_is_true(json_object_get(gc, "on")))
+        assert_int_equal(json_integer_value(json_object_get(gc, "commits")), 1);
+    json_decref(j);
+    f->e->close(f->db);
+    f->db = NULL;
+    o.table_files = "per-table";
+    assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), SIM_EXIT_USAGE);
+    assert_non_null(strstr(err, "--table-files shared"));
+    o.table_files = NULL;
+    assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), 0);
+}
+
+static int per_table(void **state)
+{
+    (void)state;
+    table_files = "per-table";
+    return 0;
+}
+
 int main(void)
 {
     engine_name = "sqlite";
     target_buffered = getenv("APPSIM_TEST_BUFFERED") != NULL;
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test_setup_teardown(test_shared_file_commits_once, fx_setup, fx_teardown),
+    };
     const struct CMUnitTest file_per_table[] = {
         cmocka_unit_test_setup_teardown(test_writers_of_two_tables_at_once, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_opposite_order_is_a_retry, fx_setup, fx_teardown),
@@ -162,5 +213,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit_and_prefetch, fx_setup, fx_teardown),
     };
     int failed = run_engine_cases();
-    return failed + cmocka_run_group_tests(file_per_table, NULL, NULL);
+    failed += cmocka_run_group_tests(shared, NULL, NULL);
+    return failed + cmocka_run_group_tests(file_per_table, per_table, NULL);
 }
