@@ -25,8 +25,8 @@ typedef struct tpcc_options {
     const char *pacing;
     uint64_t cycle_ns; /* 0 = the pacing mode's own */
     const char *mix;
-    double rate;  /* open loop: transactions per second per instance; 0 = closed loop */
-    bool uniform; /* open loop: evenly spaced arrivals instead of exponential */
+    double rate;     /* open loop: transactions per second per instance; 0 = closed loop */
+    bool uniform;    /* open loop: evenly spaced arrivals instead of exponential */
     uint64_t buffer; /* per instance; 0 = automatic */
     uint64_t seed;
     uint64_t report_interval_ns;

@@ -640,12 +640,14 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
         json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:[iiiii], s:I, s:i, s:s, s:b, s:s}", "scale",
                   (json_int_t)o->scale, "vusers_per_instance", (json_int_t)o->vusers, "instances",
                   (json_int_t)n, "connections_per_instance", (json_int_t)o->connections, "pacing",
-                  o->rate > 0 ? "none (open loop)" : o->cycle_ns ? "cycle" : o->pacing, "mean_cycle_s", (double)cycle_ns / 1e9, "mix",
-                  o->mixv.pct[0], o->mixv.pct[1], o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4],
-                  "buffer_bytes_per_instance", (json_int_t)dbo.buffer_bytes,
-                  "delivery_workers_per_instance", tpcc_delivery_workers(o), "prefetch",
-                  o->prefetch, "group_commit", n > 0 && inst[0].db && group_commit_on(o, &inst[0]),
-                  "cpu_sched", o->cpu_sched));
+                  o->rate > 0   ? "none (open loop)"
+                  : o->cycle_ns ? "cycle"
+                                : o->pacing,
+                  "mean_cycle_s", (double)cycle_ns / 1e9, "mix", o->mixv.pct[0], o->mixv.pct[1],
+                  o->mixv.pct[2], o->mixv.pct[3], o->mixv.pct[4], "buffer_bytes_per_instance",
+                  (json_int_t)dbo.buffer_bytes, "delivery_workers_per_instance",
+                  tpcc_delivery_workers(o), "prefetch", o->prefetch, "group_commit",
+                  n > 0 && inst[0].db && group_commit_on(o, &inst[0]), "cpu_sched", o->cpu_sched));
     json_t *setup = json_object_get(tj, "setup");
     json_object_set_new(setup, "open_loop", json_boolean(o->rate > 0));
     json_object_set_new(setup, "rate_per_instance", o->rate > 0 ? json_real(o->rate) : json_null());

@@ -41,6 +41,11 @@ typedef struct pc_state {
     st_target *t;
     json_t *rec;
     uint64_t region;
+    /* A storage failure before the first write (the file's allocation): the run failed,
+     * and its result says so even when the error is no fail-stop kind (sim_fault_note). */
+    bool alloc_failed;
+    int alloc_errno; /* 0 when a signal interrupted it */
+    char alloc_msg[512];
 } pc_state;
 
 static void utc_now(char *buf, size_t len)
@@ -160,23 +165,70 @@ static int purge(const pc_opts *o, st_target *t, int fd, uint64_t region, json_t
     return SIM_EXIT_OK;
 }
 
+/* The directory's file allocated up front, as fio lays out its file: the writes then
+ * measure the drive, not the filesystem's block allocator. A filesystem without
+ * fallocate (ext2, or ext4 on a file without extents) has the writes allocate it. Any
+ * other error is a storage failure after the checks: the run fails (alloc_errno). */
+static int allocate_file(pc_state *s, int fd, char *err, size_t errlen)
+{
+    if (fallocate(fd, 0, 0, (off_t)s->region) == 0) {
+        json_object_set_new(s->rec, "preallocated", json_true());
+        return SIM_EXIT_OK;
+    }
+    int e = errno;
+    char size[32];
+    sim_format_size(s->region, size, sizeof size);
+    json_object_set_new(s->rec, "preallocated", json_false());
+    if (e == EOPNOTSUPP) {
+        sim_info("precondition: the filesystem of %s cannot allocate a file up front; the "
+                 "writes allocate its %s as they go",
+                 st_target_path(s->t), size);
+        return SIM_EXIT_OK;
+    }
+    s->alloc_failed = true;
+    if (e == EINTR && sim_interrupted()) { /* Ctrl-C: an interrupted run, not a failed one */
+        snprintf(err, errlen, "interrupted while allocating %s for %s/%s; nothing was written",
+                 size, st_target_path(s->t), PRECOND_FILE);
+        return SIM_EXIT_FAIL;
+    }
+    s->alloc_errno = e;
+    snprintf(s->alloc_msg, sizeof s->alloc_msg, "allocating %s for %s/%s", size,
+             st_target_path(s->t), PRECOND_FILE);
+    sim_fault_note(e, "%s", s->alloc_msg);
+    return SIM_EXIT_FAIL;
+}
+
+/* What went wrong and what to do, once the file is gone (its blocks free again). */
+static void alloc_failure_text(const pc_state *s, char *err, size_t errlen)
+{
+    char size[32], free_now[32];
+    sim_format_size(s->region, size, sizeof size);
+    sim_format_size(st_target_capacity(s->t), free_now, sizeof free_now);
+    int e = s->alloc_errno;
+    snprintf(err, errlen, "cannot allocate %s for %s/%s: %s (%s free now); nothing was written, %s",
+             size, st_target_path(s->t), PRECOND_FILE, strerror(e), free_now,
+             e == ENOSPC || e == EDQUOT
+                 ? "the filesystem needs more than the region for its own metadata, or it "
+                   "filled after the space check: give a smaller --size or a larger --keep-free"
+                 : "the target's preconditioning record is unchanged");
+}
+
 static int open_region(pc_state *s, int *fd, char *err, size_t errlen)
 {
     st_target *t = s->t;
     if (st_target_is_device(t)) return st_target_create_file(t, NULL, 0, fd, err, errlen);
     int rc = st_target_create_file(t, PRECOND_FILE, 0, fd, err, errlen);
     if (rc) return rc;
-    /* Allocated up front, as fio lays out its file: the writes measure the drive, not
-     * the filesystem's block allocator. */
-    int e = posix_fallocate(*fd, 0, (off_t)s->region);
-    if (e) {
-        snprintf(err, errlen, "cannot allocate %llu bytes for %s/%s: %s",
-                 (unsigned long long)s->region, st_target_path(t), PRECOND_FILE, strerror(e));
+    rc = allocate_file(s, *fd, err, errlen);
+    if (rc) {
         close(*fd);
         *fd = -1;
-        return e == ENOSPC ? SIM_EXIT_USAGE : SIM_EXIT_FAIL;
+        /* Nothing was written to it: its blocks go back to the free space. */
+        char rerr[512];
+        if (st_target_remove_file(t, PRECOND_FILE, rerr, sizeof rerr)) sim_warn("%s", rerr);
+        if (s->alloc_errno) alloc_failure_text(s, err, errlen);
     }
-    return SIM_EXIT_OK;
+    return rc;
 }
 
 static json_t *new_record(const pc_opts *o, uint64_t region, bool dev)
@@ -239,7 +291,8 @@ static void print_summary(const json_t *rec)
            json_real_value(json_object_get(rec, "rate_mib_s")),
            (long long)json_integer_value(json_object_get(rec, "block_bytes")) / 1024,
            (long long)json_integer_value(json_object_get(rec, "queue_depth")),
-           json_string_value(json_object_get(rec, "purge")),
+           json_object_get(rec, "purge") ? json_string_value(json_object_get(rec, "purge"))
+                                         : "not reached",
            json_is_true(json_object_get(rec, "complete")) ? "" : "  [INCOMPLETE]");
 }
 
@@ -257,12 +310,29 @@ static void finish_file(pc_state *s)
     if (st_precondition_record_write(s->t, s->rec, err, sizeof err)) sim_warn("%s", err);
 }
 
+/* The result of a run whose allocation failed with an error of no fail-stop kind (a
+ * fail-stop one is marked by sim_result_save): failed all the same. */
+static void mark_alloc_failure(const pc_state *s, json_t *doc)
+{
+    if (!s->alloc_errno) return;
+    char msg[700];
+    snprintf(msg, sizeof msg, "%s %s", strerror(s->alloc_errno), s->alloc_msg);
+    const char *fault = sim_fault_message();
+    json_object_set_new(doc, "stopped_by", json_string(fault ? fault : msg));
+    if (sim_fault_noted()) return;
+    json_object_set_new(doc, "failed", json_true());
+    json_object_set_new(doc, "failure",
+                        json_pack("{s:s, s:i, s:s}", "cause", strerror(s->alloc_errno), "errno",
+                                  s->alloc_errno, "message", msg));
+}
+
 static int write_result(pc_state *s, int argc, char **argv, const sim_opt *opts)
 {
     if (!s->o->json) return SIM_EXIT_OK;
     json_t *doc = sim_result_new("precondition", argc, argv, opts);
     json_object_set_new(doc, "target", st_target_json(s->t));
     json_object_set_new(doc, "precondition", json_deep_copy(s->rec));
+    mark_alloc_failure(s, doc);
     int rc = sim_result_save(doc, s->o->json);
     json_decref(doc);
     return rc;
@@ -279,15 +349,21 @@ static int run_on_target(pc_opts *o, int argc, char **argv, const sim_opt *opts)
     }
     int fd = -1;
     st_precond_outcome out = {0};
-    if (!(rc = region_of(o, s.t, &s.region, err, sizeof err)) &&
-        !(rc = open_region(&s, &fd, err, sizeof err))) {
+    if (!(rc = region_of(o, s.t, &s.region, err, sizeof err))) {
         s.rec = new_record(o, s.region, st_target_is_device(s.t));
-        rc = precondition(&s, fd, &out, err, sizeof err);
-        close(fd);
-        finish_file(&s);
-        if (!sim_json_on_stdout(o->json)) print_summary(s.rec);
-        int jrc = write_result(&s, argc, argv, opts);
-        if (!rc) rc = jrc;
+        rc = open_region(&s, &fd, err, sizeof err);
+        bool ran = !rc;
+        if (ran) {
+            rc = precondition(&s, fd, &out, err, sizeof err);
+            close(fd);
+            finish_file(&s);
+        }
+        /* A refusal (exit 2) leaves no result; a failed allocation is a failed run's. */
+        if (ran || s.alloc_failed) {
+            if (!sim_json_on_stdout(o->json)) print_summary(s.rec);
+            int jrc = write_result(&s, argc, argv, opts);
+            if (!rc) rc = jrc;
+        }
         json_decref(s.rec);
     }
     if (rc && err[0]) sim_error("precondition: %s", err);

@@ -106,13 +106,14 @@ DURING=""
 
 # precondition: its region fits, but the record it keeps beside it does not (ENOSPC).
 # The free space is raised a block at a time from the region's size: the first run
-# whose region can be allocated has no block left for its record.
+# whose region can be allocated has no block left for its record (before it, the space
+# check refuses the region, exit 2, or its allocation fails, precondition_alloc.sh).
 for extra in $(seq 0 4096 65536); do
   rm -rf "$W/mnt/pc" "$W/mnt/ballast"
   fill "$W/mnt" $(( (32 << 20) + extra ))
   rc=0; "$APPSIM" precondition --target "$W/mnt/pc" --size 32M --loops 1 --keep-free 0 --quiet \
     --json "$W/pc.json" >/dev/null 2>"$W/pc.err" || rc=$?
-  [ $rc = 2 ] || break
+  [ $rc = 2 ] || grep -q "allocating 32.0 MiB" "$W/pc.err" || break
 done
 [ $rc = 1 ] && grep -q "failed: $NOSPC writing the preconditioning record" "$W/pc.err" ||
   fail "precondition record out of space: exit $rc: $(cat "$W/pc.err")"
