@@ -81,7 +81,7 @@ static bool result_complete(const char *path, char *why, size_t len)
     }
     cmp_result r;
     char err[1024];
-    if (cmp_load(&r, path, err, sizeof err)) {
+    if (cmp_load_series(&r, path, CMP_SERIES_SKIP, err, sizeof err)) {
         snprintf(why, len, "%s", err);
         return false;
     }
