@@ -4,6 +4,7 @@
  */
 #include "sim/sim_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@ const char *sim_exit_name(int status)
         return "failed";
     case SIM_EXIT_USAGE:
         return "usage";
+    case SIM_EXIT_NOMEM:
+        return "out of memory";
     }
     return "unknown";
 }
@@ -86,8 +89,9 @@ int sim_command_run(const sim_command *cmd, int argc, char **argv)
     release_stdout();
     quiet = outer_quiet;
     /* A storage fault outranks everything (the figures are not the drive's), then a
-     * signal: whatever status the command returned after either. */
-    if (sim_fault_noted()) return SIM_EXIT_FAIL;
+     * signal: whatever status the command returned after either. Out of memory is
+     * recorded as a fault (sim/alloc.c) with its own status. */
+    if (sim_fault_noted()) return sim_fault_noted() == ENOMEM ? SIM_EXIT_NOMEM : SIM_EXIT_FAIL;
     if (sim_interrupt_signal()) return 128 + sim_interrupt_signal();
     return rc;
 }

@@ -25,8 +25,7 @@ static void *cpu_snapshot(void *ctx)
     (void)ctx;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru)) return NULL;
-    cpu_snap *s = malloc(sizeof *s);
-    if (!s) return NULL;
+    cpu_snap *s = sim_xmalloc(sizeof *s);
     s->user_s = tv_s(ru.ru_utime);
     s->system_s = tv_s(ru.ru_stime);
     return s;

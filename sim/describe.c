@@ -14,8 +14,7 @@
 
 static char *dup_or_empty(const char *s)
 {
-    char *d = strdup(s ? s : "");
-    if (!d) abort();
+    char *d = sim_xstrdup(s ? s : "");
     return d;
 }
 
@@ -34,8 +33,7 @@ static char **flags_of(const char *names)
     size_t n = 0, cap = 1;
     for (const char *p = names; p && *p; p++)
         cap += *p == '|';
-    char **flags = calloc(cap + 1, sizeof *flags);
-    if (!flags) abort();
+    char **flags = sim_xcalloc(cap + 1, sizeof *flags);
     sim_alias a;
     for (const char *p = sim_alias_next(names, &a); p; p = sim_alias_next(p, &a))
         flags[n++] = flag_of(a.name, a.name_len);
@@ -84,18 +82,15 @@ static void describe(void *ctx, const char *command, const char *usage, const si
     walk *w = ctx;
     w->found = table_named(w->p, command);
     if (w->found) return; /* another action of the same command */
-    d_table *t = calloc(1, sizeof *t);
-    if (!t) abort();
+    d_table *t = sim_xcalloc(1, sizeof *t);
     t->command = dup_or_empty(command);
     t->usage = usage ? dup_or_empty(usage) : NULL;
     for (const sim_opt *o = opts; o->name; o++)
         t->nopts++;
-    t->opts = calloc(t->nopts ? t->nopts : 1, sizeof *t->opts);
-    if (!t->opts) abort();
+    t->opts = sim_xcalloc(t->nopts ? t->nopts : 1, sizeof *t->opts);
     for (size_t i = 0; i < t->nopts; i++)
         opt_from(&t->opts[i], &opts[i]);
-    d_table **grown = realloc(w->p->tables, (w->p->ntables + 1) * sizeof *grown);
-    if (!grown) abort();
+    d_table **grown = sim_xrealloc(w->p->tables, (w->p->ntables + 1) * sizeof *grown);
     w->p->tables = grown;
     w->p->tables[w->p->ntables++] = t;
     w->found = t;
@@ -122,9 +117,8 @@ static int collect_command(walk *w, d_command *dc)
     const char *const *words = cmd->actions ? cmd->actions() : NULL;
     while (words && words[dc->nwords])
         dc->nwords++;
-    dc->words = calloc(dc->nwords + 1, sizeof *dc->words);
-    dc->sub_table = calloc(dc->nwords + 1, sizeof *dc->sub_table);
-    if (!dc->words || !dc->sub_table) abort();
+    dc->words = sim_xcalloc(dc->nwords + 1, sizeof *dc->words);
+    dc->sub_table = sim_xcalloc(dc->nwords + 1, sizeof *dc->sub_table);
     for (size_t i = 0; i < dc->nwords; i++) {
         dc->words[i] = words[i];
         d_table *t = table_of(w, cmd, words[i]);
@@ -149,8 +143,7 @@ int d_program_collect(d_program *p)
     memset(p, 0, sizeof *p);
     for (const sim_command *const *c = sim_commands(); *c; c++)
         p->ncmds++;
-    p->cmds = calloc(p->ncmds ? p->ncmds : 1, sizeof *p->cmds);
-    if (!p->cmds) abort();
+    p->cmds = sim_xcalloc(p->ncmds ? p->ncmds : 1, sizeof *p->cmds);
     /* The commands print nothing in this mode, but their help screens (trace's list of
      * subcommands) must not reach the page: stdout is parked on /dev/null meanwhile. */
     fflush(stdout);

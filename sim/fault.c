@@ -6,6 +6,9 @@
  * stops as a guard would stop it, writers refuse further writes (sim_fault_noted),
  * the result is marked failed with the cause, and `appsim` exits non-zero with it.
  *
+ * Running out of memory (sim/alloc.c) is recorded here too, with ENOMEM, so that a
+ * run in progress stops and keeps its result the same way.
+ *
  * Process-wide on purpose: one appsim process measures one target, and a fault seen
  * by one thread must stop the others before they write again.
  */
@@ -51,6 +54,8 @@ static const char *cause(int err)
         return "read-only file system";
     case EFBIG:
         return "file too large";
+    case ENOMEM:
+        return "out of memory";
     default:
         return "device gone";
     }
@@ -89,6 +94,18 @@ json_t *sim_fault_json(void)
     int err = sim_fault_noted();
     if (!err) return json_null();
     return json_pack("{s:s, s:i, s:s}", "cause", cause(err), "errno", err, "message", fault_msg);
+}
+
+void sim_fault_note_oom(size_t bytes, const char *file, int line)
+{
+    pthread_mutex_lock(&fault_mu);
+    if (atomic_load(&fault_errno) == 0) {
+        snprintf(fault_msg, sizeof fault_msg, "%s: %zu bytes could not be allocated (%s:%d)",
+                 cause(ENOMEM), bytes, file, line);
+        atomic_store(&fault_errno, ENOMEM);
+        sim_warn("stopping: %s (the run stops and saves what it measured so far)", fault_msg);
+    }
+    pthread_mutex_unlock(&fault_mu);
 }
 
 void sim_fault_reset(void)

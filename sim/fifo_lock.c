@@ -36,8 +36,8 @@ struct sim_fifo_lock {
 
 sim_fifo_lock *sim_fifo_lock_new(void)
 {
-    sim_fifo_lock *l = calloc(1, sizeof *l);
-    if (l) pthread_mutex_init(&l->mu, NULL);
+    sim_fifo_lock *l = sim_xcalloc(1, sizeof *l);
+    pthread_mutex_init(&l->mu, NULL);
     return l;
 }
 

@@ -32,7 +32,6 @@ static json_t *late_delta(void *ctx, const void *from, const void *to, double se
     (void)seconds;
     (void)units;
     sim_hist *d = sim_hist_new();
-    if (!d) return NULL;
     sim_hist_add_delta(d, to, from);
     json_t *j = json_pack("{s:I, s:o, s:o, s:o}", "timer_wakes", (json_int_t)sim_hist_count(d),
                           "late_p50_us", us_or_null(d, 50), "late_p99_us", us_or_null(d, 99),

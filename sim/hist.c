@@ -100,8 +100,7 @@ static inline uint64_t bucket_mid(uint32_t i)
 
 sim_hist *sim_hist_new(void)
 {
-    sim_hist *h = calloc(1, sizeof *h);
-    if (!h) abort();
+    sim_hist *h = sim_xcalloc(1, sizeof *h);
     st(&h->min, UINT64_MAX);
     return h;
 }
@@ -131,8 +130,7 @@ static counter_t *chunk_for_write(sim_hist *h, uint32_t c)
 {
     counter_t *p = atomic_load_explicit(&h->chunk[c], memory_order_acquire);
     if (!p) {
-        p = calloc(SUB_COUNT, sizeof *p);
-        if (!p) abort();
+        p = sim_xcalloc(SUB_COUNT, sizeof *p);
         atomic_store_explicit(&h->chunk[c], p, memory_order_release);
     }
     return p;
@@ -348,8 +346,7 @@ static void sparse_put(uint32_t index, uint64_t count, void *arg)
     sparse_writer *w = arg;
     if (w->cap - w->len < 48) {
         w->cap = w->cap ? w->cap * 2 : 4096;
-        w->s = realloc(w->s, w->cap);
-        if (!w->s) abort();
+        w->s = sim_xrealloc(w->s, w->cap);
     }
     uint32_t gap = index - w->prev;
     int n = count == 1 ? snprintf(w->s + w->len, 48, "%s%u", w->len ? "," : "", gap)

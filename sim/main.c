@@ -4,6 +4,7 @@
  */
 #include "sim/describe_internal.h"
 
+#include <errno.h>
 #include <string.h>
 
 static void usage(FILE *out)
@@ -46,7 +47,12 @@ static int run_command(int argc, char **argv)
     sim_signals_install();
     int rc = sim_command_run(cmd, argc - 1, argv + 1);
     /* A storage fault outranks everything: the figures of this run are not the drive's. */
-    if (sim_fault_noted())
+    if (sim_fault_noted() == ENOMEM)
+        sim_error("failed: %s; the run stopped and its result (if any) is marked failed; give "
+                  "appsim more memory (ulimit -v, the container's limit) or a smaller "
+                  "configuration",
+                  sim_fault_message());
+    else if (sim_fault_noted())
         sim_error("failed: %s; the run stopped at this first storage error and its result "
                   "(if any) is marked failed; free space or fix the drive (then `check` "
                   "verifies a database)",

@@ -39,8 +39,7 @@ static size_t nexpanded;
 
 static void append(char **out, size_t *len, const char *s, size_t n)
 {
-    *out = realloc(*out, *len + n + 1);
-    if (!*out) abort();
+    *out = sim_xrealloc(*out, *len + n + 1);
     memcpy(*out + *len, s, n);
     *len += n;
     (*out)[*len] = 0;
@@ -65,8 +64,7 @@ const char *sim_ranks_expand(const char *s)
             append(&out, &len, s++, 1);
         }
     }
-    char **grown = realloc(expanded, (nexpanded + 1) * sizeof *expanded);
-    if (!grown) abort();
+    char **grown = sim_xrealloc(expanded, (nexpanded + 1) * sizeof *expanded);
     expanded = grown;
     expanded[nexpanded++] = out;
     return out;

@@ -222,8 +222,7 @@ void sim_ranks_sum_hist(sim_hist *h)
 {
     if (!mpi_on || nranks < 2) return;
     size_t n = sim_hist_dense_len();
-    uint64_t *dense = malloc(n * sizeof *dense);
-    if (!dense) abort();
+    uint64_t *dense = sim_xmalloc(n * sizeof *dense);
     uint64_t lo, hi;
     sim_hist_to_dense(h, dense, &lo, &hi);
     sim_ranks_sum_u64(dense, n);
@@ -240,10 +239,9 @@ json_t *sim_ranks_gather(const json_t *mine)
         return all;
     }
     char *text = json_dumps(mine, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!text) abort();
     int len = (int)strlen(text);
-    int *lens = my_rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
-    int *offs = my_rank == 0 ? calloc((size_t)nranks, sizeof *offs) : NULL;
+    int *lens = my_rank == 0 ? sim_xcalloc((size_t)nranks, sizeof *lens) : NULL;
+    int *offs = my_rank == 0 ? sim_xcalloc((size_t)nranks, sizeof *offs) : NULL;
     MPI_Request rq;
     MPI_Igather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
     wait_req(&rq, 0);
@@ -254,8 +252,7 @@ json_t *sim_ranks_gather(const json_t *mine)
             offs[i] = (int)total;
             total += (size_t)lens[i];
         }
-        buf = malloc(total + 1);
-        if (!buf) abort();
+        buf = sim_xmalloc(total + 1);
     }
     MPI_Igatherv(text, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD, &rq);
     wait_req(&rq, 0);
@@ -277,8 +274,7 @@ json_t *sim_ranks_gather(const json_t *mine)
 /* Sends text to every other rank with tag, without waiting (the buffer is kept). */
 static void send_all(int tag, const char *text)
 {
-    char *copy = strdup(text);
-    if (!copy) abort();
+    char *copy = sim_xstrdup(text);
     for (int r = 0; r < nranks; r++) {
         if (r == my_rank) continue;
         MPI_Request rq;

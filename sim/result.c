@@ -25,8 +25,7 @@ static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
     size_t need = strlen(arg) * 4 + 4;
     if (*len + need + 1 > *cap) {
         *cap = (*len + need + 1) * 2;
-        *buf = realloc(*buf, *cap);
-        if (!*buf) abort();
+        *buf = sim_xrealloc(*buf, *cap);
     }
     char *o = *buf + *len;
     if (*len) *o++ = ' ';
@@ -308,13 +307,12 @@ int sim_result_write(const json_t *doc, const char *path)
         return SIM_OK; /* rank 0 writes the job's result, with every rank's section */
     /* One buffer, written whole: json_dumpfd would issue a write() per token. */
     char *text = dump_marked(doc);
-    size_t len = text ? strlen(text) : 0;
-    char *whole = text ? realloc(text, len + 2) : NULL;
-    if (!whole) {
-        free(text);
+    if (!text) { /* jansson's own allocation failed */
         sim_error("cannot write the result file %s: out of memory", path);
         return SIM_ERR;
     }
+    size_t len = strlen(text);
+    char *whole = sim_xrealloc(text, len + 2);
     whole[len++] = '\n';
     whole[len] = 0;
     int e = sim_atomic_write(path, whole, len);

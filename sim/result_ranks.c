@@ -178,9 +178,8 @@ static json_t *probe_section(json_t *rk, const char *name, const char *phase, si
 static void adjust_probes(const sim_run *r, json_t *ranks)
 {
     size_t n = json_array_size(ranks);
-    json_t **secs = calloc(n ? n : 1, sizeof *secs);
-    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
-    if (!secs || !hosts) abort();
+    json_t **secs = sim_xcalloc(n ? n : 1, sizeof *secs);
+    const char **hosts = sim_xcalloc(n ? n : 1, sizeof *hosts);
     for (size_t i = 0; i < n; i++)
         hosts[i] = json_string_value(json_object_get(json_array_get(ranks, i), "hostname"));
     static const char *const phases[] = {NULL, "warmup", "measure"};

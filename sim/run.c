@@ -133,8 +133,7 @@ static void init_series(sim_run *r);
 
 sim_run *sim_run_new(const sim_run_config *cfg)
 {
-    sim_run *r = calloc(1, sizeof *r);
-    if (!r) abort();
+    sim_run *r = sim_xcalloc(1, sizeof *r);
     r->cfg = *cfg;
     if (r->cfg.ntypes < 1) {
         r->cfg.type_names = default_type;
@@ -158,8 +157,7 @@ sim_run *sim_run_new(const sim_run_config *cfg)
     if (r->cfg.steady_round_ns) {
         if (r->cfg.steady_max_rounds < (unsigned)SIM_STEADY_RULE_PTS.window)
             r->cfg.steady_max_rounds = (unsigned)SIM_STEADY_RULE_PTS.window;
-        r->round_rates = calloc(r->cfg.steady_max_rounds, sizeof *r->round_rates);
-        if (!r->round_rates) abort();
+        r->round_rates = sim_xcalloc(r->cfg.steady_max_rounds, sizeof *r->round_rates);
         r->rounds = json_array();
     }
     return r;
@@ -222,16 +220,14 @@ const sim_run_config *sim_run_cfg(const sim_run *r)
 
 sim_meter *sim_run_meter(sim_run *r, int instance)
 {
-    sim_meter *m = calloc(1, sizeof *m);
-    if (!m) abort();
+    sim_meter *m = sim_xcalloc(1, sizeof *m);
     m->run = r;
     m->instance = instance < 0 ? 0 : instance;
-    m->measured = calloc((size_t)r->cfg.ntypes, sizeof *m->measured);
-    m->errors = calloc((size_t)r->cfg.ntypes, sizeof *m->errors);
+    m->measured = sim_xcalloc((size_t)r->cfg.ntypes, sizeof *m->measured);
+    m->errors = sim_xcalloc((size_t)r->cfg.ntypes, sizeof *m->errors);
     size_t ncounters = (size_t)(r->cfg.ncounters > 0 ? r->cfg.ncounters : 1);
-    m->counters = calloc(ncounters, sizeof *m->counters);
-    m->pending = calloc(ncounters, sizeof *m->pending);
-    if (!m->measured || !m->errors || !m->counters || !m->pending) abort();
+    m->counters = sim_xcalloc(ncounters, sizeof *m->counters);
+    m->pending = sim_xcalloc(ncounters, sizeof *m->pending);
     for (int t = 0; t < r->cfg.ntypes; t++)
         m->measured[t] = sim_hist_new();
     m->warmup = sim_hist_new();
@@ -259,7 +255,6 @@ void sim_run_track_lateness(sim_run *r)
 {
     if (r->late) return;
     r->late = sim_hist_new();
-    if (!r->late) abort();
     sim_run_add_probe(r, &sim_harness_probe, r);
 }
 
@@ -1007,10 +1002,10 @@ void sim_run_sum_ranks(sim_run *r)
 {
     if (sim_ranks_size() < 2 || r->merged) return;
     int nt = r->cfg.ntypes, nc = r->cfg.ncounters > 0 ? r->cfg.ncounters : 0;
-    merged_run *m = calloc(1, sizeof *m);
+    merged_run *m = sim_xcalloc(1, sizeof *m);
     size_t nv = (size_t)nt + (size_t)nc + 1;
-    uint64_t *v = calloc(nv, sizeof *v);
-    if (!m || !v || !(m->measured = calloc((size_t)nt, sizeof *m->measured))) abort();
+    uint64_t *v = sim_xcalloc(nv, sizeof *v);
+    m->measured = sim_xcalloc((size_t)nt, sizeof *m->measured);
     for (int t = 0; t < nt; t++) {
         m->measured[t] = sim_run_merged_hist(r, t, -1);
         sim_ranks_sum_hist(m->measured[t]);
@@ -1026,8 +1021,7 @@ void sim_run_sum_ranks(sim_run *r)
     m->warmup_errors = v[nt + nc];
     m->seconds = sim_run_measured_seconds(r);
     if (sim_ranks_rank() == 0) {
-        m->counters = calloc((size_t)(nc ? nc : 1), sizeof *m->counters);
-        if (!m->counters) abort();
+        m->counters = sim_xcalloc((size_t)(nc ? nc : 1), sizeof *m->counters);
         memcpy(m->counters, v + nt, (size_t)nc * sizeof *v);
         r->merged = m;
         return;

@@ -61,6 +61,7 @@ enum {
     SIM_EXIT_OK = 0,    /* success */
     SIM_EXIT_FAIL = 1,  /* the run failed (I/O error, database error, check failed) */
     SIM_EXIT_USAGE = 2, /* bad options or a target that cannot be used */
+    SIM_EXIT_NOMEM = 3, /* out of memory (see "memory" below) */
 };
 enum {
     SIM_OK = 0,   /* success */
@@ -85,6 +86,57 @@ void sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_set_quiet(bool quiet);
 /* What the running command set with sim_set_quiet (for lines not written by sim_info). */
 bool sim_quiet(void);
+
+/* ------------------------------------------------------------------ memory */
+
+/*
+ * One allocation policy for the whole program: appsim's own memory comes from these
+ * functions, never from malloc, calloc, realloc, strdup, strndup or asprintf directly.
+ * They never return NULL, so callers do not check: a command that cannot get memory
+ * cannot measure anything, and a check at every call would be an error path no test
+ * reaches. Size 0 gives a real (1-byte) block. Out of memory:
+ *   - the first time, a reserve held since start-up is given back and the allocation
+ *     retried; the shortage becomes the process's fault (sim_fault_noted() == ENOMEM),
+ *     so a run in progress stops as after a storage fault (its writes stop; its result
+ *     is saved, marked failed with the cause) and `appsim` exits SIM_EXIT_NOMEM;
+ *   - when that retry fails too, or cannot help (a request larger than the 16 MiB
+ *     reserve, or the reserve spent), the process prints what it could not allocate,
+ *     where, and what to do, and exits SIM_EXIT_NOMEM at once. No result is saved
+ *     then, since writing one needs memory; an earlier result file is intact (results
+ *     are replaced atomically), and a database left behind is as after a crash
+ *     (journaled; `check` verifies it). Under mpirun the launcher ends the other ranks.
+ * Checked instead, on purpose: allocations whose failure has an answer better than
+ * ending the process. Libraries that report failure through their own API keep their
+ * checks (jansson's json_* return NULL; sqlite3_mprintf and sqlite3_malloc in the VFS,
+ * where SQLite expects SQLITE_NOMEM and rolls back). Raw calls appsim makes itself
+ * stay only where the size comes from the user and the caller names the option to
+ * lower (posix_memalign for the buffer pool and O_DIRECT buffers, st_alloc_aligned);
+ * each carries `appsim-alloc: <reason>` on its line or in the comment just above.
+ */
+#define sim_xmalloc(n) sim_xmalloc_at((n), __FILE__, __LINE__)
+#define sim_xcalloc(count, size) sim_xcalloc_at((count), (size), __FILE__, __LINE__)
+#define sim_xrealloc(p, n) sim_xrealloc_at((p), (n), __FILE__, __LINE__)
+#define sim_xstrdup(s) sim_xstrdup_at((s), __FILE__, __LINE__)
+#define sim_xstrndup(s, max) sim_xstrndup_at((s), (max), __FILE__, __LINE__)
+/* A new string printed as by printf. */
+#define sim_xasprintf(...) sim_xasprintf_at(__FILE__, __LINE__, __VA_ARGS__)
+#define sim_xvasprintf(fmt, ap) sim_xvasprintf_at(__FILE__, __LINE__, (fmt), (ap))
+void *sim_xmalloc_at(size_t n, const char *file, int line)
+    __attribute__((malloc, returns_nonnull, alloc_size(1)));
+void *sim_xcalloc_at(size_t count, size_t size, const char *file, int line)
+    __attribute__((malloc, returns_nonnull, alloc_size(1, 2)));
+void *sim_xrealloc_at(void *p, size_t n, const char *file, int line)
+    __attribute__((returns_nonnull, alloc_size(2)));
+char *sim_xstrdup_at(const char *s, const char *file, int line)
+    __attribute__((malloc, returns_nonnull));
+char *sim_xstrndup_at(const char *s, size_t max, const char *file, int line)
+    __attribute__((malloc, returns_nonnull));
+char *sim_xasprintf_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((malloc, returns_nonnull, format(printf, 3, 4)));
+char *sim_xvasprintf_at(const char *file, int line, const char *fmt, va_list ap)
+    __attribute__((malloc, returns_nonnull, format(printf, 3, 0)));
+/* Whether the reserve is still held (false once a shortage used it); for tests. */
+bool sim_alloc_reserve_held(void);
 
 /* ------------------------------------------------------------------ registries */
 
@@ -821,7 +873,7 @@ json_t *sim_host_json(void);
  * lets a releasing thread take it straight back, which starves other waiters for
  * seconds when workers outnumber cores. Not recursive. */
 typedef struct sim_fifo_lock sim_fifo_lock;
-sim_fifo_lock *sim_fifo_lock_new(void); /* NULL when out of memory */
+sim_fifo_lock *sim_fifo_lock_new(void);
 void sim_fifo_lock_free(sim_fifo_lock *l);
 void sim_fifo_lock_acquire(sim_fifo_lock *l);
 /* The same, returning the hand-over: how long the lock was this thread's (granted by
@@ -885,6 +937,10 @@ bool sim_fault_errno_is_fatal(int err);
 bool sim_fault_note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The errno of the recorded fault, or 0. Cheap (one atomic load). */
 int sim_fault_noted(void);
+/* An allocation of `bytes` at file:line failed and the reserve was given back (sim/alloc.c):
+ * recorded as the fault, with errno ENOMEM and cause "out of memory", the first time
+ * only. Runs stop as after a storage fault; `appsim` exits SIM_EXIT_NOMEM. */
+void sim_fault_note_oom(size_t bytes, const char *file, int line);
 /* "no space left on device writing ... at offset N", or NULL. */
 const char *sim_fault_message(void);
 /* {"cause", "errno", "message"} or json null. */

@@ -13,12 +13,7 @@ size_t sim_edit_distance(const char *a, const char *b)
     size_t la = strlen(a), lb = strlen(b);
     /* Two rows of the dynamic-programming table: names are short, but stay on the
      * heap so that any length works. */
-    size_t *prev = malloc((lb + 1) * sizeof *prev), *cur = malloc((lb + 1) * sizeof *cur);
-    if (!prev || !cur) {
-        free(prev);
-        free(cur);
-        return la > lb ? la : lb; /* no memory: as far apart as can be, no suggestion */
-    }
+    size_t *prev = sim_xmalloc((lb + 1) * sizeof *prev), *cur = sim_xmalloc((lb + 1) * sizeof *cur);
     for (size_t j = 0; j <= lb; j++)
         prev[j] = j;
     for (size_t i = 1; i <= la; i++) {

@@ -86,8 +86,7 @@ static void heap_push(engine *e, uint64_t due, uint32_t id)
 {
     if (e->nheap == e->heap_cap) {
         e->heap_cap = e->heap_cap ? e->heap_cap * 2 : 1024;
-        e->heap = realloc(e->heap, e->heap_cap * sizeof *e->heap);
-        if (!e->heap) abort();
+        e->heap = sim_xrealloc(e->heap, e->heap_cap * sizeof *e->heap);
     }
     size_t i = e->nheap++;
     while (i > 0) {
@@ -124,8 +123,7 @@ static void queue_push(run_queue *q, uint64_t intended, uint32_t vu)
     pthread_mutex_lock(&q->lock);
     if (q->len == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 256;
-        unit *n = malloc(ncap * sizeof *n);
-        if (!n) abort();
+        unit *n = sim_xmalloc(ncap * sizeof *n);
         for (size_t i = 0; i < q->len; i++)
             n[i] = q->items[(q->head + i) % q->cap];
         free(q->items);
@@ -300,10 +298,9 @@ static void scheduler_loop(engine *e, int ninst)
 /* The engine's users, queues, heap and locks for ninst instances. */
 static void engine_init(engine *e, int ninst, size_t nusers)
 {
-    e->users = calloc(nusers, sizeof *e->users);
-    e->queues = calloc((size_t)ninst, sizeof *e->queues);
-    e->arrival_seq = calloc((size_t)ninst, sizeof *e->arrival_seq);
-    if (!e->users || !e->queues || !e->arrival_seq) abort();
+    e->users = sim_xcalloc(nusers, sizeof *e->users);
+    e->queues = sim_xcalloc((size_t)ninst, sizeof *e->queues);
+    e->arrival_seq = sim_xcalloc((size_t)ninst, sizeof *e->arrival_seq);
     e->lateness = sim_run_late_hist(e->run);
     e->own_lateness = !e->lateness;
     if (e->own_lateness) e->lateness = sim_hist_new();
@@ -366,8 +363,7 @@ static void schedule_first(engine *e, int ninst, size_t nusers)
  * cannot start fails and stops the engine. */
 static worker *start_workers(engine *e, int nworkers)
 {
-    worker *ws = calloc((size_t)nworkers, sizeof *ws);
-    if (!ws) abort();
+    worker *ws = sim_xcalloc((size_t)nworkers, sizeof *ws);
     for (int i = 0; i < nworkers; i++) {
         ws[i] = (worker){.e = e, .instance = i / e->cfg->workers, .index = i % e->cfg->workers};
         sim_rng_seed(&ws[i].rng, e->cfg->seed, 0x5eed0000ull + (uint64_t)i);

@@ -28,11 +28,11 @@ int cmp_split_labels(const char *list, char ***labels, char **store)
     *labels = NULL;
     *store = NULL;
     if (!list || !*list) return 0;
-    *store = strdup(list);
+    *store = sim_xstrdup(list);
     int n = 1;
     for (const char *p = list; *p; p++)
         n += *p == ',';
-    *labels = calloc((size_t)n, sizeof **labels);
+    *labels = sim_xcalloc((size_t)n, sizeof **labels);
     int k = 0;
     for (char *tok = *store, *next; tok; tok = next) {
         next = strchr(tok, ',');

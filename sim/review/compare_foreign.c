@@ -90,8 +90,7 @@ void cmp_foreign_metrics(cmp_result **runs, int n, cmp_mlist *out, char **warn)
     double foreign = 0, total = 0;
     bool have = n > 0;
     for (int i = 0; i < n; i++) {
-        foreign_sum *s = malloc(sizeof *s);
-        if (!s) abort();
+        foreign_sum *s = sim_xmalloc(sizeof *s);
         foreign_of(runs[i]->doc, s);
         have = have && s->phases > 0;
         foreign += s->foreign;

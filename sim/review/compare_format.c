@@ -104,28 +104,28 @@ static const char *metric_label(const cmp_metric *m, char *buf, size_t len)
 static char ***table_cells(const cmp_group *g, bool markdown, int rows, int cols)
 {
     int ne = g->nentries;
-    char ***cells = calloc((size_t)rows, sizeof *cells);
+    char ***cells = sim_xcalloc((size_t)rows, sizeof *cells);
     for (int r = 0; r < rows; r++)
-        cells[r] = calloc((size_t)cols, sizeof **cells);
-    cells[0][0] = strdup("metric");
+        cells[r] = sim_xcalloc((size_t)cols, sizeof **cells);
+    cells[0][0] = sim_xstrdup("metric");
     char tmp[512];
     for (int e = 0; e < ne; e++) {
-        cells[0][e + 1] = strdup(g->entries[e].label);
+        cells[0][e + 1] = sim_xstrdup(g->entries[e].label);
     }
     for (int m = 0; m < g->nmetrics; m++) {
-        cells[m + 1][0] = strdup(metric_label(&g->metrics[m], tmp, sizeof tmp));
+        cells[m + 1][0] = sim_xstrdup(metric_label(&g->metrics[m], tmp, sizeof tmp));
         for (int e = 0; e < ne; e++) {
             cell_text(tmp, sizeof tmp, &g->metrics[m], &g->metrics[m].cells[e], markdown);
-            cells[m + 1][e + 1] = strdup(tmp);
+            cells[m + 1][e + 1] = sim_xstrdup(tmp);
         }
     }
-    cells[rows - 1][0] = strdup("rank (runs)");
+    cells[rows - 1][0] = sim_xstrdup("rank (runs)");
     for (int e = 0; e < ne; e++) {
         if (g->entries[e].rank)
             snprintf(tmp, sizeof tmp, "%d (%d)", g->entries[e].rank, g->entries[e].nruns);
         else
             snprintf(tmp, sizeof tmp, "- (%d)", g->entries[e].nruns);
-        cells[rows - 1][e + 1] = strdup(tmp);
+        cells[rows - 1][e + 1] = sim_xstrdup(tmp);
     }
     return cells;
 }

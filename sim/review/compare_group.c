@@ -21,17 +21,6 @@
 
 #define TIE_FRACTION 0.01
 
-static char *xstrdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xstrdup_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) abort();
-    va_end(ap);
-    return s;
-}
-
 void cmp_result_free(cmp_result *r)
 {
     free(r->path);
@@ -89,10 +78,10 @@ static char *distinguisher(const cmp_set *set, const cmp_result *r)
             !strcmp(os, serial))
             serial_tells = false;
     }
-    if (serial_tells) return strdup(serial);
+    if (serial_tells) return sim_xstrdup(serial);
     const char *p = cmp_str(t, "path");
-    if (p && *p) return strdup(p);
-    return strdup(r->path);
+    if (p && *p) return sim_xstrdup(p);
+    return sim_xstrdup(r->path);
 }
 
 static const char *target_path(const cmp_result *r)
@@ -127,7 +116,7 @@ static void split_targets_on_one_disk(cmp_set *set)
         cmp_result *r = &set->results[i];
         if (!split[i]) continue;
         const char *p = target_path(r);
-        char *k = xstrdup_printf("%s|path:%s", r->drive_key, p ? p : r->path);
+        char *k = sim_xasprintf("%s|path:%s", r->drive_key, p ? p : r->path);
         free(r->drive_key);
         r->drive_key = k;
     }
@@ -154,7 +143,7 @@ static void disambiguate_labels(cmp_set *set)
     for (int i = 0; i < n; i++) {
         if (!tags[i]) continue;
         cmp_result *a = &set->results[i];
-        char *l = xstrdup_printf("%s [%s]", a->label, tags[i]);
+        char *l = sim_xasprintf("%s [%s]", a->label, tags[i]);
         free(tags[i]);
         free(a->label);
         a->label = l;
@@ -226,14 +215,14 @@ static void build_rows(cmp_group *g, char **warn)
             if (group_metric(g, comb[e].m[i].id) >= 0) continue;
             if (g->nmetrics == cap) {
                 cap = cap ? cap * 2 : 32;
-                g->metrics = cmp_xrealloc(g->metrics, (size_t)cap * sizeof *g->metrics);
+                g->metrics = sim_xrealloc(g->metrics, (size_t)cap * sizeof *g->metrics);
             }
             cmp_metric *m = &g->metrics[g->nmetrics++];
-            m->id = strdup(comb[e].m[i].id);
-            m->name = strdup(comb[e].m[i].name);
-            m->unit = strdup(comb[e].m[i].unit);
+            m->id = sim_xstrdup(comb[e].m[i].id);
+            m->name = sim_xstrdup(comb[e].m[i].name);
+            m->unit = sim_xstrdup(comb[e].m[i].unit);
             m->better = comb[e].m[i].better;
-            m->cells = calloc((size_t)ne, sizeof *m->cells);
+            m->cells = sim_xcalloc((size_t)ne, sizeof *m->cells);
         }
     }
     for (int e = 0; e < ne; e++) {
@@ -367,7 +356,7 @@ static void rank_group(cmp_group *g)
 {
     rank_ctx rc = rank_metrics(g);
     if (rc.primary < 0) {
-        g->rank_rule = strdup("not ranked: the results have no throughput figure");
+        g->rank_rule = sim_xstrdup("not ranked: the results have no throughput figure");
         return;
     }
     int ne = g->nentries;
@@ -383,7 +372,7 @@ static void rank_group(cmp_group *g)
         order[j + 1] = x;
     }
     /* Put the columns in rank order (entries and every row's cells). */
-    cmp_entry *ents = malloc((size_t)ne * sizeof *ents);
+    cmp_entry *ents = sim_xmalloc((size_t)ne * sizeof *ents);
     for (int i = 0; i < ne; i++) {
         ents[i] = g->entries[order[i]];
         ents[i].rank = i + 1;
@@ -399,7 +388,7 @@ static void rank_group(cmp_group *g)
     bool service = !strcmp(g->metrics[rc.primary].id, "service_level.tps");
     const char *then = rc.tiebreak[0] >= 0 ? "p99 latency, then mean latency" : "mean latency";
     if (service) then = rc.tiebreak[0] >= 0 ? "max TPS" : "their order in the input";
-    g->rank_rule = xstrdup_printf(
+    g->rank_rule = sim_xasprintf(
         "ranked by %s; drives within %.0f %% of each other or within each other's run-to-run "
         "range are ordered by %s",
         service ? "service-level TPS, the highest offered rate a drive sustained within the "
@@ -421,7 +410,7 @@ static void soft_differences(cmp_group *g)
                                g->entries[e].runs[r]->path);
             free(d);
         }
-    if (out.s) g->soft_note = xstrdup_printf("measured differently but ranked anyway: %s", out.s);
+    if (out.s) g->soft_note = sim_xasprintf("measured differently but ranked anyway: %s", out.s);
     cmp_buf_free(&out);
 }
 
@@ -430,11 +419,11 @@ static void interrupted_warning(cmp_group *g)
     for (int e = 0; e < g->nentries; e++)
         for (int r = 0; r < g->entries[e].nruns; r++)
             if (g->entries[e].runs[r]->interrupted) {
-                char *msg = xstrdup_printf(
+                char *msg = sim_xasprintf(
                     "%s ended early, interrupted or stopped (its measured phase is shorter)",
                     g->entries[e].runs[r]->path);
                 if (g->warnings) {
-                    char *w = xstrdup_printf("%s; %s", g->warnings, msg);
+                    char *w = sim_xasprintf("%s; %s", g->warnings, msg);
                     free(g->warnings);
                     free(msg);
                     g->warnings = w;
@@ -453,28 +442,28 @@ static int add_group(cmp_set *set, cmp_result *r)
         for (int e = 0; e < g->nentries; e++) {
             cmp_entry *en = &g->entries[e];
             if (!strcmp(en->runs[0]->drive_key, r->drive_key)) {
-                en->runs = cmp_xrealloc(en->runs, (size_t)(en->nruns + 1) * sizeof *en->runs);
+                en->runs = sim_xrealloc(en->runs, (size_t)(en->nruns + 1) * sizeof *en->runs);
                 en->runs[en->nruns++] = r;
                 return i;
             }
         }
-        g->entries = cmp_xrealloc(g->entries, (size_t)(g->nentries + 1) * sizeof *g->entries);
+        g->entries = sim_xrealloc(g->entries, (size_t)(g->nentries + 1) * sizeof *g->entries);
         cmp_entry *en = &g->entries[g->nentries++];
         memset(en, 0, sizeof *en);
         en->label = r->label;
-        en->runs = malloc(sizeof *en->runs);
+        en->runs = sim_xmalloc(sizeof *en->runs);
         en->runs[0] = r;
         en->nruns = 1;
         return i;
     }
-    set->groups = cmp_xrealloc(set->groups, (size_t)(set->ngroups + 1) * sizeof *set->groups);
+    set->groups = sim_xrealloc(set->groups, (size_t)(set->ngroups + 1) * sizeof *set->groups);
     cmp_group *g = &set->groups[set->ngroups++];
     memset(g, 0, sizeof *g);
     g->workload = r->workload;
     g->config = r->config;
-    g->entries = calloc(1, sizeof *g->entries);
+    g->entries = sim_xcalloc(1, sizeof *g->entries);
     g->entries[0].label = r->label;
-    g->entries[0].runs = malloc(sizeof *g->entries[0].runs);
+    g->entries[0].runs = sim_xmalloc(sizeof *g->entries[0].runs);
     g->entries[0].runs[0] = r;
     g->entries[0].nruns = 1;
     g->nentries = 1;
@@ -490,7 +479,7 @@ static void incomparable_notes(cmp_set *set)
             cmp_group *f = &set->groups[j];
             if (strcmp(f->workload, g->workload)) continue;
             char *d = config_diff(f->config, g->config, false);
-            g->note = xstrdup_printf(
+            g->note = sim_xasprintf(
                 "not ranked against the %s results of table %d (%s): the configuration "
                 "differs in %s",
                 g->workload, j + 1, f->entries[0].label, d && *d ? d : "settings");
@@ -526,8 +515,8 @@ static int load_one(cmp_set *set, int *cap, const char *path, const char *label,
     if (label && *label) {
         free(r.label);
         free(r.drive_key);
-        r.label = strdup(label);
-        r.drive_key = xstrdup_printf("label:%s", label);
+        r.label = sim_xstrdup(label);
+        r.drive_key = sim_xasprintf("label:%s", label);
     }
     cmp_result *add = &r;
     int nadd = 1;
@@ -537,7 +526,7 @@ static int load_one(cmp_set *set, int *cap, const char *path, const char *label,
     }
     if (set->nresults + nadd > *cap) {
         *cap = (set->nresults + nadd) * 2;
-        set->results = cmp_xrealloc(set->results, (size_t)*cap * sizeof *set->results);
+        set->results = sim_xrealloc(set->results, (size_t)*cap * sizeof *set->results);
     }
     memcpy(&set->results[set->nresults], add, (size_t)nadd * sizeof *add);
     set->nresults += nadd;
@@ -580,7 +569,7 @@ int cmp_build_ranks(cmp_set *set, char **paths, int npaths, char **labels, int n
         free(ri);
     }
     int cap = npaths;
-    set->results = calloc((size_t)npaths, sizeof *set->results);
+    set->results = sim_xcalloc((size_t)npaths, sizeof *set->results);
     for (int i = 0; i < npaths; i++) {
         int rc = load_one(set, &cap, paths[i], i < nlabels ? labels[i] : NULL, ranks, series, err,
                           errlen);

@@ -26,8 +26,8 @@ static void push(cmp_inputs *in, char *file, const char *label)
 {
     if (in->n == in->cap) {
         in->cap = in->cap ? in->cap * 2 : 16;
-        in->files = cmp_xrealloc(in->files, (size_t)in->cap * sizeof *in->files);
-        in->labels = cmp_xrealloc(in->labels, (size_t)in->cap * sizeof *in->labels);
+        in->files = sim_xrealloc(in->files, (size_t)in->cap * sizeof *in->files);
+        in->labels = sim_xrealloc(in->labels, (size_t)in->cap * sizeof *in->labels);
     }
     in->files[in->n] = file;
     in->labels[in->n] = label;
@@ -44,9 +44,8 @@ static int add_dir(cmp_inputs *in, const char *dir, const char *label, char *err
     }
     int added = 0;
     for (int i = 0; i < n; i++) {
-        char *path = NULL;
+        char *path = sim_xasprintf("%s/%s", dir, list[i]->d_name);
         struct stat st;
-        if (asprintf(&path, "%s/%s", dir, list[i]->d_name) < 0) abort();
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             push(in, path, label);
             added++;
@@ -76,7 +75,7 @@ int cmp_inputs_expand(cmp_inputs *in, char **args, int nargs, char **labels, int
                 return SIM_ERR;
             }
         } else {
-            push(in, strdup(args[i]), label);
+            push(in, sim_xstrdup(args[i]), label);
         }
     }
     return SIM_OK;

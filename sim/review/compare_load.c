@@ -108,7 +108,7 @@ static char *trimmed_dup(const char *s)
     size_t n = strlen(s);
     while (n && s[n - 1] == ' ')
         n--;
-    return strndup(s, n);
+    return sim_xstrndup(s, n);
 }
 
 static char *file_stem(const char *path)
@@ -117,7 +117,7 @@ static char *file_stem(const char *path)
     b = b ? b + 1 : path;
     size_t n = strlen(b);
     if (n > 5 && !strcmp(b + n - 5, ".json")) n -= 5;
-    return strndup(b, n);
+    return sim_xstrndup(b, n);
 }
 
 char *cmp_identity_label(const json_t *doc, const char *path)
@@ -126,7 +126,7 @@ char *cmp_identity_label(const json_t *doc, const char *path)
     const char *model = cmp_find_string(t, "model", 0);
     if (model) return trimmed_dup(model);
     const char *tp = cmp_str(t, "path");
-    if (tp && *tp) return strdup(tp);
+    if (tp && *tp) return sim_xstrdup(tp);
     return file_stem(path);
 }
 
@@ -143,7 +143,7 @@ static char *drive_key(const json_t *doc, const char *path)
         snprintf(buf, sizeof buf, "model:%s|path:%s", model ? model : "", tp ? tp : "");
     else
         snprintf(buf, sizeof buf, "file:%s", path);
-    return strdup(buf);
+    return sim_xstrdup(buf);
 }
 
 static char *config_key(const json_t *config)
@@ -159,7 +159,7 @@ static char *config_key(const json_t *config)
     }
     char *s = json_dumps(c, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
     json_decref(c);
-    return s ? s : strdup("{}");
+    return s ? s : sim_xstrdup("{}");
 }
 
 static int fail(char *err, size_t errlen, const char *path, const char *what)
@@ -302,7 +302,7 @@ int cmp_load_series(cmp_result *r, const char *path, cmp_series series, char *er
         json_decref(doc);
         return SIM_ERR;
     }
-    r->path = strdup(path);
+    r->path = sim_xstrdup(path);
     r->doc = doc;
     r->workload = wl;
     r->config = (json_t *)config;

@@ -23,15 +23,15 @@ static void add_metric(cmp_mlist *l, const char *id, const char *name, const cha
     if (!have) return;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 32;
-        l->m = cmp_xrealloc(l->m, (size_t)l->cap * sizeof *l->m);
+        l->m = sim_xrealloc(l->m, (size_t)l->cap * sizeof *l->m);
     }
     cmp_metric *m = &l->m[l->n++];
     memset(m, 0, sizeof *m);
-    m->id = strdup(id);
-    m->name = strdup(name);
-    m->unit = strdup(unit);
+    m->id = sim_xstrdup(id);
+    m->name = sim_xstrdup(name);
+    m->unit = sim_xstrdup(unit);
     m->better = better;
-    m->cells = calloc(1, sizeof *m->cells);
+    m->cells = sim_xcalloc(1, sizeof *m->cells);
     m->cells[0].have = true;
     m->cells[0].value = value;
     m->cells[0].min = m->cells[0].max = value;
@@ -87,7 +87,7 @@ static void append_warn(char **warn, const char *msg)
     if (!warn) return;
     if (*warn && strstr(*warn, msg)) return;
     size_t a = *warn ? strlen(*warn) : 0, b = strlen(msg);
-    char *p = cmp_xrealloc(*warn, a + b + 3);
+    char *p = sim_xrealloc(*warn, a + b + 3);
     if (a) memcpy(p + a, "; ", 2), a += 2;
     memcpy(p + a, msg, b + 1);
     *warn = p;

@@ -152,11 +152,8 @@ static char *rank_label(const json_t *view, size_t k, const char *prefix)
     const char *host = cmp_str(json_object_get(view, "rank_of_job"), "hostname");
     if (!host || !*host) host = cmp_str(json_object_get(view, "host"), "hostname");
     const char *tp = cmp_str(json_object_get(view, "target"), "path");
-    char *s = NULL;
-    int n = asprintf(&s, "%s%srank %zu on %s%s%s%s", prefix ? prefix : "", prefix ? ": " : "", k,
-                     host ? host : "?", tp ? " (" : "", tp ? tp : "", tp ? ")" : "");
-    if (n < 0) abort();
-    return s;
+    return sim_xasprintf("%s%srank %zu on %s%s%s%s", prefix ? prefix : "", prefix ? ": " : "", k,
+                         host ? host : "?", tp ? " (" : "", tp ? tp : "", tp ? ")" : "");
 }
 
 int cmp_rank_views(const cmp_result *job, const char *label, cmp_result **views, int *nviews,
@@ -172,8 +169,7 @@ int cmp_rank_views(const cmp_result *job, const char *label, cmp_result **views,
                  job->path);
         return -1;
     }
-    cmp_result *out = calloc(n, sizeof *out);
-    if (!out) abort();
+    cmp_result *out = sim_xcalloc(n, sizeof *out);
     for (size_t k = 0; k < n; k++) {
         json_t *doc = rank_doc(job->doc, k, job->path);
         if (!doc) {
@@ -187,17 +183,16 @@ int cmp_rank_views(const cmp_result *job, const char *label, cmp_result **views,
             return -1;
         }
         cmp_result *r = &out[k];
-        r->path = strdup(job->path);
+        r->path = sim_xstrdup(job->path);
         r->doc = doc;
         r->workload = cmp_str(doc, "workload");
         r->config = json_object_get(doc, "config");
-        r->config_key = strdup(job->config_key);
+        r->config_key = sim_xstrdup(job->config_key);
         r->label = rank_label(doc, k, label);
         const char *tp = cmp_str(json_object_get(doc, "target"), "path");
-        if (asprintf(&r->drive_key, "rank:%zu|host:%s|path:%s|label:%s", k,
-                     cmp_str(json_object_get(doc, "rank_of_job"), "hostname") ?: "", tp ?: "",
-                     label ?: "") < 0)
-            abort();
+        r->drive_key = sim_xasprintf("rank:%zu|host:%s|path:%s|label:%s", k,
+                                     cmp_str(json_object_get(doc, "rank_of_job"), "hostname") ?: "",
+                                     tp ?: "", label ?: "");
         r->interrupted = json_is_true(json_object_get(doc, "interrupted")) ||
                          json_is_string(json_object_get(doc, "stopped_by"));
     }

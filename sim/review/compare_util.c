@@ -8,16 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *cmp_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-    if (!q) {
-        fprintf(stderr, "appsim: out of memory\n");
-        abort();
-    }
-    return q;
-}
-
 void cmp_buf_puts(cmp_buf *b, const char *s)
 {
     size_t n = strlen(s);
@@ -25,12 +15,7 @@ void cmp_buf_puts(cmp_buf *b, const char *s)
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            fprintf(stderr, "appsim: out of memory\n");
-            abort();
-        }
-        b->s = p;
+        b->s = sim_xrealloc(b->s, cap);
         b->cap = cap;
     }
     memcpy(b->s + b->len, s, n + 1);
@@ -49,8 +34,7 @@ void cmp_buf_printf(cmp_buf *b, const char *fmt, ...)
         cmp_buf_puts(b, small);
         return;
     }
-    char *big = malloc((size_t)n + 1);
-    if (!big) abort();
+    char *big = sim_xmalloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -162,7 +146,7 @@ static int find_curves(const json_t *node, const char *prefix, const json_t **cu
         char name[256];
         if (pts) {
             curves[n] = pts;
-            names[n] = strdup(prefix[0] ? prefix : "curve");
+            names[n] = sim_xstrdup(prefix[0] ? prefix : "curve");
             n++;
             continue;
         }
@@ -222,8 +206,7 @@ const json_t *cmp_point_histograms(const json_t *pt)
 
 char **cmp_argv_short_o(int argc, char **argv)
 {
-    char **v = calloc((size_t)argc + 1, sizeof *v);
-    if (!v) abort();
+    char **v = sim_xcalloc((size_t)argc + 1, sizeof *v);
     static char output[] = "--output";
     for (int i = 0; i < argc; i++)
         v[i] = (i > 0 && !strcmp(argv[i], "-o")) ? output : argv[i];

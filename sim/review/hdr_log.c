@@ -33,7 +33,7 @@ static void put(bytes *b, const void *src, size_t n)
 {
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2 + 64;
-        b->p = cmp_xrealloc(b->p, b->cap);
+        b->p = sim_xrealloc(b->p, b->cap);
     }
     memcpy(b->p + b->len, src, n);
     b->len += n;
@@ -122,8 +122,7 @@ int hdr_encode_compressed(const sim_hist *h, cmp_buf *out)
     bytes raw = {0}, z = {0};
     encode_v2(h, &raw);
     uLongf zlen = compressBound((uLong)raw.len);
-    z.p = malloc(8 + zlen);
-    if (!z.p) abort();
+    z.p = sim_xmalloc(8 + zlen);
     int rc = compress2(z.p + 8, &zlen, raw.p, (uLong)raw.len, Z_DEFAULT_COMPRESSION);
     free(raw.p);
     if (rc != Z_OK) {

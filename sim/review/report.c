@@ -247,12 +247,8 @@ static void percentile_curves(cmp_buf *b, const cmp_set *set, const cmp_group *g
 /* One series per run; label "drive" or "drive (run k)". */
 static char *run_name(const cmp_entry *en, int r)
 {
-    char *s = NULL;
-    if (en->nruns == 1)
-        s = strdup(en->label);
-    else if (asprintf(&s, "%s (run %d)", en->label, r + 1) < 0)
-        s = NULL;
-    return s;
+    if (en->nruns == 1) return sim_xstrdup(en->label);
+    return sim_xasprintf("%s (run %d)", en->label, r + 1);
 }
 
 /* One run's intervals as series data: t (end of each interval), t0 (its start), the rate
@@ -267,8 +263,9 @@ static run_intervals intervals_of(const json_t *doc, double *warm_end)
 {
     const json_t *iv = json_object_get(doc, "intervals");
     size_t n = json_is_array(iv) ? json_array_size(iv) : 0;
-    run_intervals r = {malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)),
-                       malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)), (int)n};
+    run_intervals r = {sim_xmalloc((n + 1) * sizeof(double)), sim_xmalloc((n + 1) * sizeof(double)),
+                       sim_xmalloc((n + 1) * sizeof(double)), sim_xmalloc((n + 1) * sizeof(double)),
+                       (int)n};
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(iv, i);
         const char *phase = cmp_str(x, "phase");
@@ -348,7 +345,7 @@ static void over_time(cmp_buf *b, const cmp_set *set, const cmp_group *g, int gi
         svg_line_chart_marked(b,
                               &(svg_chart){id, title, "seconds", unit_name, NULL, SVG_LINEAR, rs},
                               rate, ns, warm_end, "end of warm-up");
-        double *all = malloc(((size_t)np + 1) * sizeof *all);
+        double *all = sim_xmalloc(((size_t)np + 1) * sizeof *all);
         int k = 0;
         for (int s = 0; s < ns; s++)
             for (int i = 0; i < runs[s].n; i++)
@@ -404,8 +401,8 @@ static bool is_max_rate_run(const json_t *pt)
 static curve_line curve_line_of(const json_t *curve, bool max_run)
 {
     size_t n = json_array_size(curve);
-    curve_line l = {malloc((n + 1) * sizeof(double)), malloc((n + 1) * sizeof(double)),
-                    malloc((n + 1) * sizeof(double)), calloc(n + 1, sizeof(char *)), 0};
+    curve_line l = {sim_xmalloc((n + 1) * sizeof(double)), sim_xmalloc((n + 1) * sizeof(double)),
+                    sim_xmalloc((n + 1) * sizeof(double)), sim_xcalloc(n + 1, sizeof(char *)), 0};
     for (size_t i = 0; i < n; i++) {
         const json_t *pt = json_array_get(curve, i);
         if (is_max_rate_run(pt) != max_run) continue;
@@ -427,7 +424,7 @@ static curve_line curve_line_of(const json_t *curve, bool max_run)
         l.x[k] = x;
         l.y[k] = y;
         l.y99[k] = y99;
-        l.labels[k] = label[0] ? strdup(label) : NULL;
+        l.labels[k] = label[0] ? sim_xstrdup(label) : NULL;
         l.n++;
     }
     return l;
@@ -450,7 +447,7 @@ static svg_scale latency_scale(const curve_line *lines, int n)
     int total = 0;
     for (int s = 0; s < n; s++)
         total += 2 * lines[s].n;
-    double *v = malloc(((size_t)total + 1) * sizeof *v);
+    double *v = sim_xmalloc(((size_t)total + 1) * sizeof *v);
     int k = 0;
     for (int s = 0; s < n; s++)
         for (int i = 0; i < lines[s].n; i++) {
@@ -551,7 +548,7 @@ static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int 
                                      .color = color,
                                      .dashed = r > 0};
             if (any_finite(l->y99, l->n)) {
-                if (asprintf(&labels[ns], "%s p99", run) < 0) abort();
+                labels[ns] = sim_xasprintf("%s p99", run);
                 ser[ns] = (svg_series){.name = labels[ns],
                                        .n = l->n,
                                        .x = l->x,
@@ -563,7 +560,7 @@ static void curve_chart(cmp_buf *b, const cmp_set *set, const cmp_group *g, int 
             curve_line *mx = &lines[nl++];
             *mx = curve_line_of(curve, true);
             if (!mx->n) continue;
-            if (asprintf(&labels[ns], "%s maximum-rate run", run) < 0) abort();
+            labels[ns] = sim_xasprintf("%s maximum-rate run", run);
             ser[ns] = (svg_series){.name = labels[ns],
                                    .n = mx->n,
                                    .x = mx->x,

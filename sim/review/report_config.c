@@ -51,14 +51,13 @@ static void duration_text(char *buf, size_t len, double s)
 static char *scalar_text(const json_t *v)
 {
     char *s = NULL;
-    if (json_is_string(v)) return strdup(json_string_value(v));
-    if (json_is_boolean(v)) return strdup(json_is_true(v) ? "yes" : "no");
+    if (json_is_string(v)) return sim_xstrdup(json_string_value(v));
+    if (json_is_boolean(v)) return sim_xstrdup(json_is_true(v) ? "yes" : "no");
     if (json_is_integer(v)) {
-        if (asprintf(&s, "%lld", (long long)json_integer_value(v)) < 0) abort();
-        return s;
+        return sim_xasprintf("%lld", (long long)json_integer_value(v));
     }
     if (json_is_real(v)) {
-        if (asprintf(&s, "%.10g", json_real_value(v)) < 0) abort();
+        s = sim_xasprintf("%.10g", json_real_value(v));
         return s;
     }
     if (json_is_array(v)) {
@@ -72,7 +71,7 @@ static char *scalar_text(const json_t *v)
             cmp_buf_puts(&b, t ? t : "null");
             free(t);
         }
-        return b.s ? b.s : strdup("");
+        return b.s ? b.s : sim_xstrdup("");
     }
     if (json_is_null(v) || !v) return NULL;
     return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -83,11 +82,11 @@ char *report_value_text(const json_t *v, report_kind kind)
     char buf[64];
     if (json_is_number(v) && kind == REPORT_SIZE) {
         report_size_text(buf, sizeof buf, json_number_value(v));
-        return strdup(buf);
+        return sim_xstrdup(buf);
     }
     if (json_is_number(v) && kind == REPORT_DURATION) {
         duration_text(buf, sizeof buf, json_number_value(v));
-        return strdup(buf);
+        return sim_xstrdup(buf);
     }
     return scalar_text(v);
 }
@@ -190,9 +189,9 @@ static int group_results(const cmp_group *g, const cmp_result **out, char **head
         for (int r = 0; r < g->entries[e].nruns && n < max; r++) {
             out[n] = g->entries[e].runs[r];
             if (g->entries[e].nruns > 1) {
-                if (asprintf(&heads[n], "%s (run %d)", g->entries[e].label, r + 1) < 0) abort();
+                heads[n] = sim_xasprintf("%s (run %d)", g->entries[e].label, r + 1);
             } else {
-                heads[n] = strdup(g->entries[e].label);
+                heads[n] = sim_xstrdup(g->entries[e].label);
             }
             n++;
         }
@@ -257,12 +256,12 @@ static void group_configs(cmp_buf *b, const cmp_set *set, const cmp_group *g, in
     cmp_buf_puts(b, "</tr></thead><tbody>\n");
     for (int i = 0; i < n; i++) {
         const char *v = cmp_str(json_object_get(res[i]->doc, "tool"), "version");
-        if (!v || asprintf(&texts[i], "appsim %s", v) < 0) texts[i] = NULL;
+        texts[i] = v ? sim_xasprintf("appsim %s", v) : NULL;
     }
     config_row(b, "tool", texts, n);
     for (int i = 0; i < n; i++) {
         free(texts[i]);
-        texts[i] = strdup(res[i]->path);
+        texts[i] = sim_xstrdup(res[i]->path);
     }
     config_row(b, "result file", texts, n);
     for (int i = 0; i < n; i++)

@@ -106,9 +106,6 @@ void cmp_service_group(cmp_group *g);
 /* "12,650.3" style formatting of a metric value for tables. */
 void cmp_format_value(char *buf, size_t len, double v, const char *unit);
 
-/* realloc that aborts with a message when memory is exhausted (never returns NULL). */
-void *cmp_xrealloc(void *p, size_t n);
-
 /* Growable string buffer used by the report and the formatters. */
 typedef struct cmp_buf {
     char *s;

@@ -49,17 +49,6 @@ typedef struct step_state {
     suite_load load; /* how hard a step run now loaded the drive */
 } step_state;
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) abort();
-    va_end(ap);
-    return s;
-}
-
 static void fmt_duration(char *buf, size_t len, double s)
 {
     if (s < 0) s = 0;
@@ -101,7 +90,7 @@ static void move_aside(const char *path)
     char *dst = NULL;
     for (int i = 1; i < 1000; i++) {
         free(dst);
-        dst = xasprintf("%s.incomplete-%d", path, i);
+        dst = sim_xasprintf("%s.incomplete-%d", path, i);
         if (access(dst, F_OK)) break;
     }
     if (rename(path, dst) == 0)
@@ -159,8 +148,8 @@ static int step_argv(const suite_ctx *c, const suite_step *st, const char *resul
     cmp_buf_free(&all);
     if (rc) return SIM_ERR;
     suite_vars v = {c->target, result, c->dir, c->size, c->trace};
-    char **out = calloc((size_t)n + 2, sizeof *out);
-    out[0] = strdup(st->command);
+    char **out = sim_xcalloc((size_t)n + 2, sizeof *out);
+    out[0] = sim_xstrdup(st->command);
     for (int i = 0; i < n; i++) {
         out[i + 1] = suite_expand(words[i], &v, err, errlen);
         if (!out[i + 1]) {
@@ -195,7 +184,7 @@ static json_t *state_json(const suite_ctx *c)
 
 static void save_state(const suite_ctx *c)
 {
-    char *path = xasprintf("%s/%s", c->dir, STATE_FILE);
+    char *path = sim_xasprintf("%s/%s", c->dir, STATE_FILE);
     json_t *j = state_json(c);
     if (sim_result_write(j, path)) sim_warn("suite: could not record progress in %s", path);
     json_decref(j);
@@ -205,7 +194,7 @@ static void save_state(const suite_ctx *c)
 /* On --resume, the earlier run must have been the same suite, size and target. */
 static int check_resume(const suite_ctx *c, bool resume)
 {
-    char *path = xasprintf("%s/%s", c->dir, STATE_FILE);
+    char *path = sim_xasprintf("%s/%s", c->dir, STATE_FILE);
     int rc = 0;
     if (access(path, F_OK) == 0) {
         if (!resume) {
@@ -236,7 +225,7 @@ static int check_resume(const suite_ctx *c, bool resume)
     } else if (!resume) {
         /* No state file, but results from elsewhere would be overwritten. */
         for (int i = 0; i < c->def->nsteps && !rc; i++) {
-            char *r = xasprintf("%s/%s.json", c->dir, c->def->steps[i].name);
+            char *r = sim_xasprintf("%s/%s.json", c->dir, c->def->steps[i].name);
             if (access(r, F_OK) == 0) {
                 sim_error("suite: %s exists; add --resume to keep finished steps, or give "
                           "another -o directory",
@@ -290,7 +279,7 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
     const sim_command *cmd = sim_find_command(st->command);
     if (!cmd) {
         ss->status = ST_UNAVAILABLE;
-        ss->message = xasprintf("command '%s' is not part of this appsim build", st->command);
+        ss->message = sim_xasprintf("command '%s' is not part of this appsim build", st->command);
         ss->result[0] = 0;
         sim_warn("suite: step %d/%d %s: unavailable: %s", i + 1, n, st->name, ss->message);
         return;
@@ -300,7 +289,7 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
     int argc;
     if (step_argv(c, st, ss->result, &argv, &argc, err, sizeof err)) {
         ss->status = ST_NEEDS_INPUT;
-        ss->message = xasprintf("%s", err);
+        ss->message = sim_xasprintf("%s", err);
         ss->result[0] = 0;
         sim_warn("suite: step %d/%d %s: not run: %s", i + 1, n, st->name, err);
         return;
@@ -328,13 +317,14 @@ static void run_step(suite_ctx *c, int i, double *planned, bool resume)
     fmt_duration(took, sizeof took, ss->seconds);
     if (sim_interrupted()) {
         ss->status = ST_INTERRUPTED;
-        ss->message = xasprintf("interrupted after %s", took);
+        ss->message = sim_xasprintf("interrupted after %s", took);
     } else if (ss->exit_code != 0) {
         ss->status = ST_FAILED;
-        ss->message = xasprintf("'%s' exited with status %d", st->command, ss->exit_code);
+        ss->message = sim_xasprintf("'%s' exited with status %d", st->command, ss->exit_code);
     } else if (!result_complete(ss->result, why, sizeof why)) {
         ss->status = ST_FAILED;
-        ss->message = xasprintf("'%s' succeeded but left no complete result: %s", st->command, why);
+        ss->message =
+            sim_xasprintf("'%s' succeeded but left no complete result: %s", st->command, why);
     } else {
         ss->status = ST_DONE;
     }
@@ -366,8 +356,8 @@ static int finish(suite_ctx *c)
             sim_error("suite: %s", err);
             return SIM_EXIT_FAIL;
         }
-        char *report = xasprintf("%s/report.html", c->dir);
-        char *title = xasprintf("appsim suite %s (%s) on %s", c->def->name, c->size, c->target);
+        char *report = sim_xasprintf("%s/report.html", c->dir);
+        char *title = sim_xasprintf("appsim suite %s (%s) on %s", c->def->name, c->size, c->target);
         int rc = report_write(&set, report, title);
         printf("\n");
         cmp_print(stdout, &set, CMP_TEXT);
@@ -391,7 +381,7 @@ static int finish(suite_ctx *c)
 
 static int mkdirs(const char *dir)
 {
-    char *p = strdup(dir);
+    char *p = sim_xstrdup(dir);
     for (char *s = p + 1; *s; s++)
         if (*s == '/') {
             *s = 0;
@@ -427,7 +417,7 @@ static char *read_text(const char *path, char *err, size_t errlen)
         cmp_buf_puts(&b, chunk);
     }
     fclose(f);
-    return b.s ? b.s : strdup("");
+    return b.s ? b.s : sim_xstrdup("");
 }
 
 /* Loads a built-in suite by name, or a suite file by path. */
@@ -437,15 +427,15 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
     const char *builtin = suite_builtin(what);
     bool is_file = strchr(what, '/') || strstr(what, ".ini") || access(what, F_OK) == 0;
     if (builtin && !is_file) {
-        *text = strdup(builtin);
-        *origin = strdup("built-in");
+        *text = sim_xstrdup(builtin);
+        *origin = sim_xstrdup("built-in");
     } else if (is_file) {
         *text = read_text(what, err, sizeof err);
         if (!*text) {
             sim_error("suite: %s", err);
             return SIM_EXIT_USAGE;
         }
-        *origin = strdup(what);
+        *origin = sim_xstrdup(what);
     } else {
         cmp_buf names = {0};
         for (const char *const *n = suite_builtin_names(); *n; n++)
@@ -464,7 +454,7 @@ static int load_suite(const char *what, suite_def *def, char **origin, char **te
         const char *b = strrchr(what, '/');
         b = b ? b + 1 : what;
         size_t l = strlen(b);
-        def->name = strndup(b, l > 4 && !strcmp(b + l - 4, ".ini") ? l - 4 : l);
+        def->name = sim_xstrndup(b, l > 4 && !strcmp(b + l - 4, ".ini") ? l - 4 : l);
     }
     return SIM_EXIT_OK;
 }
@@ -526,7 +516,8 @@ static int apply_overrides(suite_ctx *cp, char **pos, int npos)
                 if (!match) continue;
                 found = true;
                 char **slot = &st->size_args[cp->size_index];
-                char *joined = xasprintf("%s%s%s", *slot ? *slot : "", *slot ? " " : "", eq + 1);
+                char *joined =
+                    sim_xasprintf("%s%s%s", *slot ? *slot : "", *slot ? " " : "", eq + 1);
                 free(*slot);
                 *slot = joined;
             }
@@ -554,7 +545,7 @@ static int check_step_options(const suite_ctx *cp, const suite_step *st, const c
 {
     char err[1024], **argv;
     int argc;
-    char *result = xasprintf("%s/%s.json", cp->dir, st->name);
+    char *result = sim_xasprintf("%s/%s.json", cp->dir, st->name);
     int built = step_argv(cp, st, result, &argv, &argc, err, sizeof err);
     free(result);
     if (built) return SIM_EXIT_OK;
@@ -588,8 +579,9 @@ static int check_steps(const suite_ctx *cp, const char *origin, double *planned)
         const suite_step *st = &def->steps[i];
         bool has_result = false;
         /* The same words step_argv will use: common arguments, then this size's. */
-        char *all = xasprintf("%s %s", st->args ? st->args : "",
-                              st->size_args[cp->size_index] ? st->size_args[cp->size_index] : "");
+        char *all =
+            sim_xasprintf("%s %s", st->args ? st->args : "",
+                          st->size_args[cp->size_index] ? st->size_args[cp->size_index] : "");
         if (suite_split_words(all, &words, &n, err, sizeof err)) {
             sim_error("suite: %s: step %s: %s", origin, st->name, err);
             rc = SIM_EXIT_USAGE;
@@ -652,7 +644,7 @@ static void print_plan(const suite_ctx *cp, const char *origin, const double *pl
     printf("planned in all: %s\n", total);
     for (int i = 0; i < def->nsteps; i++) {
         const suite_step *st = &def->steps[i];
-        char *result = xasprintf("%s/%s.json", output, st->name);
+        char *result = sim_xasprintf("%s/%s.json", output, st->name);
         char err[1024], **sv, pl[32];
         int sc;
         fmt_duration(pl, sizeof pl, planned[i]);
@@ -770,8 +762,8 @@ static int suite_main(int argc, char **argv)
     suite_ctx c = {&def, size, target, output, trace, origin, suite_size_index(size), NULL, NULL};
     c.overrides = json_array();
     rc = apply_overrides(&c, pos, npos);
-    c.states = calloc((size_t)def.nsteps, sizeof *c.states);
-    double *planned = calloc((size_t)def.nsteps, sizeof *planned);
+    c.states = sim_xcalloc((size_t)def.nsteps, sizeof *c.states);
+    double *planned = sim_xcalloc((size_t)def.nsteps, sizeof *planned);
     if (!rc) rc = check_steps(&c, origin, planned);
     if (!rc && dry_run)
         print_plan(&c, origin, planned);

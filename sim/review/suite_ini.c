@@ -9,17 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* realloc that never returns NULL: out of memory here is not recoverable. */
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-    if (!q) {
-        fprintf(stderr, "appsim: out of memory\n");
-        abort();
-    }
-    return q;
-}
-
 const char *const suite_sizes[3] = {"small", "medium", "full"};
 
 int suite_size_index(const char *size)
@@ -80,7 +69,7 @@ static int set_once(char **slot, const char *value, char *err, size_t errlen, co
                     int line, const char *key)
 {
     if (*slot) return perr(err, errlen, origin, line, "key given twice in this section", key);
-    *slot = strdup(value);
+    *slot = sim_xstrdup(value);
     return SIM_OK;
 }
 
@@ -126,7 +115,7 @@ static int step_key(suite_step *s, const char *key, const char *value, char *err
 int suite_parse(const char *text, const char *origin, suite_def *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    char *copy = strdup(text);
+    char *copy = sim_xstrdup(text);
     int lineno = 0, rc = 0;
     enum { NONE, HEADER, STEP } where = NONE;
     suite_step *cur = NULL;
@@ -160,10 +149,11 @@ int suite_parse(const char *text, const char *origin, suite_def *out, char *err,
                     if (!strcmp(out->steps[i].name, name))
                         rc = perr(err, errlen, origin, lineno, "step defined twice", name);
                 if (rc) continue;
-                out->steps = xrealloc(out->steps, (size_t)(out->nsteps + 1) * sizeof *out->steps);
+                out->steps =
+                    sim_xrealloc(out->steps, (size_t)(out->nsteps + 1) * sizeof *out->steps);
                 cur = &out->steps[out->nsteps++];
                 memset(cur, 0, sizeof *cur);
-                cur->name = strdup(name);
+                cur->name = sim_xstrdup(name);
                 cur->line = lineno;
                 where = STEP;
             }
@@ -212,9 +202,9 @@ void suite_free_words(char **argv, int argc)
 int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t errlen)
 {
     int n = 0, cap = 8;
-    char **v = malloc((size_t)cap * sizeof *v);
+    char **v = sim_xmalloc((size_t)cap * sizeof *v);
     size_t len = strlen(s);
-    char *word = malloc(len + 1);
+    char *word = sim_xmalloc(len + 1);
     const char *p = s;
     while (*p) {
         while (isspace((unsigned char)*p))
@@ -247,9 +237,9 @@ int suite_split_words(const char *s, char ***argv, int *argc, char *err, size_t 
         word[k] = 0;
         if (n + 1 >= cap) {
             cap *= 2;
-            v = xrealloc(v, (size_t)cap * sizeof *v);
+            v = sim_xrealloc(v, (size_t)cap * sizeof *v);
         }
-        v[n++] = strdup(word);
+        v[n++] = sim_xstrdup(word);
     }
     free(word);
     v[n] = NULL;
@@ -268,7 +258,7 @@ bool suite_uses(const char *word, const char *name)
 char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errlen)
 {
     size_t cap = strlen(word) + 256, k = 0;
-    char *out = malloc(cap);
+    char *out = sim_xmalloc(cap);
     for (const char *p = word; *p;) {
         const char *val = NULL;
         size_t skip = 0;
@@ -306,7 +296,7 @@ char *suite_expand(const char *word, const suite_vars *v, char *err, size_t errl
         size_t add = val ? strlen(val) : 1;
         if (k + add + 1 > cap) {
             cap = (k + add + 1) * 2;
-            out = xrealloc(out, cap);
+            out = sim_xrealloc(out, cap);
         }
         if (val) {
             memcpy(out + k, val, add);
