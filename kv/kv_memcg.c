@@ -161,11 +161,7 @@ uint64_t kv_min_buffer(uint64_t connections)
 
 kv_memcg *kv_memcg_enter(uint64_t limit_bytes, char *err, size_t errlen)
 {
-    kv_memcg *cg = calloc(1, sizeof *cg);
-    if (!cg) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    kv_memcg *cg = sim_xcalloc(1, sizeof *cg);
     cg->limit = limit_bytes;
     if (find_hierarchy(cg, err, errlen)) goto fail;
     if (!cg->mounted_here) remove_stale(cg->root);

@@ -33,9 +33,9 @@ int64_t kv_resident_bytes(const char *path, uint64_t *file_bytes)
     if (map == MAP_FAILED) return -1;
     long page = sysconf(_SC_PAGESIZE);
     size_t pages = (len + (size_t)page - 1) / (size_t)page;
-    unsigned char *vec = malloc(pages);
+    unsigned char *vec = sim_xmalloc(pages);
     int64_t res = -1;
-    if (vec && mincore(map, len, vec) == 0) {
+    if (mincore(map, len, vec) == 0) {
         res = 0;
         for (size_t i = 0; i < pages; i++)
             if (vec[i] & 1) res += page;
@@ -63,8 +63,7 @@ static void *pf_snapshot(void *ctx)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru)) return NULL;
-    fault_snap *s = malloc(sizeof *s);
-    if (!s) return NULL;
+    fault_snap *s = sim_xmalloc(sizeof *s);
     s->major = (uint64_t)ru.ru_majflt;
     s->minor = (uint64_t)ru.ru_minflt;
     return s;

@@ -226,8 +226,7 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
             close(fd);
         }
     }
-    kv_db *d = calloc(1, sizeof *d);
-    if (!d) return lerr(err, errlen, "open", ENOMEM);
+    kv_db *d = sim_xcalloc(1, sizeof *d);
     int rc = lmdb_files_checked(t, data, lock, d->path, sizeof d->path, err, errlen);
     if (rc) {
         free(d);
@@ -235,12 +234,8 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     }
     d->o = *o;
     d->tables = o->tables;
-    d->main = calloc(o->tables + 1, sizeof *d->main);
-    d->sec = calloc(o->tables + 1, sizeof *d->sec);
-    if (!d->main || !d->sec) {
-        open_failed(d);
-        return lerr(err, errlen, "env", ENOMEM);
-    }
+    d->main = sim_xcalloc(o->tables + 1, sizeof *d->main);
+    d->sec = sim_xcalloc(o->tables + 1, sizeof *d->sec);
     struct stat st;
     uint64_t file = stat(d->path, &st) == 0 ? (uint64_t)st.st_size : 0;
     if ((rc = open_env(d, o, file, err, errlen)) ||
@@ -261,10 +256,6 @@ static int kv_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
         return rc;
     }
     d->writers = sim_fifo_lock_new();
-    if (!d->writers) {
-        open_failed(d);
-        return lerr(err, errlen, "open", ENOMEM);
-    }
     *out = d;
     return SIM_EXIT_OK;
 }
@@ -332,8 +323,7 @@ static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
     uint64_t all = 0;
     for (size_t i = 0; i < n; i++)
         all |= a[i];
-    size_t *count = malloc(65536 * sizeof *count);
-    if (!count) return;
+    size_t *count = sim_xmalloc(65536 * sizeof *count);
     for (int shift = 0; shift < 64; shift += 16) {
         if (!((all >> shift) & 0xffff)) continue;
         memset(count, 0, 65536 * sizeof *count);
@@ -408,8 +398,7 @@ static int load_rows(kv_db *d, uint32_t table, uint64_t rows, sim_rng *rng, uint
 static int build_index(kv_db *d, uint32_t table, uint64_t *pairs, uint64_t rows, char *err,
                        size_t errlen)
 {
-    uint64_t *tmp = malloc(rows * sizeof *tmp);
-    if (!tmp && rows) return lerr(err, errlen, "load", ENOMEM);
+    uint64_t *tmp = sim_xmalloc(rows * sizeof *tmp);
     radix_sort(pairs, tmp, rows);
     free(tmp);
     size_t i = 0;
@@ -451,8 +440,7 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
     }
     int rc = drop_table(d, table, err, errlen);
     if (rc) return rc;
-    uint64_t *pairs = malloc(rows * sizeof *pairs);
-    if (!pairs && rows) return lerr(err, errlen, "load", ENOMEM);
+    uint64_t *pairs = sim_xmalloc(rows * sizeof *pairs);
     rc = load_rows(d, table, rows, rng, pairs, err, errlen);
     if (!rc) rc = build_index(d, table, pairs, rows, err, errlen);
     free(pairs);
@@ -463,11 +451,7 @@ static int kv_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
 
 static void *kv_connect(void *db, char *err, size_t errlen)
 {
-    kv_conn *k = calloc(1, sizeof *k);
-    if (!k) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    kv_conn *k = sim_xcalloc(1, sizeof *k);
     k->d = db;
     return k;
 }
@@ -697,12 +681,7 @@ static int kv_range(void *conn, uint32_t table, sb_range_kind kind, uint64_t lo,
         } else {
             if (n == k->sortcap) {
                 size_t cap = k->sortcap ? 2 * k->sortcap : 128;
-                const char **v = realloc(k->sortv, cap * sizeof *v);
-                if (!v) {
-                    mdb_cursor_close(cur);
-                    return fail(k, "sort", ENOMEM);
-                }
-                k->sortv = v;
+                k->sortv = sim_xrealloc(k->sortv, cap * sizeof *k->sortv);
                 k->sortcap = cap;
             }
             k->sortv[n++] = row->c; /* stable for the life of the transaction */

@@ -285,8 +285,7 @@ int sb_action_prepare(sb_cmd *c, json_t *doc)
         return rc;
     }
     loader l = {.c = c};
-    l.dbs = calloc(c->instances, sizeof *l.dbs);
-    if (!l.dbs) return SIM_EXIT_FAIL;
+    l.dbs = sim_xcalloc(c->instances, sizeof *l.dbs);
     l.items = c->engine->parallel_tables ? c->instances * c->tables : c->instances;
     pthread_mutex_init(&l.lock, NULL);
     uint64_t t0 = sim_now_ns();
@@ -743,8 +742,7 @@ int sb_action_run(sb_cmd *c, json_t *doc)
         sim_error("refusing to run: %s; free some space or lower --keep-free", err);
         return SIM_EXIT_USAGE;
     }
-    void **dbs = calloc((size_t)n, sizeof *dbs);
-    if (!dbs) return SIM_EXIT_FAIL;
+    void **dbs = sim_xcalloc((size_t)n, sizeof *dbs);
     int rc = open_prepared(c, dbs, n);
     if (rc) goto out;
 

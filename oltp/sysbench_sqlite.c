@@ -296,11 +296,7 @@ static int choose_layout(sq_db *d, bool create, char *err, size_t errlen)
 static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, char *err,
                    size_t errlen)
 {
-    sq_db *d = calloc(1, sizeof *d);
-    if (!d) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    sq_db *d = sim_xcalloc(1, sizeof *d);
     d->target = t;
     d->o = *o;
     d->ntables = o->tables;
@@ -316,19 +312,13 @@ static int sq_open(st_target *t, const sb_db_opts *o, bool create, void **out, c
     bool tables = create || (m.complete && m.tables == o->tables);
     if (rc == 0 && tables) rc = choose_layout(d, create, err, errlen);
     d->nfiles = !tables ? 0 : d->shared ? 1 : (o->tables ? o->tables : 1);
-    d->f = d->nfiles ? calloc(d->nfiles, sizeof *d->f) : NULL;
-    if (rc == 0 && d->nfiles && !d->f) {
-        snprintf(err, errlen, "out of memory");
-        rc = SIM_EXIT_FAIL;
-    }
-    for (uint32_t i = 0; d->f && i < d->nfiles; i++)
+    d->f = d->nfiles ? sim_xcalloc(d->nfiles, sizeof *d->f) : NULL;
+    for (uint32_t i = 0; i < d->nfiles; i++)
         pthread_mutex_init(&d->f[i].load_mu, NULL);
-    if (!d->f) d->nfiles = 0;
     if (d->nfiles) d->file_buffer = buffer_per_file(o, d->nfiles);
     for (uint32_t i = 1; rc == 0 && i <= d->nfiles; i++) {
         d->f[i - 1].writers = sim_fifo_lock_new();
-        rc = d->f[i - 1].writers ? open_file(d, i, create, err, errlen) : SIM_EXIT_FAIL;
-        if (!d->f[i - 1].writers) snprintf(err, errlen, "out of memory");
+        rc = open_file(d, i, create, err, errlen);
     }
     if (rc) {
         sq_close(d);
@@ -382,23 +372,11 @@ static int sq_load_table(void *db, uint32_t table, uint64_t rows, sim_rng *rng, 
 static void *sq_connect(void *db, char *err, size_t errlen)
 {
     sq_db *d = db;
-    sq_conn *k = calloc(1, sizeof *k);
+    sq_conn *k = sim_xcalloc(1, sizeof *k);
     uint32_t nf = d->nfiles ? d->nfiles : 1, nt = d->ntables ? d->ntables : 1;
-    if (k) {
-        k->f = calloc(nf, sizeof *k->f);
-        k->stmts = calloc((size_t)nt * S_COUNT, sizeof *k->stmts);
-        k->plan = calloc(nf, sizeof *k->plan);
-    }
-    if (!k || !k->f || !k->stmts || !k->plan) {
-        if (k) {
-            free(k->f);
-            free(k->stmts);
-            free(k->plan);
-        }
-        free(k);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    k->f = sim_xcalloc(nf, sizeof *k->f);
+    k->stmts = sim_xcalloc((size_t)nt * S_COUNT, sizeof *k->stmts);
+    k->plan = sim_xcalloc(nf, sizeof *k->plan);
     k->db = d;
     k->ntables = d->ntables;
     k->nfiles = d->nfiles;

@@ -186,14 +186,9 @@ static int write_table_pages(st_sqlite_bulk *b, uint32_t table, uint64_t rows, s
 static int write_index_pages(st_sqlite_bulk *b, uint64_t rows, const uint32_t *k_of, char *err,
                              size_t errlen)
 {
-    uint32_t *start = calloc(rows + 2, sizeof *start);
-    uint32_t *ids = malloc(rows * sizeof *ids + 1);
+    uint32_t *start = sim_xcalloc(rows + 2, sizeof *start);
+    uint32_t *ids = sim_xmalloc(rows * sizeof *ids + 1);
     int rc = -1;
-    if (!start || !ids) {
-        snprintf(err, errlen, "out of memory sorting the k index (%llu rows)",
-                 (unsigned long long)rows);
-        goto out;
-    }
     for (uint64_t i = 0; i < rows; i++)
         start[k_of[i] + 1]++;
     for (uint64_t k = 1; k <= rows + 1; k++)
@@ -235,19 +230,17 @@ static int load_pages(sq_file *d, st_target *t, uint32_t table, uint64_t rows, s
     sqlite3_close(d->load);
     d->load = NULL;
 
-    uint32_t *k_of = malloc(rows * sizeof *k_of + 1);
+    uint32_t *k_of = sim_xmalloc(rows * sizeof *k_of + 1);
     st_sqlite_bulk *b = NULL;
     char why[512] = "";
     int rc = -1;
-    if (!k_of)
-        snprintf(why, sizeof why, "out of memory (%llu rows)", (unsigned long long)rows);
-    else if (st_sqlite_bulk_open(d->path, &b, why, sizeof why) == 0 &&
-             st_sqlite_bulk_begin(b, false, (uint32_t)root_t, why, sizeof why) == 0 &&
-             write_table_pages(b, table, rows, rng, k_of, why, sizeof why) == 0 &&
-             st_sqlite_bulk_end(b, why, sizeof why) == 0 &&
-             st_sqlite_bulk_begin(b, true, (uint32_t)root_i, why, sizeof why) == 0 &&
-             write_index_pages(b, rows, k_of, why, sizeof why) == 0 &&
-             st_sqlite_bulk_end(b, why, sizeof why) == 0)
+    if (st_sqlite_bulk_open(d->path, &b, why, sizeof why) == 0 &&
+        st_sqlite_bulk_begin(b, false, (uint32_t)root_t, why, sizeof why) == 0 &&
+        write_table_pages(b, table, rows, rng, k_of, why, sizeof why) == 0 &&
+        st_sqlite_bulk_end(b, why, sizeof why) == 0 &&
+        st_sqlite_bulk_begin(b, true, (uint32_t)root_i, why, sizeof why) == 0 &&
+        write_index_pages(b, rows, k_of, why, sizeof why) == 0 &&
+        st_sqlite_bulk_end(b, why, sizeof why) == 0)
         rc = 0;
     char cwhy[256] = "";
     if (b && st_sqlite_bulk_close(b, cwhy, sizeof cwhy) && rc == 0) {

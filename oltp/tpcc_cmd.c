@@ -1070,7 +1070,7 @@ static int run_actions(tpcc_options *opt, st_target *t, const char *action, json
     int rc = SIM_EXIT_OK;
     if (!action || !strcmp(action, "prepare")) rc = do_prepare(opt, t, doc, just_loaded);
     if (!rc && (!action || !strcmp(action, "run"))) {
-        tpcc_instance *inst = calloc(opt->instances, sizeof *inst);
+        tpcc_instance *inst = sim_xcalloc(opt->instances, sizeof *inst);
         rc = open_instances(opt, t, inst, doc, just_loaded);
         if (!rc) rc = tpcc_run_measure(opt, t, inst, doc);
         close_instances(opt, inst);

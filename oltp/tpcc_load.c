@@ -516,16 +516,8 @@ static int alloc_batches(loader *L, batch *bs, char *err, size_t errlen)
 {
     for (int i = 0; i < NBATCHES; i++) {
         bs[i] = (batch){.cap = L->batch_rows};
-        bs[i].v = malloc(sizeof(val) * (size_t)L->batch_rows * MAX_COLS);
-        bs[i].arena = malloc((size_t)L->batch_rows * ROW_TEXT_MAX);
-        if (!bs[i].v || !bs[i].arena) {
-            snprintf(err, errlen, "out of memory for load batches");
-            for (int k = 0; k <= i; k++) {
-                free(bs[k].v);
-                free(bs[k].arena);
-            }
-            return SIM_ERR;
-        }
+        bs[i].v = sim_xmalloc(sizeof(val) * (size_t)L->batch_rows * MAX_COLS);
+        bs[i].arena = sim_xmalloc((size_t)L->batch_rows * ROW_TEXT_MAX);
         q_push(&L->free_q, &bs[i]);
     }
     return SIM_OK;

@@ -39,12 +39,10 @@ typedef struct wconn {
     sim_hist *held[TPCC_NTYPES]; /* writer-lock hold per measured write transaction */
 } wconn;
 
-static bool new_hists(sim_hist *h[TPCC_NTYPES])
+static void new_hists(sim_hist *h[TPCC_NTYPES])
 {
-    bool ok = true;
     for (int ty = 0; ty < TPCC_NTYPES; ty++)
-        ok = (h[ty] = sim_hist_new()) && ok;
-    return ok;
+        h[ty] = sim_hist_new();
 }
 
 /* A connection's hold-time histograms into its instance's, then freed. */
@@ -97,15 +95,9 @@ static void *worker_open(void *vwl, int instance, int worker)
     wl *w = vwl;
     tpcc_instance *I = &w->inst[instance];
     char err[512];
-    wconn *wc = calloc(1, sizeof *wc);
-    if (!wc) return NULL;
+    wconn *wc = sim_xcalloc(1, sizeof *wc);
     wc->I = I;
-    if (!new_hists(wc->held)) {
-        sim_error("tpcc: instance %d, connection %d: out of memory", instance + 1, worker + 1);
-        merge_hists(I, wc->held);
-        free(wc);
-        return NULL;
-    }
+    new_hists(wc->held);
     if (st_db_connect(I->db, &wc->db, err, sizeof err)) {
         sim_error("tpcc: instance %d, connection %d: %s", instance + 1, worker + 1, err);
         merge_hists(I, wc->held);
@@ -157,8 +149,7 @@ static void dq_push(tpcc_instance *I, uint32_t w_id, uint32_t carrier, uint64_t 
     pthread_mutex_lock(&I->dq_mu);
     if (I->dq_len == I->dq_cap) {
         size_t ncap = I->dq_cap ? I->dq_cap * 2 : 256;
-        tpcc_dq_item *n = malloc(ncap * sizeof *n);
-        if (!n) abort();
+        tpcc_dq_item *n = sim_xmalloc(ncap * sizeof *n);
         for (size_t k = 0; k < I->dq_len; k++)
             n[k] = I->dq[(I->dq_head + k) % I->dq_cap];
         free(I->dq);
@@ -333,9 +324,8 @@ static void *delivery_worker(void *arg)
     sqlite3 *db = NULL;
     tpcc_conn *c = NULL;
     sim_hist *held[TPCC_NTYPES] = {NULL};
-    bool hists = new_hists(held);
-    if (!hists) snprintf(err, sizeof err, "out of memory");
-    if (!hists || st_db_connect(I->db, &db, err, sizeof err) ||
+    new_hists(held);
+    if (st_db_connect(I->db, &db, err, sizeof err) ||
         !(c = tpcc_conn_new(db, I->meta.scale, I->lock, err, sizeof err)) ||
         setup_conn(a->w->o, I, db, c, err, sizeof err)) {
         merge_hists(I, held);
@@ -519,17 +509,14 @@ static void print_summary(FILE *out, const json_t *doc, const tpcc_options *o)
 
 /* Per-instance run state: writer lock, users (home warehouse and district, deck of
  * transaction types), the deferred-delivery queue and the run's NURand constants. */
-static int init_instances(const tpcc_options *o, tpcc_instance *inst, int n)
+static void init_instances(const tpcc_options *o, tpcc_instance *inst, int n)
 {
     for (int i = 0; i < n; i++) {
         tpcc_instance *I = &inst[i];
         I->lock = tpcc_writer_lock_new();
-        I->users = calloc(o->vusers, sizeof *I->users);
+        I->users = sim_xcalloc(o->vusers, sizeof *I->users);
         I->deferred = sim_hist_new();
-        if (!I->lock || !I->users || !I->deferred || !new_hists(I->lock_held)) {
-            sim_error("tpcc: out of memory for %llu users", (unsigned long long)o->vusers);
-            return SIM_EXIT_FAIL;
-        }
+        new_hists(I->lock_held);
         pthread_mutex_init(&I->dq_mu, NULL);
         pthread_cond_init(&I->dq_cv, NULL);
         sim_rng r;
@@ -543,7 +530,6 @@ static int init_instances(const tpcc_options *o, tpcc_instance *inst, int n)
             tpcc_deck_init(&u->deck, &o->mixv, &r);
         }
     }
-    return SIM_EXIT_OK;
 }
 
 static void free_instances(tpcc_instance *inst, int n)
@@ -814,8 +800,7 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
     else if (o->pacev == TPCC_PACE_REVIEW)
         w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
 
-    int irc = init_instances(o, inst, n);
-    if (irc) return irc;
+    init_instances(o, inst, n);
     sim_run *run = new_run(o, t, inst, n, &space);
     w.run = run;
     sim_vu_stats vs = {0};

@@ -36,11 +36,8 @@ struct tpcc_writer_lock {
 
 tpcc_writer_lock *tpcc_writer_lock_new(void)
 {
-    tpcc_writer_lock *l = calloc(1, sizeof *l);
-    if (l && !(l->fifo = sim_fifo_lock_new())) {
-        free(l);
-        l = NULL;
-    }
+    tpcc_writer_lock *l = sim_xcalloc(1, sizeof *l);
+    l->fifo = sim_fifo_lock_new();
     return l;
 }
 
@@ -236,11 +233,7 @@ static int busy_handler(void *arg, int ncalls)
 tpcc_conn *tpcc_conn_new(sqlite3 *db, int64_t scale, tpcc_writer_lock *lock, char *err,
                          size_t errlen)
 {
-    tpcc_conn *c = calloc(1, sizeof *c);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    tpcc_conn *c = sim_xcalloc(1, sizeof *c);
     c->db = db;
     c->scale = scale;
     c->lock = lock;

@@ -55,8 +55,7 @@ static void *dio_snapshot(void *ctx)
     char p[128], buf[512];
     snprintf(p, sizeof p, "/sys/block/%s/stat", t->disk);
     if (st_sysfs_read(p, buf, sizeof buf) != 0) return NULL;
-    dio_snap *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
+    dio_snap *s = sim_xcalloc(1, sizeof *s);
     char *c = buf, *end;
     while (s->nfields < F_COUNT) {
         uint64_t v = strtoull(c, &end, 10);

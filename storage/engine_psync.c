@@ -16,13 +16,8 @@ typedef struct psync {
 
 static int ps_open(st_engine *e, unsigned qd, char *err, size_t errlen)
 {
-    psync *p = calloc(1, sizeof *p);
-    if (p) p->fifo = calloc(qd, sizeof *p->fifo);
-    if (!p || !p->fifo) {
-        free(p);
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
-    }
+    psync *p = sim_xcalloc(1, sizeof *p);
+    p->fifo = sim_xcalloc(qd, sizeof *p->fifo);
     e->priv = p;
     return SIM_OK;
 }

@@ -39,13 +39,8 @@ typedef struct uring {
 
 static int ur_open(st_engine *e, unsigned qd, char *err, size_t errlen)
 {
-    uring *u = calloc(1, sizeof *u);
-    if (u) u->now_done = calloc(qd, sizeof *u->now_done);
-    if (!u || !u->now_done) {
-        free(u);
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
-    }
+    uring *u = sim_xcalloc(1, sizeof *u);
+    u->now_done = sim_xcalloc(qd, sizeof *u->now_done);
     for (int i = 0; i < MAX_FIXED_FILES; i++)
         u->fixed[i] = -1;
     /* The setup fio uses: a single issuer with deferred task running, so completions

@@ -73,9 +73,8 @@ static entry *entries_find(entries *es, const char *name)
     return NULL;
 }
 
-/* Adds or updates one parsed line ("NAME" or "NAME\tDEV\tINO\tBIRTH_NS"). 0 or
- * -ENOMEM. */
-static int entries_take_line(entries *es, const st_target *t, char *line)
+/* Adds or updates one parsed line ("NAME" or "NAME\tDEV\tINO\tBIRTH_NS"). */
+static void entries_take_line(entries *es, const st_target *t, char *line)
 {
     char *tab = strchr(line, '\t');
     bool has_id = false;
@@ -87,27 +86,23 @@ static int entries_take_line(entries *es, const st_target *t, char *line)
     if (!st_manifest_name_ok(line)) {
         /* A hand-edited manifest must not make appsim touch anything outside. */
         sim_warn("ignoring invalid name '%s' in %s/%s", line, t->path, ST_MANIFEST_NAME);
-        return 0;
+        return;
     }
     entry *e = entries_find(es, line);
     if (!e) {
         if (es->n == es->cap) {
             size_t cap = es->cap ? 2 * es->cap : 16;
-            entry *nv = realloc(es->v, cap * sizeof *nv);
-            if (!nv) return -ENOMEM;
-            es->v = nv;
+            es->v = sim_xrealloc(es->v, cap * sizeof *es->v);
             es->cap = cap;
         }
         e = &es->v[es->n];
-        *e = (entry){.name = strdup(line)};
-        if (!e->name) return -ENOMEM;
+        *e = (entry){.name = sim_xstrdup(line)};
         es->n++;
     }
     if (has_id) {
         e->has_id = true;
         e->id = (st_file_id){.dev = dev, .ino = ino, .btime_ns = btime};
     }
-    return 0;
 }
 
 static int entries_load(const st_target *t, entries *es)
@@ -123,17 +118,15 @@ static int entries_load(const st_target *t, entries *es)
     char *line = NULL;
     size_t linecap = 0;
     ssize_t len;
-    int e = 0;
-    while (!e && (len = getline(&line, &linecap, f)) >= 0) {
+    while ((len = getline(&line, &linecap, f)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = 0;
         if (len == 0 || line[0] == '#') continue;
-        e = entries_take_line(es, t, line);
+        entries_take_line(es, t, line);
     }
     free(line);
     fclose(f);
-    if (e) entries_free(es);
-    return e;
+    return 0;
 }
 
 int st_manifest_load(const st_target *t, char ***out)
@@ -142,11 +135,7 @@ int st_manifest_load(const st_target *t, char ***out)
     entries es;
     int e = entries_load(t, &es);
     if (e) return e;
-    char **names = calloc(es.n + 1, sizeof *names);
-    if (!names) {
-        entries_free(&es);
-        return -ENOMEM;
-    }
+    char **names = sim_xcalloc(es.n + 1, sizeof *names);
     for (size_t i = 0; i < es.n; i++) {
         names[i] = es.v[i].name; /* moved */
         es.v[i].name = NULL;

@@ -91,12 +91,7 @@ static void tick(writer *w)
 static int run(writer *w, st_precond_outcome *out)
 {
     unsigned qd = w->job->queue_depth;
-    st_io **batch = calloc(qd, sizeof *batch), **done = calloc(qd, sizeof *done);
-    if (!batch || !done) {
-        free(batch);
-        free(done);
-        return -ENOMEM;
-    }
+    st_io **batch = sim_xcalloc(qd, sizeof *batch), **done = sim_xcalloc(qd, sizeof *done);
     int rc = 0;
     for (;;) {
         bool stopping = rc || w->error || sim_interrupted() || sim_fault_noted();
@@ -142,10 +137,10 @@ int st_precondition_write(int fd, const st_precond_job *job, st_precond_outcome 
     out->engine = st_engine_name(w.eng);
     size_t bufbytes = (size_t)job->queue_depth * job->block_bytes;
     uint8_t *bufs = st_alloc_aligned(bufbytes);
-    w.ios = calloc(job->queue_depth, sizeof *w.ios);
-    w.free_ios = calloc(job->queue_depth, sizeof *w.free_ios);
+    w.ios = sim_xcalloc(job->queue_depth, sizeof *w.ios);
+    w.free_ios = sim_xcalloc(job->queue_depth, sizeof *w.free_ios);
     int rc = 0;
-    if (!bufs || !w.ios || !w.free_ios) {
+    if (!bufs) {
         snprintf(err, errlen, "out of memory for %u buffers of %u bytes", job->queue_depth,
                  job->block_bytes);
         rc = SIM_EXIT_FAIL;

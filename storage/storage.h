@@ -350,7 +350,9 @@ typedef struct st_space_guard {
 } st_space_guard;
 bool st_space_guard_check(void *ctx, char *why, size_t whylen);
 
-/* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). */
+/* Aligned buffer allocation for O_DIRECT (4096-byte alignment at least). NULL when
+ * out of memory: unlike sim_xmalloc (sim/sim.h, "memory"), since the size often comes
+ * from options (block size, queue depth), and the caller says which to lower. */
 void *st_alloc_aligned(size_t len);
 void st_free_aligned(void *p);
 

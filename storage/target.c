@@ -184,8 +184,7 @@ int st_target_open(const st_target_opts *o, st_target **out, char *err, size_t e
             err, errlen, SIM_EXIT_USAGE,
             "no target given: pass --target DIR (a directory on the drive to test) "
             "or --target /dev/DEVICE");
-    st_target *t = calloc(1, sizeof *t);
-    if (!t) return st_target_fail(err, errlen, SIM_EXIT_FAIL, "out of memory");
+    st_target *t = sim_xcalloc(1, sizeof *t);
     t->dirfd = t->excl_fd = t->lock_fd = -1;
     t->buffered = o->buffered;
     t->read_only = o->read_only;

@@ -187,6 +187,8 @@ static void *alloc_meta(size_t len, size_t align)
     if (len >= HUGE_PAGE && align < HUGE_PAGE) align = HUGE_PAGE;
     if (align < sizeof(void *)) align = sizeof(void *); /* posix_memalign's minimum */
     void *m = NULL;
+    /* appsim-alloc: the pool's tables, sized from --buffer; bp_new answers NULL and its
+     * caller says the buffer does not fit */
     if (posix_memalign(&m, align, len)) return NULL;
 #ifdef MADV_HUGEPAGE
     if (len >= HUGE_PAGE) (void)madvise(m, len, MADV_HUGEPAGE); /* a hint: fine if refused */
@@ -218,8 +220,7 @@ static int shard_init(bp_shard *s, bp_pool *p, uint32_t base, uint32_t n)
 bp_pool *bp_new(uint64_t nframes, uint32_t unit)
 {
     if (nframes < 2 || nframes >= NIL || unit < 512 || (unit & (unit - 1))) return NULL;
-    bp_pool *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    bp_pool *p = sim_xcalloc(1, sizeof *p);
     p->unit = unit;
     p->nframes = (uint32_t)nframes;
     p->nshards = 1;
@@ -230,9 +231,11 @@ bp_pool *bp_new(uint64_t nframes, uint32_t unit)
     if (p->frames) memset(p->frames, 0, (size_t)p->nframes * sizeof(bp_frame));
     p->mem_len = (size_t)nframes * unit;
     void *mem = NULL;
+    /* appsim-alloc: the pool itself, sized from --buffer (see alloc_meta) */
     if (posix_memalign(&mem, unit > 4096 ? unit : 4096, p->mem_len)) mem = NULL;
     p->mem = mem;
     void *sh = NULL;
+    /* appsim-alloc: freed with the pool's other parts on the same path */
     if (posix_memalign(&sh, 64, sizeof(bp_shard) * p->nshards)) sh = NULL;
     p->shards = sh;
     if (!p->frames || !p->mem || !p->shards) {

@@ -267,12 +267,7 @@ static int write_root(st_sqlite_bulk *b, const uint8_t *page, char *err, size_t 
         b->failed = true;
         return SIM_ERR;
     }
-    uint8_t *copy = malloc(b->page_size);
-    if (!copy) {
-        snprintf(err, errlen, "out of memory");
-        b->failed = true;
-        return SIM_ERR;
-    }
+    uint8_t *copy = sim_xmalloc(b->page_size);
     memcpy(copy, page, b->page_size);
     b->roots[b->nroots] = copy;
     b->root_pgno[b->nroots++] = b->root;
@@ -528,29 +523,12 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     }
     uint32_t pages = get_be32(h + 28);
     if (!pages || get_be32(h + 24) != get_be32(h + 92)) pages = (uint32_t)(st.st_size / psz);
-    st_sqlite_bulk *b = calloc(1, sizeof *b);
-    if (b) {
-        b->wcap = WRITE_BYTES / psz < WRITE_PAGES_MIN ? WRITE_PAGES_MIN : WRITE_BYTES / psz;
-        b->wbuf = malloc((size_t)b->wcap * psz);
-    }
-    for (int i = 0; b && b->wbuf && i < MAX_LEVELS; i++) {
-        b->lv[i].page = malloc(psz);
-        b->lv[i].held = malloc(psz);
-        if (!b->lv[i].page || !b->lv[i].held) {
-            free(b->wbuf);
-            b->wbuf = NULL;
-        }
-    }
-    if (!b || !b->wbuf) {
-        if (b)
-            for (int i = 0; i < MAX_LEVELS; i++) {
-                free(b->lv[i].page);
-                free(b->lv[i].held);
-            }
-        free(b);
-        close(fd);
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
+    st_sqlite_bulk *b = sim_xcalloc(1, sizeof *b);
+    b->wcap = WRITE_BYTES / psz < WRITE_PAGES_MIN ? WRITE_PAGES_MIN : WRITE_BYTES / psz;
+    b->wbuf = sim_xmalloc((size_t)b->wcap * psz);
+    for (int i = 0; i < MAX_LEVELS; i++) {
+        b->lv[i].page = sim_xmalloc(psz);
+        b->lv[i].held = sim_xmalloc(psz);
     }
     b->fd = fd;
     snprintf(b->path, sizeof b->path, "%s", path);

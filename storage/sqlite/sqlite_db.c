@@ -742,19 +742,18 @@ static int check_open(st_target *t, const char *name, const st_db_opts *opts, in
 }
 
 /* A database's settings from checked options; its name and path are NULL when they did
- * not fit (the caller says so). NULL when out of memory. */
+ * not fit (the caller says so). */
 static st_db *new_db(st_target *t, const char *name, const st_db_opts *opts, int si, int mi,
                      uint32_t ps)
 {
-    st_db *db = calloc(1, sizeof *db);
-    if (!db) return NULL;
+    st_db *db = sim_xcalloc(1, sizeof *db);
     char pbuf[PATH_MAX];
     db->target = t;
-    db->name = strdup(name);
+    db->name = sim_xstrdup(name);
     char abs[PATH_MAX];
     /* absolute, as the VFS names its files (a target may be given relative) */
     if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
-        db->path = strdup(abs);
+        db->path = sim_xstrdup(abs);
     db->buffered = st_target_buffered(t);
     db->page_size = ps;
     db->buffer_bytes = opts->buffer_bytes;
@@ -792,8 +791,7 @@ static int attach_files(st_db *db, const st_db_opts *opts, bool create, int si, 
         if (!rc) rc = st_db_library_path(t, db->name, lp, sizeof lp, err, errlen);
         if (!rc) {
             free(db->path);
-            db->path = strdup(lp); /* through the resolved directory: no symlink in it */
-            if (!db->path) rc = SIM_EXIT_FAIL;
+            db->path = sim_xstrdup(lp); /* through the resolved directory: no symlink in it */
         }
         return rc;
     }
@@ -871,10 +869,6 @@ int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool crea
     int rc = check_open(t, name, opts, &si, &mi, &ps, err, errlen);
     if (rc) return rc;
     st_db *db = new_db(t, name, opts, si, mi, ps);
-    if (!db) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
     if (!db->name || !db->path) {
         snprintf(err, errlen, "path of database %s in %s is too long", name, st_target_path(t));
         rc = SIM_EXIT_USAGE;
@@ -1095,7 +1089,7 @@ json_t *st_db_json(const st_db *cdb)
 
 static void *probe_snapshot(void *ctx)
 {
-    db_snap *s = malloc(sizeof *s);
+    db_snap *s = sim_xmalloc(sizeof *s);
     if (s) take_snap(ctx, s);
     return s;
 }

@@ -193,13 +193,9 @@ static st_engine *thread_engine(vf_instance *vi)
     if (!e) {
         char err[512];
         e = st_engine_open(vi->engine, ENGINE_QD, err, sizeof err);
-        vf_engine *n = e ? realloc(vi->engines, sizeof(vf_engine) * (vi->nengines + 1)) : NULL;
-        if (n) {
-            vi->engines = n;
+        if (e) {
+            vi->engines = sim_xrealloc(vi->engines, sizeof(vf_engine) * (vi->nengines + 1));
             vi->engines[vi->nengines++] = (vf_engine){tid, e};
-        } else if (e) {
-            st_engine_close(e);
-            e = NULL;
         } else {
             sqlite3_log(SQLITE_IOERR, "appsim VFS: %s", err);
         }
@@ -1043,14 +1039,10 @@ static int vf_shm_map(sqlite3_file *pf, int region, int size, int extend, void v
     *pp = NULL;
     if (region >= shm->nregions) {
         if (!extend) goto out;
-        void **r = realloc(shm->regions, sizeof(void *) * (size_t)(region + 1));
-        if (!r) {
-            rc = SQLITE_IOERR_NOMEM;
-            goto out;
-        }
-        shm->regions = r;
+        shm->regions = sim_xrealloc(shm->regions, sizeof(void *) * (size_t)(region + 1));
         while (shm->nregions <= region) {
             void *m = NULL;
+            /* appsim-alloc: SQLite's shared-memory region; SQLite answers SQLITE_IOERR_NOMEM */
             if (posix_memalign(&m, 4096, (size_t)size)) {
                 rc = SQLITE_IOERR_NOMEM;
                 goto out;
@@ -1407,27 +1399,27 @@ static atomic_uint_fast64_t instance_seq = 1;
 
 static vf_shared *shared_new(vf_instance *vi, int kind, const char *suffix)
 {
-    vf_shared *sf = calloc(1, sizeof *sf);
-    if (!sf) return NULL;
+    vf_shared *sf = sim_xcalloc(1, sizeof *sf);
     sf->vi = vi;
     sf->kind = kind;
     sf->file_id = (uint32_t)kind + 1;
     sf->fd = -1;
-    if (asprintf(&sf->name, "%s%s", vi->main_name, suffix) < 0) sf->name = NULL;
-    if (asprintf(&sf->path, "%s%s", vi->main_path, suffix) < 0) sf->path = NULL;
+    sf->name = sim_xasprintf("%s%s", vi->main_name, suffix);
+    sf->path = sim_xasprintf("%s%s", vi->main_path, suffix);
     sf->bounce_len = kind == VF_WAL    ? 1u << 20
                      : kind == VF_MAIN ? (size_t)vi->db_batch_cap * vi->unit
                                        : 0;
     if (kind == VF_MAIN) {
-        sf->dirty_blks = calloc(DB_DIRTY_CAP, sizeof(uint64_t));
-        sf->flush_io = malloc(sizeof *sf->flush_io);
+        sf->dirty_blks = sim_xcalloc(DB_DIRTY_CAP, sizeof(uint64_t));
+        sf->flush_io = sim_xmalloc(sizeof *sf->flush_io);
     }
+    /* appsim-alloc: an eighth of the pool, sized from --buffer: vf_instance_new then
+     * says to lower --buffer instead of ending the process */
     if (sf->bounce_len && posix_memalign((void **)&sf->bounce, 4096, sf->bounce_len))
         sf->bounce = NULL;
     pthread_mutex_init(&sf->mu, NULL);
     pthread_mutex_init(&sf->flush_mu, NULL);
-    if (!sf->name || !sf->path || (sf->bounce_len && !sf->bounce) ||
-        (kind == VF_MAIN && (!sf->dirty_blks || !sf->flush_io))) {
+    if (sf->bounce_len && !sf->bounce) {
         free(sf->dirty_blks);
         free(sf->flush_io);
         free(sf->name);
@@ -1454,16 +1446,17 @@ static void shared_free(vf_shared *sf)
 }
 
 /* An instance's memory: its names, batch bounds, shared-memory state, buffer pool and
- * shared files. False when something could not be allocated (vi is then half made:
+ * shared files. False when the pool or a bounce buffer could not be allocated or the
+ * path does not resolve (vi is then half made:
  * vf_instance_free releases it). */
 static bool instance_alloc(vf_instance *vi, st_target *t, const char *name, uint64_t buffer_bytes,
                            uint32_t unit)
 {
     char pbuf[PATH_MAX];
-    vi->main_name = strdup(name);
+    vi->main_name = sim_xstrdup(name);
     char abs[PATH_MAX];
     if (vf_abs_path(st_target_file_path(t, name, pbuf, sizeof pbuf), abs, sizeof abs) == 0)
-        vi->main_path = strdup(abs);
+        vi->main_path = sim_xstrdup(abs);
     /* Buffered WAL bytes stay pinned in the pool: bound them to a quarter of it. */
     vi->wal_flush_bytes = buffer_bytes / 4 < (1u << 20) ? buffer_bytes / 4 : (1u << 20);
     if (vi->wal_flush_bytes < unit) vi->wal_flush_bytes = unit;
@@ -1476,18 +1469,16 @@ static bool instance_alloc(vf_instance *vi, st_target *t, const char *name, uint
     pthread_mutex_init(&vi->gc_mu, NULL);
     pthread_cond_init(&vi->gc_cv, NULL);
     pthread_cond_init(&vi->gc_flusher_cv, NULL);
-    vi->shm = calloc(1, sizeof *vi->shm);
+    vi->shm = sim_xcalloc(1, sizeof *vi->shm);
     vi->pool = bp_new(buffer_bytes / unit, unit);
-    if (vi->shm) {
-        pthread_mutex_init(&vi->shm->mu, NULL);
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&vi->shm->released, &ca);
-        pthread_condattr_destroy(&ca);
-    }
+    pthread_mutex_init(&vi->shm->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&vi->shm->released, &ca);
+    pthread_condattr_destroy(&ca);
     static const char *suffix[VF_NFILES] = {"", "-wal", "-journal"};
-    bool ok = vi->main_name && vi->main_path && vi->shm && vi->pool;
+    bool ok = vi->main_path && vi->pool; /* no path: the name does not resolve */
     for (int k = 0; ok && k < VF_NFILES; k++)
         ok = (vi->files[k] = shared_new(vi, k, suffix[k])) != NULL;
     return ok;
@@ -1543,6 +1534,7 @@ static int open_main_file(vf_instance *vi, char *err, size_t errlen)
     }
     /* Some filesystems accept O_DIRECT at open and refuse it at the first I/O. */
     void *probe = NULL;
+    /* appsim-alloc: without the buffer the probe is left out; the first I/O then tells */
     if (posix_memalign(&probe, 4096, vi->unit) == 0) {
         if (pread(m->fd, probe, vi->unit, 0) < 0) {
             snprintf(e2, sizeof e2, "read: %s", strerror(errno));
@@ -1564,11 +1556,7 @@ static int open_main_file(vf_instance *vi, char *err, size_t errlen)
 int vf_instance_new(st_target *t, const char *name, uint64_t buffer_bytes, uint32_t unit,
                     const char *engine, vf_instance **out, char *err, size_t errlen)
 {
-    vf_instance *vi = calloc(1, sizeof *vi);
-    if (!vi) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    vf_instance *vi = sim_xcalloc(1, sizeof *vi);
     vi->target = t;
     vi->unit = unit;
     vi->engine = engine;
