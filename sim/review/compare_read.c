@@ -87,6 +87,8 @@ static void emit(reader *r, int c, bool keep)
 {
     if (!keep) return;
     if (r->olen == r->ocap) {
+        /* appsim-alloc: the kept text grows with the file read: "too large to load" then
+         * names the file and compare exits 2 (docs/compare.md) */
         char *p = realloc(r->out, r->ocap * 2);
         if (!p) {
             char msg[160];
@@ -388,12 +390,10 @@ static int scan(reader *r, const char *path)
 
 json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t errlen)
 {
-    reader *r = calloc(1, sizeof *r);
-    if (!r) abort();
+    reader *r = sim_xcalloc(1, sizeof *r);
     r->series = series;
     r->ocap = 1 << 16;
-    r->out = malloc(r->ocap);
-    if (!r->out) abort();
+    r->out = sim_xmalloc(r->ocap);
     int rc = scan(r, path);
     json_t *doc = NULL;
     if (rc && r->io)
