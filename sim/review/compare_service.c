@@ -251,21 +251,19 @@ void cmp_service_group(cmp_group *g)
     free(mt->name);
     if (!same) {
         mt->better = CMP_NONE;
-        mt->name = strdup("service-level TPS (limits differ, not ranked)");
+        mt->name = sim_xstrdup("service-level TPS (limits differ, not ranked)");
         char *by = limits_by_result(g);
-        char *msg = NULL;
-        if (asprintf(&msg,
-                     "service-level TPS not ranked: the results were judged against different "
-                     "limits (%s); run them with the same --slo to rank them on it",
-                     by) < 0)
-            abort();
+        char *msg =
+            sim_xasprintf("service-level TPS not ranked: the results were judged against different "
+                          "limits (%s); run them with the same --slo to rank them on it",
+                          by);
         note_append(g, msg);
         free(msg);
         free(by);
         return;
     }
     g->service_limits = cmp_service_limits_text(first);
-    if (asprintf(&mt->name, "service-level TPS (%s)", g->service_limits) < 0) abort();
+    mt->name = sim_xasprintf("service-level TPS (%s)", g->service_limits);
     for (int e = 0; e < g->nentries; e++) {
         if (!mt->cells[e].unmet) continue;
         char msg[400];

@@ -131,13 +131,13 @@ static void fill_chart(oltp_chart *c, const json_t *curve, const lat_line *lines
 {
     const json_t *pts = json_object_get(curve, "points");
     size_t np = json_array_size(pts);
-    const json_t **order = malloc((np + 1) * sizeof *order);
+    const json_t **order = sim_xmalloc((np + 1) * sizeof *order);
     c->n = joined_points(pts, order);
-    c->x = malloc((np + 1) * sizeof *c->x);
-    c->hollow = calloc(np + 1, sizeof *c->hollow);
-    c->labels = calloc(np + 1, sizeof *c->labels);
+    c->x = sim_xmalloc((np + 1) * sizeof *c->x);
+    c->hollow = sim_xcalloc(np + 1, sizeof *c->hollow);
+    c->labels = sim_xcalloc(np + 1, sizeof *c->labels);
     for (int k = 0; k < nl; k++)
-        c->y[k] = malloc((np + 1) * sizeof *c->y[k]);
+        c->y[k] = sim_xmalloc((np + 1) * sizeof *c->y[k]);
     const char *kind = cmp_str(curve, "kind");
     for (int i = 0; i < c->n; i++) {
         const json_t *pt = order[i];
@@ -145,7 +145,7 @@ static void fill_chart(oltp_chart *c, const json_t *curve, const lat_line *lines
         c->hollow[i] = json_is_false(json_object_get(pt, "sustained"));
         char label[96];
         point_label(pt, kind, label, sizeof label);
-        c->labels[i] = label[0] ? strdup(label) : NULL;
+        c->labels[i] = label[0] ? sim_xstrdup(label) : NULL;
         for (int k = 0; k < nl; k++) {
             double ms;
             c->y[k][i] = point_latency_ms(pt, &lines[k], &ms) ? ms * 1e3 : NAN;
@@ -153,8 +153,8 @@ static void fill_chart(oltp_chart *c, const json_t *curve, const lat_line *lines
     }
     free(order);
     /* the saturation point: one ring per line at its own achieved rate */
-    c->sx = malloc((size_t)nl * sizeof *c->sx);
-    c->sy = malloc((size_t)nl * sizeof *c->sy);
+    c->sx = sim_xmalloc((size_t)nl * sizeof *c->sx);
+    c->sy = sim_xmalloc((size_t)nl * sizeof *c->sy);
     c->nsat = 0;
     size_t i;
     json_t *pt;
