@@ -174,14 +174,14 @@ typedef struct sb_db_opts {
     int instance;    /* 0-based; the file names carry instance + 1 ("-i1") */
     uint32_t tables; /* for sizing (LMDB map size, named databases) */
     uint64_t table_size;
-    uint64_t buffer_bytes; /* --buffer; 0 = the engine's default */
-    const char *sync;      /* "full" | "normal" | "off" */
-    int max_connections;   /* --threads (readers, pool sizing) */
-    const char *io_engine; /* storage I/O engine for a VFS (NULL = default) */
-    uint64_t wal_limit;    /* SQLite: the WAL's bound (0 = storage's default) */
-    bool group_commit;     /* SQLite: group commit when sync is full on the VFS */
-    bool loading;          /* opened for prepare: bulk-load settings */
-    const char *load_via;  /* SQLite prepare: "pages" (default) or "sql" */
+    uint64_t buffer_bytes;   /* --buffer; 0 = the engine's default */
+    const char *sync;        /* "full" | "normal" | "off" */
+    int max_connections;     /* --threads (readers, pool sizing) */
+    const char *io_engine;   /* storage I/O engine for a VFS (NULL = default) */
+    uint64_t wal_limit;      /* SQLite: the WAL's bound (0 = storage's default) */
+    bool group_commit;       /* SQLite: group commit when sync is full on the VFS */
+    bool loading;            /* opened for prepare: bulk-load settings */
+    const char *load_via;    /* SQLite prepare: "pages" (default) or "sql" */
     const char *table_files; /* SQLite: "shared", "per-table", or NULL: as prepared (shared) */
 } sb_db_opts;
 

@@ -11,7 +11,8 @@ typedef struct sb_cmd {
     /* options, as parsed (defaults set by sysbench_cmd.c) */
     const char *engine_name, *target, *workload_name, *range_selects, *rand_type, *sync;
     const char *io_engine, *json_path, *load_via;
-    const char *table_files; /* SQLite: "shared" | "per-table"; NULL = as prepared (prepare: shared) */
+    /* SQLite: "shared" | "per-table"; NULL = as prepared (prepare: shared) */
+    const char *table_files;
     const char *prefetch, *group_commit; /* SQLite: "on" | "off" */
     const char *cpu_sched;               /* the connections' threads: "batch" | "normal" */
     uint64_t tables, table_size, range_size;

@@ -107,10 +107,11 @@ typedef struct sq_fconn { /* one connection's SQLite connection to one file */
 typedef struct sq_conn {
     sq_db *db;
     uint32_t ntables, nfiles;
-    sq_fconn *f;           /* [nfiles], connected on first use */
-    sqlite3_stmt **stmts;  /* [ntables * S_COUNT] on their file's connection, prepared on first use */
-    int mode;              /* 0 no transaction, 1 read snapshot, 2 write */
-    uint32_t *plan;        /* files (numbered from 1) planned for the next write transaction */
+    sq_fconn *f; /* [nfiles], connected on first use */
+    /* [ntables * S_COUNT] on their file's connection, prepared on first use */
+    sqlite3_stmt **stmts;
+    int mode;       /* 0 no transaction, 1 read snapshot, 2 write */
+    uint32_t *plan; /* files (numbered from 1) planned for the next write transaction */
     int nplan;
     uint32_t locked_max; /* highest file number whose writer queue is held (0: none) */
     sb_waits w;
@@ -967,10 +968,11 @@ static json_t *sq_json(void *db)
     }
     json_t *j = json_object();
     json_object_set_new(j, "table_files", json_string(d->shared ? "shared" : "per-table"));
-    json_object_set_new(j, "layout", json_string(d->shared ? "every table in one database file, "
-                                                             "one WAL"
-                                                           : "one database file per table, a "
-                                                             "WAL each"));
+    json_object_set_new(j, "layout",
+                        json_string(d->shared ? "every table in one database file, "
+                                                "one WAL"
+                                              : "one database file per table, a "
+                                                "WAL each"));
     json_object_set_new(j, "buffer_bytes_per_file", json_integer((json_int_t)d->file_buffer));
     json_object_set_new(j, "files", files);
     json_object_set_new(j, "group_commit", group_commit_json(d));

@@ -13,11 +13,11 @@
 /* A database file holding sbtest tables: all of an instance's (--table-files shared)
  * or one (per-table). */
 typedef struct sq_file {
-    st_db *db;              /* through st_db (run, check); NULL while loading */
-    sim_fifo_lock *writers; /* the file's FIFO writer queue (sysbench_sqlite.c) */
-    sqlite3 *load;          /* prepare: the loader's connection, see the load file */
+    st_db *db;               /* through st_db (run, check); NULL while loading */
+    sim_fifo_lock *writers;  /* the file's FIFO writer queue (sysbench_sqlite.c) */
+    sqlite3 *load;           /* prepare: the loader's connection, see the load file */
     pthread_mutex_t load_mu; /* prepare: one table loads into the file at a time */
-    bool group_commit;      /* connections commit in group-commit mode (st_db) */
+    bool group_commit;       /* connections commit in group-commit mode (st_db) */
     uint32_t page_size;
     char name[64]; /* in the target */
     char path[4096];

@@ -20,7 +20,7 @@
 
 static const char *engine_name; /* set by the including file's main */
 static bool target_buffered;
-static bool workers_prefetch; /* run_threads' events announce their writes ahead */
+static bool workers_prefetch;   /* run_threads' events announce their writes ahead */
 static const char *table_files; /* SQLite's layout at prepare (NULL: the engine's default) */
 
 typedef struct fixture {

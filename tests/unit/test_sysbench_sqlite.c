@@ -162,8 +162,11 @@ static void test_shared_file_commits_once(void **state)
     fixture *f = *state;
     char err[512];
     f->e->close(f->db);
-    sb_db_opts o = {
-        .tables = 2, .table_size = ROWS, .sync = "full", .max_connections = 8, .group_commit = true};
+    sb_db_opts o = {.tables = 2,
+                    .table_size = ROWS,
+                    .sync = "full",
+                    .max_connections = 8,
+                    .group_commit = true};
     assert_int_equal(f->e->open(f->t, &o, false, &f->db, err, sizeof err), 0);
     json_t *j = f->e->json(f->db);
     assert_string_equal(json_string_value(json_object_get(j, "table_files")), "shared");
