@@ -8,13 +8,14 @@
  *   - the mean latency as a solid line and the p99 as a dashed one, through the
  *     open-loop points in order of offered rate (user steps: in order of users), so the
  *     line bends back where a point achieved less than the one before;
- *   - for each limit on another percentile or on one transaction type
- *     ("new_order p90 <= 5 s"), that latency as a dotted line, so every limit line has
- *     the curve it judges;
+ *   - every other limited percentile of all transactions as a dotted line, and of the
+ *     limits on transaction types (TPC-C sets one per type) the type latency that comes
+ *     closest to its limit, dash-dotted, so the chart stays readable;
  *   - points that did not sustain their offered rate as open rings;
  *   - a rate curve's saturation point (closed loop: its latency does not count queueing
  *     from an intended start) apart, as unjoined rings labelled "max";
- *   - the service-level TPS as a vertical dashed line.
+ *   - the limits as dashed horizontal lines (one per percentile and value), the
+ *     service-level TPS as a vertical dashed line.
  */
 #include "sim/review/review_internal.h"
 
@@ -40,28 +41,59 @@ static bool point_latency_ms(const json_t *pt, const lat_line *l, double *v)
     return cmp_num(json_object_get(json_object_get(pt, "per_type"), l->type), k, v);
 }
 
-/* The lines of a result: mean, p99, then one per limit on a latency not yet drawn. */
-static int lines_of(const json_t *doc, lat_line *lines)
+static lat_line limit_line(const json_t *lim)
+{
+    double pct = 0;
+    cmp_num(lim, "percentile", &pct);
+    lat_line l = {.dash = "2 3"};
+    cmp_percentile_key(pct, l.key, sizeof l.key);
+    const char *type = cmp_str(lim, "type");
+    snprintf(l.type, sizeof l.type, "%s", type ? type : "");
+    snprintf(l.name, sizeof l.name, "%s%s%s", l.type, l.type[0] ? " " : "", l.key);
+    return l;
+}
+
+/* How close the curve's points come to the limit: their highest latency over it. */
+static double closest_ratio(const json_t *pts, const json_t *lim)
+{
+    lat_line l = limit_line(lim);
+    double limit, worst = -1, v;
+    if (!cmp_num(lim, "limit_ms", &limit) || limit <= 0) return -1;
+    size_t i;
+    json_t *pt;
+    json_array_foreach((json_t *)pts, i, pt) if (point_latency_ms(pt, &l, &v) && v / limit > worst)
+        worst = v / limit;
+    return worst;
+}
+
+/* The lines of a result: mean, p99, every limited percentile of all transactions not yet
+ * drawn, and of the limits on transaction types (TPC-C sets one per type) the one the
+ * points come closest to, so that the chart stays readable. */
+static int lines_of(const json_t *doc, const json_t *pts, lat_line *lines)
 {
     int n = 0;
     lines[n++] = (lat_line){"mean", "mean", "", NULL};
     lines[n++] = (lat_line){"p99", "p99", "", "6 4"};
-    const json_t *limits = cmp_service_limits(doc);
+    const json_t *limits = cmp_service_limits(doc), *closest = NULL;
+    double closest_r = -1;
     size_t i;
     json_t *lim;
     json_array_foreach((json_t *)limits, i, lim)
     {
-        double pct;
-        if (n == MAX_LINES || !cmp_num(lim, "percentile", &pct)) continue;
-        lat_line l = {.dash = "2 3"};
-        cmp_percentile_key(pct, l.key, sizeof l.key);
-        const char *type = cmp_str(lim, "type");
-        snprintf(l.type, sizeof l.type, "%s", type ? type : "");
-        snprintf(l.name, sizeof l.name, "%s%s%s", l.type, l.type[0] ? " " : "", l.key);
+        if (cmp_str(lim, "type")) {
+            double r = closest_ratio(pts, lim);
+            if (r > closest_r) closest_r = r, closest = lim;
+            continue;
+        }
+        lat_line l = limit_line(lim);
         bool seen = false;
         for (int k = 0; k < n; k++)
-            seen = seen || (!strcmp(lines[k].key, l.key) && !strcmp(lines[k].type, l.type));
-        if (!seen) lines[n++] = l;
+            seen = seen || (!strcmp(lines[k].key, l.key) && !lines[k].type[0]);
+        if (!seen && n < MAX_LINES - 1) lines[n++] = l;
+    }
+    if (closest) {
+        lines[n] = limit_line(closest);
+        lines[n++].dash = "8 3 2 3";
     }
     return n;
 }
@@ -172,6 +204,35 @@ static void fill_chart(oltp_chart *c, const json_t *curve, const lat_line *lines
     }
 }
 
+/* Limits of one percentile and value are one line: the first is labelled with all of
+ * them ("p90 <= 5 s: new_order, payment"), the others are dropped (NAN). */
+static void merge_equal_limits(const json_t *limits, double *us, char (*text)[160], int n)
+{
+    double pct[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++)
+        if (!cmp_num(json_array_get(limits, (size_t)i), "percentile", &pct[i])) pct[i] = NAN;
+    for (int i = 0; i < n; i++) {
+        char key[32], who[128] = "";
+        size_t k = 0;
+        int same = 0;
+        for (int j = i; j < n && isfinite(us[i]); j++) {
+            if (us[j] != us[i] || pct[j] != pct[i]) continue;
+            const char *t = cmp_str(json_array_get(limits, (size_t)j), "type");
+            if (k < sizeof who)
+                k += (size_t)snprintf(who + k, sizeof who - k, "%s%s", k ? ", " : "",
+                                      t ? t : "all transactions");
+            if (j > i) us[j] = NAN;
+            same++;
+        }
+        if (same < 2) continue;
+        cmp_percentile_key(pct[i], key, sizeof key);
+        const char *lim = strstr(text[i], "<= ");
+        char merged[160];
+        snprintf(merged, sizeof merged, "%s %s: %s", key, lim ? lim : "", who);
+        memcpy(text[i], merged, sizeof merged);
+    }
+}
+
 /* The unit the chart's latencies and limits are drawn in (from their largest). */
 static svg_unit chart_unit(const oltp_chart *c, int nl, const double *limits_us, int nlim)
 {
@@ -189,7 +250,7 @@ static void run_chart(cmp_buf *b, const char *id, const char *who, const char *c
                       const json_t *doc, const json_t *curve)
 {
     lat_line lines[MAX_LINES];
-    int nl = lines_of(doc, lines);
+    int nl = lines_of(doc, json_object_get(curve, "points"), lines);
     oltp_chart c = {0};
     fill_chart(&c, curve, lines, nl);
     const json_t *limits = cmp_service_limits(doc);
@@ -201,6 +262,7 @@ static void run_chart(cmp_buf *b, const char *id, const char *who, const char *c
         lim_us[i] = cmp_num(l, "limit_ms", &lim_us[i]) ? lim_us[i] * 1e3 : NAN;
         cmp_limit_label(l, lim_text[i], sizeof lim_text[i]);
     }
+    merge_equal_limits(limits, lim_us, lim_text, nlim);
     svg_unit u = chart_unit(&c, nl, lim_us, nlim);
     svg_series ser[MAX_LINES + 1];
     int ns = 0;
@@ -250,7 +312,8 @@ static void run_chart(cmp_buf *b, const char *id, const char *who, const char *c
 
 static const char how_to_read[] =
     "<p>Latency against achieved TPS, one chart per drive: the mean solid, the p99 dashed, "
-    "a latency a limit is set on dotted; points in order of offered rate (user steps: of "
+    "another limited percentile dotted, the transaction type closest to its limit "
+    "dash-dotted; points in order of offered rate (user steps: of "
     "users), labelled with their percent of the maximum; open rings did not sustain their "
     "offered rate; rings labelled max are the saturation point (closed loop, no queueing "
     "counted); dashed red lines are the service-level limits, the dashed grey line the "

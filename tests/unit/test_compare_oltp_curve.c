@@ -330,6 +330,47 @@ static void test_report_chart(void **state)
     free(html);
 }
 
+/* TPC-C's limits, one per type: limits of one value share one labelled line, and of the
+ * type latencies only the one the points come closest to its limit is drawn. */
+static void test_report_type_limits(void **state)
+{
+    json_t *d = fixture("fast");
+    json_t *lims = json_object_get(json_object_get(d, "service_level"), "limits");
+    json_array_remove(lims, 0); /* no limit on all transactions */
+    json_array_append_new(lims, json_pack("{s:f,s:s,s:f,s:s}", "percentile", 90.0, "type",
+                                          "payment", "limit_ms", 5000.0, "source", "t"));
+    json_array_append_new(lims, json_pack("{s:f,s:s,s:f,s:s}", "percentile", 90.0, "type",
+                                          "delivery", "limit_ms", 80000.0, "source", "t"));
+    /* payment comes within 90 % of its limit at one point, new_order and delivery not */
+    size_t i;
+    json_t *pt;
+    json_array_foreach(json_object_get(json_object_get(d, "curve"), "points"), i, pt)
+    {
+        json_t *per = json_object_get(pt, "per_type");
+        json_object_set_new(per, "payment", json_pack("{s:f}", "p90_ms", i == 3 ? 4500.0 : 1.0));
+        json_object_set_new(per, "delivery", json_pack("{s:f}", "p90_ms", 40000.0));
+    }
+    save(d, "t.json");
+    char *files[] = {file("t.json")};
+    cmp_set set;
+    build(&set, files, 1);
+    assert_string_equal(set.groups[0].service_limits,
+                        "new_order p90 <= 5 s, payment p90 <= 5 s, delivery p90 <= 80 s");
+    assert_int_equal(report_write(&set, file("r.html"), "t"), 0);
+    cmp_set_free(&set);
+    char *html = slurp(file("r.html"));
+    char *c = chart(html, "g1-oltp-1");
+    assert_non_null(c);
+    assert_int_equal(count(c, "class=\"limit\""), 2);
+    assert_non_null(strstr(c, ">p90 &lt;= 5 s: new_order, payment</text>"));
+    assert_non_null(strstr(c, ">delivery p90 &lt;= 80 s</text>"));
+    assert_non_null(strstr(c, "data-series=\"payment p90\""));
+    assert_null(strstr(c, "data-series=\"new_order p90\""));
+    assert_null(strstr(c, "data-series=\"delivery p90\""));
+    free(c);
+    free(html);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repeated_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_different_limits_not_ranked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_chart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_type_limits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
