@@ -45,6 +45,169 @@ int oltp_check_group_commit(const sim_opt *opts, const char *group_commit, const
                 "when durable"                                                                     \
     }
 
+/* ===== Service-level limits (oltp/oltp_slo.c) ===== */
+
+/* One latency limit: the percentile (0 < p < 100) of one transaction type's latency
+ * (type: index into the workload's type names), or of all transactions (type -1), at
+ * most limit_ms. `source` says where it comes from ("--slo", "TPC-C 5.2.5.3"). */
+typedef struct oltp_slo_limit {
+    double percentile;
+    int type;
+    double limit_ms;
+    const char *source;
+} oltp_slo_limit;
+
+#define OLTP_SLO_MAX 32
+typedef struct oltp_slo {
+    oltp_slo_limit lim[OLTP_SLO_MAX];
+    int n;
+} oltp_slo;
+
+/* Appends the limits of `text` ("p99<=20ms,new_order:p90<=5s": [TYPE:]pNN<=TIME, comma
+ * separated; p999 = 99.9; TIME needs a unit) to *out. SIM_OK, or SIM_ERR with a message
+ * that says what is accepted. */
+int oltp_slo_parse(const char *text, const char *const *types, int ntypes, oltp_slo *out,
+                   char *err, size_t errlen);
+/* [{"percentile", "type" (name or null), "limit_ms", "source"}, ...] */
+json_t *oltp_slo_limits_json(const oltp_slo *s, const char *const *types);
+/* Whether a point's latency (all: every type; per_type[t]: type t, in ns) meets every
+ * limit. A point with no measured transaction does not; a type that ran none is not
+ * held against it. */
+bool oltp_slo_met(const oltp_slo *s, const sim_hist *all, const sim_hist *const *per_type);
+
+/* What the service-level choice needs of each point of a curve. */
+typedef struct oltp_point_outcome {
+    double offered;  /* open loop: the offered rate; 0 for closed-loop points */
+    double achieved; /* transactions per second measured */
+    bool sustained;  /* kept up with its arrivals (closed loop: true) */
+    bool met;        /* met every limit */
+    bool complete;   /* ran to its end: not interrupted, not failed */
+} oltp_point_outcome;
+
+/* The point that gives the service-level throughput, or -1 when none does. A rate
+ * curve (rate_kind): point 0 (the saturation run) when it met the limits and no
+ * open-loop point at or below its achieved rate missed them or fell behind, else the
+ * open-loop point of the highest offered rate that was sustained and met them. A user
+ * curve: the point of the highest achieved rate that met them. Points cut short
+ * (complete false) never count. */
+int oltp_service_level_pick(const oltp_point_outcome *p, int n, bool rate_kind);
+/* A rate curve's bracket for refinement: the offered rate of the picked open-loop point
+ * (*lo) and the lowest offered rate above it whose complete point failed (*hi). False
+ * when there is none (no point passed, point 0 did, or none above failed). */
+bool oltp_service_level_bracket(const oltp_point_outcome *p, int n, double *lo, double *hi);
+
+/* ===== Curves: rate curves and user steps (oltp/oltp_curve.c) ===== */
+
+/*
+ * A curve is a series of points, each a run of its own (warm-up, then a measured
+ * phase) on the same open databases, which carry on from point to point (nothing is
+ * restored in between). A rate curve first runs the saturation point (closed loop, as
+ * fast as the workload goes), then open-loop points at percentages of its achieved
+ * rate, then up to `refine` points bisecting the service level. A user curve runs one
+ * closed-loop point per user count. The driver writes the result's "curve" and
+ * "service_level" sections and prints the curve's table (docs/result-schema.md).
+ */
+typedef struct oltp_curve_req {
+    int index;
+    bool saturation;      /* point 0 of a rate curve: closed loop, no waits */
+    bool closed_loop;     /* saturation and user points */
+    uint64_t users;       /* user points: users (threads) per instance; else 0 */
+    double rate;          /* open loop: offered transactions/s over every instance */
+    bool uniform;         /* open loop: evenly spaced arrivals */
+    uint64_t warmup_ns, duration_ns, seed;
+} oltp_curve_req;
+
+/* What one point's run left, filled by the workload. */
+typedef struct oltp_point_run {
+    sim_run *run; /* finished; the driver frees it */
+    sim_vu_stats vs;
+    uint64_t vusers; /* users (tpcc) or threads (sysbench) per instance of the point */
+    uint64_t users;  /* closed loop: users over every instance (N of N = X (R + Z)) */
+    uint64_t workers; /* connections over every instance */
+    double think_s; /* closed loop: the users' mean wait between transactions (Z) */
+} oltp_point_run;
+
+typedef struct oltp_curve_ops {
+    const char *const *type_names;
+    int ntypes;
+    bool per_type; /* points carry per_type figures */
+    /* Runs one point. With doc non-NULL (point 0) the workload also puts its usual run
+     * sections into doc and prints its summary. An exit status; on SIM_EXIT_OK out->run
+     * is set. */
+    int (*run_point)(void *ctx, const oltp_curve_req *req, json_t *doc, oltp_point_run *out);
+} oltp_curve_ops;
+
+typedef struct oltp_curve_cfg {
+    bool users_kind;
+    const double *percents; /* rate curve: percent of the saturation rate */
+    int npercents;
+    const uint64_t *users; /* user curve: users (threads) per instance of each point */
+    int nusers;
+    uint64_t warmup_ns, duration_ns, seed;
+    bool uniform;
+    const oltp_slo *slo; /* NULL or no limits: no service level */
+    int refine;          /* rate curve: most extra points bisecting the service level */
+    bool quiet;
+    const char *json_path; /* --json: "-" prints no table */
+} oltp_curve_cfg;
+
+/* Open-loop points must complete this share of their measured arrivals (or all but one
+ * per connection), and their queue must grow by no more than the rest, to count as
+ * sustained. */
+#define OLTP_CURVE_SUSTAINED 0.98
+/* The most points a curve holds, refinement included. */
+#define OLTP_CURVE_MAX_POINTS 128
+
+/* Runs the curve into doc; SIM_EXIT_OK (also when interrupted: the points so far are
+ * in the result, marked), or the failing point's status. */
+int oltp_curve_run(const oltp_curve_cfg *cfg, const oltp_curve_ops *ops, void *ctx, json_t *doc);
+/* --curve-points or --vusers/--threads lists: "10,50,90" into out[0..max), percentages
+ * (0 < p <= 1000) or whole counts (1..max_count); the count, or -1. */
+int oltp_curve_parse_percents(const char *s, double *out, int max);
+int oltp_curve_parse_counts(const char *s, uint64_t max_count, uint64_t *out, int max);
+
+/* ===== Curve options (oltp/oltp_curve_opts.c) ===== */
+
+/* The curve options as parsed; a command keeps one and adds OLTP_CURVE_OPTS to its table. */
+typedef struct oltp_curve_cli {
+    bool curve;
+    const char *points; /* --curve-points */
+    uint64_t point_warmup_ns, point_duration_ns;
+    const char *slo;     /* --slo, NULL = none */
+    uint64_t slo_refine; /* --slo-refine */
+    /* resolved by oltp_curve_cli_resolve */
+    double percents[64];
+    int npercents;
+    uint64_t steps[64]; /* --vusers / --threads list */
+    int nsteps;
+    oltp_slo limits;
+} oltp_curve_cli;
+
+#define OLTP_CURVE_DEFAULT_WARMUP_NS 5000000000ull
+#define OLTP_CURVE_DEFAULT_DURATION_NS 20000000000ull
+#define OLTP_CURVE_DEFAULT_REFINE 3
+
+/* Option-table entries for a command's curve options into c (defaults set by
+ * oltp_curve_cli_defaults). */
+#define OLTP_CURVE_OPTS(c)                                                                             {.name = "curve",                                                                                   .kind = SIM_OPT_FLAG,                                                                              .dst = &(c)->curve,                                                                                .help = "rate curve: a saturation run (closed loop, no waits), then open-loop points at "                  "percents of its rate (docs/result-schema.md, \"curve\")"},                                SIM_VOCAB_CURVE_POINTS(&(c)->points, NULL),                                                        {.name = "point-warmup",                                                                            .kind = SIM_OPT_DURATION,                                                                          .dst = &(c)->point_warmup_ns,                                                                      .help = "curve and user steps: warm-up of each point"},                                           {.name = "point-duration",                                                                          .kind = SIM_OPT_DURATION,                                                                          .dst = &(c)->point_duration_ns,                                                                    .min = 0.001,                                                                                      .help = "curve and user steps: measured interval of each point"},                                {.name = "slo",                                                                                     .kind = SIM_OPT_STRING,                                                                            .dst = &(c)->slo,                                                                                  .metavar = "LIMIT,...",                                                                            .help = "curve and user steps: latency limits, [TYPE:]pNN<=TIME, e.g. p99<=20ms; the "                     "result gives the highest rate served within them"},                                 {                                                                                                      .name = "slo-refine", .kind = SIM_OPT_U64, .dst = &(c)->slo_refine, .min = 0, .max = 32,           .help = "curve: most extra points bisecting the service level between the two points "                    "that bracket it (0 = none)"                                                           }
+
+void oltp_curve_cli_defaults(oltp_curve_cli *c);
+/* Checks the combination and resolves the lists: `counts` is the --vusers/--threads
+ * text (users_opt names it; a list of more than one runs user steps), its counts go to
+ * c->steps (at most max_count each); `single_only` (NULL-ended) are the options of a
+ * single run that a curve or steps set themselves (--duration, --warmup, --rate...).
+ * Refuses (SIM_EXIT_USAGE, message printed) anything accepted and not applied. */
+int oltp_curve_cli_resolve(const char *command, const sim_opt *opts, oltp_curve_cli *c,
+                           const char *counts, const char *users_opt, uint64_t max_count,
+                           const char *const *single_only, const char *const *types, int ntypes);
+/* Whether this invocation runs a curve or user steps. */
+bool oltp_curve_cli_active(const oltp_curve_cli *c);
+/* The result's config: `name` as a count or, for steps, the list of counts. */
+void oltp_curve_cli_config(json_t *doc, const char *name, const oltp_curve_cli *c);
+/* The driver's configuration from the command line. */
+oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool uniform,
+                                  bool quiet, const char *json_path);
+
 /* ===== TPC-C (oltp/tpcc_*.c) ===== */
 
 /*

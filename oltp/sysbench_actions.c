@@ -644,6 +644,7 @@ static int run_users(const sb_cmd *c, int n, sim_run *run, sb_wl *wl, sim_vu_sta
         .workers = (int)c->threads,
         .rate = c->rate,
         .seed = c->seed,
+        .uniform = c->uniform,
     };
     sim_info("%s: %s, %llu thread(s) x %d instance(s), %s", c->engine->name,
              sb_workload_name(c->ev.workload), (unsigned long long)c->threads, n,
@@ -731,27 +732,16 @@ static void print_results(const json_t *doc)
     fflush(stdout);
 }
 
-int sb_action_run(sb_cmd *c, json_t *doc)
+int sb_run_once(sb_cmd *c, void **dbs, int n, st_space_guard *space, json_t *doc, sim_run **out,
+                sim_vu_stats *stats)
 {
     char err[1024];
-    int n = (int)c->instances;
-    /* Inserts and the WAL grow the files as the run goes: the run refuses to start, or
-     * stops, with less than --keep-free left. */
-    st_space_guard space = {.t = c->t, .keep_free = c->keep_free};
-    if (st_space_guard_check(&space, err, sizeof err)) {
-        sim_error("refusing to run: %s; free some space or lower --keep-free", err);
-        return SIM_EXIT_USAGE;
-    }
-    void **dbs = sim_xcalloc((size_t)n, sizeof *dbs);
-    int rc = open_prepared(c, dbs, n);
-    if (rc) goto out;
-
     const char *type_names[1] = {sb_workload_name(c->ev.workload)};
-    sim_run *run = new_run(c, n, type_names, &space);
+    sim_run *run = new_run(c, n, type_names, space);
     json_t *engine =
         json_pack("{s:s, s:s}", "name", c->engine->name, "description", c->engine->description);
     sb_db_opts o0 = sb_cmd_db_opts(c, 0, false);
-    if (c->engine->cache) {
+    if (c->engine->cache && doc) {
         uint64_t buffer = 0, data = 0;
         for (int i = 0; i < n; i++) {
             uint64_t b = 0, d = 0;
@@ -763,33 +753,69 @@ int sb_action_run(sb_cmd *c, json_t *doc)
     }
     void *run_state = NULL;
     if (c->engine->run_begin) {
-        rc = c->engine->run_begin(dbs, n, &o0, run, engine, &run_state, err, sizeof err);
+        int rc = c->engine->run_begin(dbs, n, &o0, run, engine, &run_state, err, sizeof err);
         if (rc) {
             sim_error("%s", err);
             json_decref(engine);
             sim_run_free(run);
-            goto out;
+            return rc;
         }
     }
     sb_wl wl = {.c = c, .dbs = dbs};
-    sim_vu_stats stats = {0};
     pthread_mutex_init(&wl.lock, NULL);
-    int vrc = run_users(c, n, run, &wl, &stats);
+    int vrc = run_users(c, n, run, &wl, stats);
     if (c->engine->run_end) c->engine->run_end(dbs, n, run_state, engine);
-    json_t *inst = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(inst, c->engine->json(dbs[i]));
-    json_object_set_new(engine, "instances", inst);
-    put_results(c, doc, run, engine, &wl, &stats);
-    print_results(doc);
+    if (doc) {
+        json_t *inst = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(inst, c->engine->json(dbs[i]));
+        json_object_set_new(engine, "instances", inst);
+        put_results(c, doc, run, engine, &wl, stats);
+        print_results(doc);
+    } else {
+        json_decref(engine);
+    }
     pthread_mutex_destroy(&wl.lock);
-    /* A guard's stop leaves a complete result, but the run did not last its --time. */
-    rc = vrc || sim_run_stopped_by(run) ? SIM_EXIT_FAIL : SIM_EXIT_OK;
-    sim_run_free(run);
-out:
-    for (int i = 0; i < n; i++)
-        if (dbs[i]) c->engine->close(dbs[i]);
+    *out = run;
+    return vrc;
+}
+
+int sb_open_run(sb_cmd *c, st_space_guard *space, void ***dbs_out)
+{
+    char err[1024];
+    int n = (int)c->instances;
+    /* Inserts and the WAL grow the files as the run goes: the run refuses to start, or
+     * stops, with less than --keep-free left. */
+    if (st_space_guard_check(space, err, sizeof err)) {
+        sim_error("refusing to run: %s; free some space or lower --keep-free", err);
+        return SIM_EXIT_USAGE;
+    }
+    void **dbs = sim_xcalloc((size_t)n, sizeof *dbs);
+    *dbs_out = dbs;
+    return open_prepared(c, dbs, n);
+}
+
+void sb_close_run(sb_cmd *c, void **dbs)
+{
+    for (int i = 0; i < (int)c->instances; i++)
+        if (dbs && dbs[i]) c->engine->close(dbs[i]);
     free(dbs);
+}
+
+int sb_action_run(sb_cmd *c, json_t *doc)
+{
+    st_space_guard space = {.t = c->t, .keep_free = c->keep_free};
+    void **dbs = NULL;
+    int rc = sb_open_run(c, &space, &dbs);
+    if (!rc) {
+        sim_run *run = NULL;
+        sim_vu_stats stats = {0};
+        rc = sb_run_once(c, dbs, (int)c->instances, &space, doc, &run, &stats);
+        /* A guard's stop leaves a complete result, but the run did not last its --time. */
+        if (run) rc = rc || sim_run_stopped_by(run) ? SIM_EXIT_FAIL : rc;
+        sim_run_free(run);
+    }
+    sb_close_run(c, dbs);
     return rc;
 }
 

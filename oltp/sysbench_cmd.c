@@ -111,6 +111,7 @@ static void sb_cli_defaults(sb_cmd *c)
         .pareto_h = 0.2,
         .zipf_exp = 0.8,
         .threads = 1,
+        .threads_text = "1",
         .instances = 1,
         .time_ns = 60000000000ull,
         .report_ns = SIM_REPORT_INTERVAL_DEFAULT_NS,
@@ -199,13 +200,22 @@ static void distribution_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
 static void load_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
 {
     const sim_opt part[] = {
-        U64("threads", threads, 1, 4096, "connections (closed loop: users) per instance"),
+        {.name = "threads",
+         .kind = SIM_OPT_STRING,
+         .dst = &c->threads_text,
+         .metavar = "N[,N...]",
+         .help = "connections (closed loop: users) per instance, 1 to 4096; a list (1,8,16) runs "
+                 "one closed-loop point per count (user steps, docs/sysbench.md)"},
         {.name = "rate",
          .kind = SIM_OPT_DOUBLE,
          .dst = &c->rate,
          .help = "open loop: transactions per second per instance (0 = closed loop)",
          .min = 0,
          .max = 1e9},
+        {.name = "uniform",
+         .kind = SIM_OPT_FLAG,
+         .dst = &c->uniform,
+         .help = "open loop (--rate, --curve): evenly spaced arrivals instead of exponential"},
         SIM_VOCAB_DURATION(&c->time_ns, 0, " (0 = until interrupted or --events)"),
         U64("events", events, 0, 1e15,
             "end the measured phase after this many transactions, or at --duration if that "
@@ -268,6 +278,7 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
                  "plus this, and a run stops when less is left (0 = no limit)"},
         SIM_VOCAB_JSON(&c->json_path, NULL),
         SIM_VOCAB_QUIET(&c->quiet, "no progress or interval lines on stderr"),
+        OLTP_CURVE_OPTS(&c->curve),
         SIM_OPT_END,
     };
     SIM_OPTS_APPEND(opts, n, at, part);
@@ -278,6 +289,7 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
 static void sb_cli_init(sb_cmd *c, sim_opt *opts, size_t n)
 {
     sb_cli_defaults(c);
+    oltp_curve_cli_defaults(&c->curve);
     size_t at = 0;
     workload_opts(c, opts, n, &at);
     distribution_opts(c, opts, n, &at);
@@ -375,6 +387,32 @@ static int build_events(sb_cmd *c, const char *action)
     return SIM_EXIT_OK;
 }
 
+/* A run, or the curve or user steps the options ask for. */
+static int run(sb_cmd *c, json_t *doc)
+{
+    return oltp_curve_cli_active(&c->curve) ? sb_action_curve(c, doc) : sb_action_run(c, doc);
+}
+
+/* --threads (a count or a list), the curve options, and --uniform. */
+static int check_load(sb_cmd *c, const sim_opt *opts)
+{
+    static const char *const single_only[] = {"duration", "warmup", "events", "rate",
+                                              "steady-round", "steady-max-rounds", NULL};
+    const char *type_names[1] = {c->workload_name};
+    int rc = oltp_curve_cli_resolve("sysbench", opts, &c->curve, c->threads_text, "threads", 4096,
+                                    single_only, type_names, 1);
+    if (rc) return rc;
+    c->threads = c->curve.steps[0];
+    for (int i = 1; i < c->curve.nsteps; i++)
+        if (c->curve.steps[i] > c->threads) c->threads = c->curve.steps[i];
+    if (c->uniform && c->rate <= 0 && !c->curve.curve) {
+        sim_error("sysbench: --uniform spaces open-loop arrivals evenly: it needs --rate or "
+                  "--curve");
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+}
+
 /* The action (none: prepare if needed, then run) on the open target. */
 static int dispatch(sb_cmd *c, const char *action, json_t *doc)
 {
@@ -385,11 +423,11 @@ static int dispatch(sb_cmd *c, const char *action, json_t *doc)
         int needs = 0;
         int rc = sb_action_needs_prepare(c, &needs);
         if (rc == 0 && needs) rc = sb_action_prepare(c, doc);
-        if (rc == 0) rc = sb_action_run(c, doc);
+        if (rc == 0) rc = run(c, doc);
         return rc;
     }
     if (!strcmp(action, "prepare")) return sb_action_prepare(c, doc);
-    if (!strcmp(action, "run")) return sb_action_run(c, doc);
+    if (!strcmp(action, "run")) return run(c, doc);
     if (!strcmp(action, "check")) return sb_action_check(c, doc);
     return sb_action_cleanup(c, doc);
 }
@@ -398,7 +436,7 @@ static int sysbench_main(int argc, char **argv)
 {
     sb_cmd cmd;
     sb_cmd *c = &cmd;
-    sim_opt opts[64];
+    sim_opt opts[80];
     sb_cli_init(c, opts, sizeof opts / sizeof *opts);
     char *pos[3];
     int npos = 0;
@@ -411,6 +449,7 @@ static int sysbench_main(int argc, char **argv)
     c->opts = opts;
     const char *action;
     if ((rc = positional_words(c, opts, pos, npos, &action))) return rc;
+    if ((rc = check_load(c, opts))) return rc;
     if (!c->target) {
         sim_error("sysbench needs --target DIR: a directory on the drive under test");
         return SIM_EXIT_USAGE;
@@ -431,6 +470,7 @@ static int sysbench_main(int argc, char **argv)
         return rc;
     }
     json_t *doc = sim_result_new("sysbench", argc, argv, opts);
+    oltp_curve_cli_config(doc, "threads", &c->curve);
     json_object_set_new(doc, "target", st_target_json(c->t));
     rc = dispatch(c, action, doc);
     /* A refusal (bad options, no space to start) ran nothing: no result file. */

@@ -27,6 +27,9 @@ typedef struct sb_cmd {
     uint64_t keep_free; /* bytes prepare and run leave free on the target */
     uint64_t wal_limit; /* SQLite: the WAL's bound (0 = storage's default) */
     bool skip_trx, buffered, quiet;
+    bool uniform;             /* open loop: evenly spaced arrivals */
+    const char *threads_text; /* --threads: a count, or a list of them (user steps) */
+    oltp_curve_cli curve;     /* --curve, its points and limits; user steps */
     char engine_help[160]; /* --engine's help text, naming the registered engines */
 
     /* resolved */
@@ -46,6 +49,17 @@ bool sb_cmd_instance_exists(const sb_cmd *c, int instance);
 /* Actions: each returns an exit status and fills its section of the result doc. */
 int sb_action_prepare(sb_cmd *c, json_t *doc);
 int sb_action_run(sb_cmd *c, json_t *doc);
+/* The prepared instances opened for runs (after the space check) into *dbs (closed
+ * with sb_close_run, also after a failure); an exit status. */
+int sb_open_run(sb_cmd *c, st_space_guard *space, void ***dbs);
+void sb_close_run(sb_cmd *c, void **dbs);
+/* One run with c's load on the open instances; with doc, its sections go into doc and
+ * its summary is printed. *run is the finished run (the caller frees it); an exit
+ * status (SIM_EXIT_FAIL when a connection could not open). */
+int sb_run_once(sb_cmd *c, void **dbs, int n, st_space_guard *space, json_t *doc, sim_run **run,
+                sim_vu_stats *stats);
+/* The curve or user steps (oltp_curve_run) on the prepared instances (sysbench_curve.c). */
+int sb_action_curve(sb_cmd *c, json_t *doc);
 int sb_action_check(sb_cmd *c, json_t *doc);
 int sb_action_cleanup(sb_cmd *c, json_t *doc);
 /* 0, or SIM_EXIT_USAGE with a message saying what to do when the target holds the

@@ -77,11 +77,12 @@ static void size_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .max = 100000,
          .help = "warehouses per instance (about 73 MiB of database each)"},
         {.name = "vusers",
-         .kind = SIM_OPT_U64,
-         .dst = &o->vusers,
-         .min = 0,
-         .max = 10000000,
-         .help = "virtual users per instance (0 = 10 per warehouse, as in TPC-C)"},
+         .kind = SIM_OPT_STRING,
+         .dst = &o->vusers_text,
+         .metavar = "N[,N...]",
+         .help = "virtual users per instance (default 10 per warehouse, as in TPC-C); a list "
+                 "(100,500,1000) runs one closed-loop point per count with the chosen pacing "
+                 "(user steps, docs/tpcc.md)"},
         {.name = "instances",
          .kind = SIM_OPT_U64,
          .dst = &o->instances,
@@ -189,6 +190,7 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
                          "files inside)"),
         ST_OPT_BUFFERED(o->target.buffered),
         ST_OPT_IOENGINE(o->engine, "io-engine"),
+        OLTP_CURVE_OPTS(&o->curve),
         SIM_OPT_END,
     };
     SIM_OPTS_APPEND(opts, n, at, part);
@@ -199,6 +201,7 @@ static void database_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
 static void tpcc_cli_init(tpcc_options *o, sim_opt *opts, size_t n)
 {
     tpcc_cli_defaults(o);
+    oltp_curve_cli_defaults(&o->curve);
     size_t at = 0;
     size_opts(o, opts, n, &at);
     run_opts(o, opts, n, &at);
@@ -251,7 +254,7 @@ uint64_t tpcc_estimate_bytes(uint64_t scale)
     return (uint64_t)((double)(EST_BASE_BYTES + EST_WH_BYTES * scale) * EST_MARGIN);
 }
 
-static uint64_t connections_of(const tpcc_options *o, uint64_t vusers)
+uint64_t tpcc_connections_of(const tpcc_options *o, uint64_t vusers)
 {
     if (o->connections) return o->connections;
     uint64_t n = (vusers + TPCC_USERS_PER_CONNECTION - 1) / TPCC_USERS_PER_CONNECTION;
@@ -277,7 +280,7 @@ static uint64_t wal_limit_of(const tpcc_options *o, uint64_t buffer_bytes)
 
 int tpcc_delivery_workers(const tpcc_options *o)
 {
-    uint64_t conns = connections_of(o, o->vusers);
+    uint64_t conns = tpcc_connections_of(o, o->vusers);
     uint64_t n =
         (conns + TPCC_CONNECTIONS_PER_DELIVERY_WORKER - 1) / TPCC_CONNECTIONS_PER_DELIVERY_WORKER;
     if (n < 1) n = 1;
@@ -312,7 +315,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->buffer_bytes = buf;
     dbo->sync = o->sync;
     dbo->checkpoint_mode = "passive";
-    dbo->max_connections = (int)connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
+    dbo->max_connections = (int)tpcc_connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
     dbo->engine = o->engine;
     dbo->wal_limit_bytes = wal_limit_of(o, buf);
     dbo->checkpoint_wal_bytes = checkpoint_bytes_of(dbo->wal_limit_bytes, buf);
@@ -948,7 +951,7 @@ static int validate(tpcc_options *o, const char *action, char *err, size_t errle
                  (unsigned long long)o->connections, (unsigned long long)o->vusers);
         return SIM_EXIT_USAGE;
     }
-    if (!o->connections) o->connections = connections_of(o, o->vusers);
+    if (!o->connections) o->connections = tpcc_connections_of(o, o->vusers);
     uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t ninst = o->instances ? o->instances : 1;
     if (o->buffer && phys && o->buffer > phys / ninst) {
@@ -988,10 +991,45 @@ static int check_open_loop(const tpcc_options *o, const sim_opt *opts)
                   "the other");
         return SIM_EXIT_USAGE;
     }
-    if (o->uniform && o->rate <= 0) {
-        sim_error("tpcc: --uniform spaces open-loop arrivals evenly: it needs --rate");
+    if (o->uniform && o->rate <= 0 && !o->curve.curve) {
+        sim_error("tpcc: --uniform spaces open-loop arrivals evenly: it needs --rate or --curve");
         return SIM_EXIT_USAGE;
     }
+    return SIM_EXIT_OK;
+}
+
+/* --vusers (a count or a list of them) and the curve options; a curve's limits start
+ * with TPC-C's 90th-percentile limits (clause 5.2.5.3), then --slo's. */
+static int check_curve(tpcc_options *o, const sim_opt *opts)
+{
+    static const char *const single_only[] = {
+        "duration", "warmup", "rate", "steady-round", "steady-max-rounds", NULL};
+    oltp_curve_cli *c = &o->curve;
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        c->limits.lim[c->limits.n++] = (oltp_slo_limit){
+            .percentile = 90, .type = ty, .limit_ms = tpcc_p90_limit_s[ty] * 1000,
+            .source = "TPC-C 5.2.5.3"};
+    char deflt[32];
+    snprintf(deflt, sizeof deflt, "%llu", (unsigned long long)(10 * o->scale));
+    int rc = oltp_curve_cli_resolve("tpcc", opts, c, o->vusers_text ? o->vusers_text : deflt,
+                                    "vusers", 1000000, single_only, tpcc_type_names, TPCC_NTYPES);
+    if (rc) return rc;
+    if (c->curve && sim_opts_find(opts, "pacing")->set && strcmp(o->pacing, "off")) {
+        sim_error("tpcc: a curve's saturation point runs without waits and its other points "
+                  "open loop: --pacing %s does not apply (user steps, --vusers 10,20,40, run "
+                  "with a pacing)",
+                  o->pacing);
+        return SIM_EXIT_USAGE;
+    }
+    if (c->curve && sim_opts_find(opts, "cycle")->set) {
+        sim_error("tpcc: a curve's points run without user waits: --cycle does not apply");
+        return SIM_EXIT_USAGE;
+    }
+    /* the largest count sizes the checks of the users (connections, memory) */
+    o->vusers = c->steps[0];
+    for (int i = 1; i < c->nsteps; i++)
+        if (c->steps[i] > o->vusers) o->vusers = c->steps[i];
+    o->connections_auto = o->connections == 0;
     return SIM_EXIT_OK;
 }
 
@@ -1021,7 +1059,7 @@ static int parse_cli(int argc, char **argv, tpcc_options *opt, sim_opt *opts, co
      * (about 10 s per warehouse-scale-1 file on the test VM), which the default job
      * should not pay. `appsim tpcc check` does the full one by default. */
     if (!a && !sim_opts_find(opts, "integrity")->set) opt->integrity = "off";
-    if ((rc = check_open_loop(opt, opts))) return rc;
+    if ((rc = check_open_loop(opt, opts)) || (rc = check_curve(opt, opts))) return rc;
     char err[1024];
     if ((rc = validate(opt, a, err, sizeof err))) {
         sim_error("tpcc: %s", err);
@@ -1072,7 +1110,9 @@ static int run_actions(tpcc_options *opt, st_target *t, const char *action, json
     if (!rc && (!action || !strcmp(action, "run"))) {
         tpcc_instance *inst = sim_xcalloc(opt->instances, sizeof *inst);
         rc = open_instances(opt, t, inst, doc, just_loaded);
-        if (!rc) rc = tpcc_run_measure(opt, t, inst, doc);
+        if (!rc)
+            rc = oltp_curve_cli_active(&opt->curve) ? tpcc_run_curve(opt, t, inst, doc)
+                                                    : tpcc_run_measure(opt, t, inst, doc);
         close_instances(opt, inst);
         free(inst);
     }
@@ -1095,7 +1135,7 @@ static int run_actions(tpcc_options *opt, st_target *t, const char *action, json
 static int tpcc_main(int argc, char **argv)
 {
     tpcc_options opt;
-    sim_opt opts[48];
+    sim_opt opts[64];
     tpcc_cli_init(&opt, opts, sizeof opts / sizeof *opts);
     const char *action = NULL;
     int rc = parse_cli(argc, argv, &opt, opts, &action);
@@ -1109,6 +1149,7 @@ static int tpcc_main(int argc, char **argv)
     }
     json_t *doc = sim_result_new("tpcc", argc, argv, opts);
     json_object_set_new(doc, "action", json_string(action ? action : "prepare+run+check"));
+    oltp_curve_cli_config(doc, "vusers", &opt.curve);
     json_object_set_new(doc, "target", st_target_json(t));
     rc = run_actions(&opt, t, action, doc);
     json_decref(doc);

@@ -16,7 +16,10 @@
 
 typedef struct tpcc_options {
     uint64_t scale;
-    uint64_t vusers; /* per instance; 0 = 10 per warehouse */
+    uint64_t vusers;          /* per instance; 0 = 10 per warehouse */
+    const char *vusers_text;  /* --vusers: a count or a list (user steps); NULL = default */
+    bool connections_auto;    /* --connections 0: from the users of each run */
+    oltp_curve_cli curve;     /* --curve, its points and limits; user steps */
     uint64_t instances;
     uint64_t connections; /* per instance; 0 = automatic */
     uint64_t duration_ns;
@@ -136,6 +139,8 @@ void tpcc_pristine_name(int instance, char *buf, size_t len);
 int tpcc_pristine_save(st_target *t, int instance, json_t *info, char *err, size_t errlen);
 int tpcc_pristine_restore(st_target *t, int instance, json_t *info, char *err, size_t errlen);
 
+/* Worker connections per instance for `vusers` users when --connections is 0. */
+uint64_t tpcc_connections_of(const tpcc_options *o, uint64_t vusers);
 /* Database options for instance databases from the command's options. */
 void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo);
 /* Deferred-delivery workers per instance for these options (1 to
@@ -167,6 +172,18 @@ void tpcc_waits_add_json(const json_t *waits, tpcc_wait_totals *t, sim_hist *hel
  * (deferred deliveries, reads per transaction, instances, scheduler) by the merge of the
  * ranks' own sections, ranks[i].tpcc (oltp/tpcc_ranks.c). */
 void tpcc_merge_ranks(json_t *tj, const json_t *ranks);
+
+/* One run over the prepared instances with o's load; with doc, its sections go into doc
+ * and its summary is printed. *run is the finished run (the caller frees it; NULL when
+ * the run did not start); an exit status. */
+int tpcc_run_point(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc,
+                   sim_run **run, sim_vu_stats *vs);
+/* The users' mean wait the engine draws (review, --cycle; 0 for spec, off, open loop),
+ * and their mean wait between transactions whatever the pacing (Z of N = X (R + Z)). */
+uint64_t tpcc_mean_wait_ns(const tpcc_options *o);
+double tpcc_mean_think_s(const tpcc_options *o);
+/* The curve or user steps (oltp_curve_run) over the open instances (tpcc_curve.c). */
+int tpcc_run_curve(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc);
 
 /* The measured run over already prepared instances (databases open in inst[i].db).
  * Fills doc; returns an exit status. */

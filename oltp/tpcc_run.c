@@ -550,6 +550,19 @@ static void free_instances(tpcc_instance *inst, int n)
         I->users = NULL;
         I->dq = NULL;
         I->deferred = NULL;
+        /* A curve's next point starts from nothing of this one's. */
+        I->dq_cap = I->dq_head = I->dq_len = I->dq_max = 0;
+        I->dq_stop = false;
+        I->deferred_errors = I->deferred_skipped = I->deferred_done_total = 0;
+        for (int ty = 0; ty < TPCC_NTYPES; ty++) {
+            atomic_store(&I->rd_txns[ty], 0);
+            atomic_store(&I->w_txns[ty], 0);
+            atomic_store(&I->w_event_ns[ty], 0);
+            for (int k = 0; k < 4; k++)
+                atomic_store(&I->rd_blocks[ty][k], 0);
+            for (int p = 0; p < TPCC_W_NPARTS; p++)
+                atomic_store(&I->w_ns[ty][p], 0);
+        }
     }
 }
 
@@ -675,6 +688,27 @@ static json_t *tpcc_section(const sim_run *run, const tpcc_options *o, uint64_t 
     return tj;
 }
 
+uint64_t tpcc_mean_wait_ns(const tpcc_options *o)
+{
+    if (o->rate > 0) return 0; /* open loop: no user waits */
+    if (o->cycle_ns) return o->cycle_ns;
+    if (o->pacev == TPCC_PACE_REVIEW) return (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
+    return 0;
+}
+
+double tpcc_mean_think_s(const tpcc_options *o)
+{
+    if (o->rate > 0) return 0;
+    if (o->cycle_ns || o->pacev == TPCC_PACE_REVIEW) return (double)tpcc_mean_wait_ns(o) / 1e9;
+    if (o->pacev == TPCC_PACE_OFF) return 0;
+    /* spec: the think time of the type just run and the keying time of the next, each
+     * type in its share of the mix */
+    double z = 0;
+    for (int ty = 0; ty < TPCC_NTYPES; ty++)
+        z += o->mixv.pct[ty] / 100.0 * (tpcc_think_s[ty] + tpcc_keying_s[ty]);
+    return z;
+}
+
 /* The measured run of n instances: the drive's counters, the pool's (one instance) and
  * the space guard. */
 static sim_run *new_run(const tpcc_options *o, st_target *t, tpcc_instance *inst, int n,
@@ -781,7 +815,8 @@ static void put_results(json_t *doc, const sim_run *run, const wl *w, int n,
     json_decref(own);
 }
 
-int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+int tpcc_run_point(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc,
+                   sim_run **out, sim_vu_stats *vs)
 {
     int n = (int)o->instances;
     /* New orders, order lines, history and the WAL grow the database as the run goes:
@@ -792,25 +827,28 @@ int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, j
         sim_error("tpcc: refusing to run: %s; free some space or lower --keep-free", why);
         return SIM_EXIT_USAGE;
     }
-    wl w = {.o = o, .inst = inst};
-    if (o->rate > 0)
-        w.cycle_ns = 0; /* open loop: no user waits */
-    else if (o->cycle_ns)
-        w.cycle_ns = o->cycle_ns;
-    else if (o->pacev == TPCC_PACE_REVIEW)
-        w.cycle_ns = (uint64_t)(TPCC_REVIEW_CYCLE_S * 1e9);
-
+    wl w = {.o = o, .inst = inst, .cycle_ns = tpcc_mean_wait_ns(o)};
     init_instances(o, inst, n);
     sim_run *run = new_run(o, t, inst, n, &space);
     w.run = run;
-    sim_vu_stats vs = {0};
     uint64_t pending[64] = {0};
-    int status = run_users(&w, n, &vs, pending);
-    put_results(doc, run, &w, n, pending, &vs);
-    print_summary(stdout, doc, o);
-    fflush(stdout);
-
+    int status = run_users(&w, n, vs, pending);
+    if (doc) {
+        put_results(doc, run, &w, n, pending, vs);
+        print_summary(stdout, doc, o);
+        fflush(stdout);
+    }
     free_instances(inst, n);
+    *out = run;
+    return status;
+}
+
+int tpcc_run_measure(const tpcc_options *o, st_target *t, tpcc_instance *inst, json_t *doc)
+{
+    sim_run *run = NULL;
+    sim_vu_stats vs = {0};
+    int status = tpcc_run_point(o, t, inst, doc, &run, &vs);
+    if (!run) return status;
     /* The result is complete up to the stop, but the run did not last its --duration. */
     if (!status && sim_run_stopped_by(run)) status = SIM_EXIT_FAIL;
     sim_run_free(run);
