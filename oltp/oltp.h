@@ -224,7 +224,8 @@ oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool u
  *              p90_limits per type (clause 5.2.5.3, pass/fail), delivery_deferred
  *              (deferred execution latency, histogram, skipped districts),
  *              per_instance figures, vu_engine statistics;
- *   "check"    integrity check and the twelve clause 3.3.2 conditions per instance.
+ *   "check"    integrity check and the twelve clause 3.3.2 conditions per instance;
+ *   "curve", "service_level"  with --curve or a --vusers list (the Curves section below).
  * Transaction types (per_type keys): new_order, payment, order_status, delivery
  * (the queueing response), stock_level. Counters: rollbacks, retries, busy_waits,
  * remote_order_lines, remote_payments, by_last_name.

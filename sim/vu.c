@@ -271,6 +271,24 @@ static uint64_t release_due(engine *e, uint64_t now)
     return e->nheap ? e->heap[0].due : 0;
 }
 
+/* Open loop, when the run has ended: arrivals due in the measured phase that the
+ * scheduler had not released yet (it woke late) arrived all the same and were not
+ * served, so they count as arrivals and as backlog at the end. */
+static void count_unreleased(engine *e)
+{
+    uint64_t start = sim_run_measure_start_ns(e->run), end = sim_run_measure_end_ns(e->run);
+    uint64_t now = sim_now_ns();
+    if (now < end) end = now;
+    for (size_t i = 0; i < e->nheap; i++) {
+        if (e->heap[i].id < ARRIVAL_BASE) continue;
+        for (uint64_t due = e->heap[i].due; due < end; due = next_arrival(e, due))
+            if (due >= start) {
+                e->arrivals_measured++;
+                e->backlog_at_end++;
+            }
+    }
+}
+
 static void scheduler_loop(engine *e, int ninst)
 {
     pthread_mutex_lock(&e->heap_lock);
@@ -291,6 +309,7 @@ static void scheduler_loop(engine *e, int ninst)
         }
     }
     e->backlog_at_end = backlog(e, ninst);
+    if (e->cfg->rate > 0) count_unreleased(e);
     atomic_store(&e->stop, true);
     pthread_mutex_unlock(&e->heap_lock);
 }

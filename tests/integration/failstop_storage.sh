@@ -7,6 +7,7 @@
 #     does not hold yet fails, and the loop device answers EIO (ext4 then aborts its
 #     journal). The raw loop device case (replay, vdi) punches the backing file's
 #     blocks first, so that every write of the run needs a new one.
+# A sysbench curve meets ENOSPC in its first point and stops there.
 # Each run must stop at the first error: exit status 1, the cause on stderr ("no space
 # left on device" / "I/O error"), a result marked failed with the cause; and once the
 # space is back (ballast removed; after an EIO, e2fsck and a fresh mount) the database
@@ -97,6 +98,13 @@ fill "$W/mnt" $((2 << 20)); expect_stop tpcc-nospc "$NOSPC" "${TPCC[@]}"
 rm "$W/mnt/ballast"; check_tpcc "ENOSPC"
 fill "$W/mnt" $((2 << 20)); expect_stop sqlite-nospc "$NOSPC" "${SBR[@]}"
 rm "$W/mnt/ballast"; check_sb sqlite "ENOSPC"
+# A curve stops at the error as a run does: the point that met it is the last, failed.
+SBC=("$APPSIM" sysbench run --target "$T" "${SB[@]}" --workload oltp_insert --threads 2 --curve
+  --curve-points 50 --point-warmup 0 --point-duration $RUN_S --keep-free 0 --quiet)
+fill "$W/mnt" $((2 << 20)); expect_stop sqlite-curve-nospc "$NOSPC" "${SBC[@]}"
+jq -e '(.curve.points | length) == 1 and .curve.points[0].failed == true' "$W/sqlite-curve-nospc.json" \
+  >/dev/null || fail "curve after ENOSPC: $(jq -c '[.curve.points[] | {index, failed}]' "$W/sqlite-curve-nospc.json")"
+rm "$W/mnt/ballast"; check_sb sqlite "ENOSPC during a curve"
 fill "$W/mnt" $((1 << 20)); expect_stop lmdb-nospc "$NOSPC" "${SBR[@]}" --engine lmdb
 rm "$W/mnt/ballast"; check_sb lmdb "ENOSPC"
 # replay (and vdi) size their data file before writing it: refused (exit 2), nothing written.

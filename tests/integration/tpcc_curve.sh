@@ -14,9 +14,15 @@ T="$APPSIM_TMP/target"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 "$APPSIM" tpcc prepare --target "$T" --quiet >/dev/null
 
+# The 20 % point's timing is a measurement on a shared machine: the curve runs again (at
+# most 3 times) while a stall of the machine left that point behind.
 J="$APPSIM_TMP/curve.json"
-"$APPSIM" tpcc run --target "$T" --curve --curve-points 20,50 --uniform --point-warmup 0.5 \
-  --point-duration 2 --slo 'new_order:p99<=30s' --sync off --quiet --json "$J" >"$APPSIM_TMP/curve.txt"
+for attempt in 1 2 3; do
+  "$APPSIM" tpcc run --target "$T" --curve --curve-points 20,50 --uniform --point-warmup 0.5 \
+    --point-duration 2 --slo 'new_order:p99<=30s' --sync off --quiet --json "$J" >"$APPSIM_TMP/curve.txt"
+  jq -e '.curve.points[1].sustained' "$J" >/dev/null && break
+  echo "attempt $attempt: the 20 % point fell behind: $(jq -c '.curve.points[1].open_loop' "$J")"
+done
 jq -e '.curve.kind == "rate" and (.curve.points | length) >= 3 and
        [.curve.points[0:3][].percent] == [null, 20, 50] and .curve.max_tps > 0 and
        .summary.tps == .curve.max_tps and .tpcc.setup.pacing == "off" and
