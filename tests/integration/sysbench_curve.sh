@@ -38,8 +38,10 @@ for engine in sqlite lmdb; do
          and .response_time_law.users == 2 and (.response_time_law.error_pct | fabs) < 15' "$J" >/dev/null ||
     fail "$engine saturation point: $(jq -c '.curve.points[0]' "$J")"
   # 10 %: kept up, achieved = offered within 2 %, never more than arrived
+  # (within 2 %, or within the one per connection that may still run at the phase's end)
   jq -e '.curve.points[1] | .closed_loop == false and .percent == 10 and .sustained and
-         ((.achieved_tps - .offered_tps) | fabs) <= 0.02 * .offered_tps' "$J" >/dev/null ||
+         ((.achieved_tps - .offered_tps) | fabs) * .measured_s <=
+         ([0.02 * .offered_tps * .measured_s, .open_loop.connections] | max)' "$J" >/dev/null ||
     fail "$engine 10 % point: $(jq -c '.curve.points[1]' "$J")"
   # 400 %: not sustained, and what it achieved is reported, well under what was offered
   jq -e '.curve.points[2] | .sustained == false and .achieved_tps < 0.9 * .offered_tps and

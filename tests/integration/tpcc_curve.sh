@@ -28,15 +28,22 @@ jq -e '.curve.kind == "rate" and (.curve.points | length) >= 3 and
        .summary.tps == .curve.max_tps and .tpcc.setup.pacing == "off" and
        (.curve.order | test("carries on"))' "$J" >/dev/null ||
   fail "curve shape: $(jq -c '.curve | del(.points)' "$J")"
-jq -e '.curve.points[0].response_time_law.think_s == 0 and
-       (.curve.points[0].response_time_law.error_pct | fabs) < 10' "$J" >/dev/null ||
-  fail "saturation point against N = X R: $(jq -c '.curve.points[0].response_time_law' "$J")"
+# The law's figures at the saturation point: N users without waits, predicted N / R from
+# the point's own mean latency (a stall of the drive at a 2 s point's edges moves the
+# measured rate by tens of percent, so the agreement itself is checked on the steps).
+jq -e '.curve.points[0] | .response_time_law.think_s == 0 and .response_time_law.users == 10 and
+       ((.response_time_law.predicted_tps - 10 / (.latency_ms.mean / 1000)) | fabs) < 0.01 * .response_time_law.predicted_tps' "$J" >/dev/null ||
+  fail "saturation point's law: $(jq -c '.curve.points[0] | [.response_time_law, .latency_ms.mean]' "$J")"
 jq -e 'all(.curve.points[1:][]; .closed_loop == false and .response_time_law == null and
            .offered_tps > 0 and (.slo_met | type) == "boolean" and
            (.per_type | keys) == ["delivery", "new_order", "order_status", "payment", "stock_level"])' "$J" >/dev/null ||
   fail "open-loop points: $(jq -c '.curve.points[1:][] | del(.per_type)' "$J")"
-# 20 % of the saturation rate, evenly spaced: kept up, the offered rate within 2 %
-jq -e '.curve.points[1] | .sustained and ((.achieved_tps - .offered_tps) | fabs) <= 0.02 * .offered_tps' "$J" >/dev/null ||
+# 20 % of the saturation rate, evenly spaced: kept up, the offered rate within 2 % (at a
+# few dozen transactions a point, within the one per connection that may still be
+# running when the phase ends, as the sustained rule allows)
+jq -e '.curve.points[1] | .sustained and
+       ((.achieved_tps - .offered_tps) | fabs) * .measured_s <=
+       ([0.02 * .offered_tps * .measured_s, .open_loop.connections] | max)' "$J" >/dev/null ||
   fail "20 % point: $(jq -c '.curve.points[1] | del(.per_type)' "$J")"
 # TPC-C's limits first, then --slo's
 jq -e '.service_level.limits | length == 6 and .[0] == {"percentile": 90, "type": "new_order",
@@ -47,13 +54,16 @@ jq -e '.service_level | (.tps | type) == "number" and .point_index >= 0' "$J" >/
   fail "service level: $(jq -c .service_level "$J")"
 grep -q "^service-level TPS: " "$APPSIM_TMP/curve.txt" || fail "no service-level line in the summary"
 
-# user steps, review pacing with a short cycle so that the law has a think time
+# user steps, review pacing with a short cycle so that the law has a think time. The law
+# uses the cycle's mean, while the users drew about 150 waits: their own mean strays by
+# some 6 % (one standard deviation), so 30 % is five of them; a wrong N or Z is off by
+# far more.
 S="$APPSIM_TMP/steps.json"
-"$APPSIM" tpcc run --target "$T" --vusers 2,4 --cycle 0.05s --point-warmup 0.5 --point-duration 2 \
+"$APPSIM" tpcc run --target "$T" --vusers 2,4 --cycle 0.02s --point-warmup 0.5 --point-duration 2 \
   --sync off --quiet --json "$S" >/dev/null
 jq -e '.curve.kind == "users" and .config.vusers == [2, 4] and [.curve.points[].vusers] == [2, 4] and
-       all(.curve.points[]; .closed_loop and .response_time_law.think_s == 0.05 and
-           .response_time_law.users == .vusers and (.response_time_law.error_pct | fabs) < 10) and
+       all(.curve.points[]; .closed_loop and .response_time_law.think_s == 0.02 and
+           .response_time_law.users == .vusers and (.response_time_law.error_pct | fabs) < 30) and
        .tpcc.setup.vusers_per_instance == 2 and (.service_level.limits | length) == 5' "$S" >/dev/null ||
   fail "steps: $(jq -c '[.curve.points[] | [.vusers, .achieved_tps, .response_time_law]]' "$S")"
 
