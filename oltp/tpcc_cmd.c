@@ -80,7 +80,7 @@ static void size_opts(tpcc_options *o, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_STRING,
          .dst = &o->vusers_text,
          .metavar = "N[,N...]",
-         .help = "virtual users per instance (default 10 per warehouse, as in TPC-C); a list "
+         .help = "virtual users per instance (default or 0: 10 per warehouse, as in TPC-C); a list "
                  "(100,500,1000) runs one closed-loop point per count with the chosen pacing "
                  "(user steps, docs/tpcc.md)"},
         {.name = "instances",
@@ -1011,7 +1011,9 @@ static int check_curve(tpcc_options *o, const sim_opt *opts)
             .source = "TPC-C 5.2.5.3"};
     char deflt[32];
     snprintf(deflt, sizeof deflt, "%llu", (unsigned long long)(10 * o->scale));
-    int rc = oltp_curve_cli_resolve("tpcc", opts, c, o->vusers_text ? o->vusers_text : deflt,
+    /* "--vusers 0" is the default, as it always was */
+    const char *users = o->vusers_text && strcmp(o->vusers_text, "0") ? o->vusers_text : deflt;
+    int rc = oltp_curve_cli_resolve("tpcc", opts, c, users,
                                     "vusers", 1000000, single_only, tpcc_type_names, TPCC_NTYPES);
     if (rc) return rc;
     if (c->curve && sim_opts_find(opts, "pacing")->set && strcmp(o->pacing, "off")) {

@@ -12,9 +12,11 @@ T="$APPSIM_TMP/target"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$APPSIM" tpcc prepare --target "$T" --quiet --json "$APPSIM_TMP/prep.json" >/dev/null
+# (--vusers 0 is the default, 10 per warehouse, as it always was)
 "$APPSIM" tpcc run --target "$T" --rate 40 --uniform --duration 3 --warmup 1 --sync off --quiet \
-  --json "$APPSIM_TMP/open.json" >/dev/null
+  --vusers 0 --json "$APPSIM_TMP/open.json" >/dev/null
 jq -e '.tpcc.setup.open_loop == true and .tpcc.setup.rate_per_instance == 40 and
+       .tpcc.setup.vusers_per_instance == 10 and .config.vusers == 10 and
        .tpcc.setup.arrivals == "uniform" and .summary.errors == 0' "$APPSIM_TMP/open.json" >/dev/null ||
   fail "open loop not recorded: $(jq -c .tpcc.setup "$APPSIM_TMP/open.json")"
 # 120 evenly spaced arrivals in the measured 3 s: the achieved rate is the offered one
