@@ -376,25 +376,23 @@ static int value(reader *r, bool keep, keep_rule rule, int depth)
 }
 
 /* Scans the whole file: SIM_OK, or SIM_ERR with r->err. */
-static int scan(reader *r, const char *path)
+/* Scans the whole of r->f: SIM_OK, or SIM_ERR with r->err. */
+static int scan(reader *r)
 {
     r->line = 1;
-    r->f = fopen(path, "rb");
-    if (!r->f) return cannot_read(r), SIM_ERR;
     if (!value(r, true, KEEP_ALL, 0) && skip_space(r) >= 0)
         bad(r, "end of file expected after the document");
-    fclose(r->f);
-    r->f = NULL;
     return r->err[0] ? SIM_ERR : SIM_OK;
 }
 
-json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t errlen)
+json_t *cmp_read_result_stream(FILE *f, cmp_series series, char *err, size_t errlen)
 {
     reader *r = sim_xcalloc(1, sizeof *r);
+    r->f = f;
     r->series = series;
     r->ocap = 1 << 16;
     r->out = sim_xmalloc(r->ocap);
-    int rc = scan(r, path);
+    int rc = scan(r);
     json_t *doc = NULL;
     if (rc && r->io)
         snprintf(err, errlen, "%s", r->err);
@@ -412,5 +410,17 @@ json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t e
     }
     free(r->out);
     free(r);
+    return doc;
+}
+
+json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    json_t *doc = cmp_read_result_stream(f, series, err, errlen);
+    fclose(f);
     return doc;
 }

@@ -12,6 +12,8 @@
  * trimmed as `series` says (compare_read.c; review.h, cmp_load_series). NULL with err:
  * "cannot read: ...", "not JSON (line N: ...); ..." or "too large to load: ...". */
 json_t *cmp_read_result(const char *path, cmp_series series, char *err, size_t errlen);
+/* The same from an open stream, read to its end (the caller closes it). */
+json_t *cmp_read_result_stream(FILE *f, cmp_series series, char *err, size_t errlen);
 
 /* The label a result gets from its drive identity (model, serial, path), malloc'ed. */
 char *cmp_identity_label(const json_t *doc, const char *path);
