@@ -88,8 +88,8 @@ typedef struct cap_pair_stats {
 /* Sorts events by time and pairs them into records (time from the first issue,
  * latency = complete - issue). sector_base/sector_len select a partition's sectors of
  * the disk (len 0 = all) and rebase offsets to the partition. *out is malloc'd. */
-int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
-             size_t *nout, cap_pair_stats *st);
+void cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
+              size_t *nout, cap_pair_stats *st);
 
 /* ------------------------------------------------------------------ tracefs session */
 

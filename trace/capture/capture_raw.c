@@ -253,18 +253,16 @@ static void pairing_free(pairing *pr)
     free(pr->head);
 }
 
-/* Room for nissue issues; false when memory ran out. */
-static bool pairing_init(pairing *pr, size_t nissue, uint64_t sector_base)
+/* Room for nissue issues. */
+static void pairing_init(pairing *pr, size_t nissue, uint64_t sector_base)
 {
     *pr = (pairing){.sector_base = sector_base};
-    pr->recs = calloc(nissue ? nissue : 1, sizeof *pr->recs);
-    pr->dropped = calloc(nissue ? nissue : 1, sizeof *pr->dropped);
-    pr->pool = calloc(nissue ? nissue : 1, sizeof *pr->pool);
-    pr->head = malloc(NBUCKETS * sizeof *pr->head);
-    if (!pr->recs || !pr->dropped || !pr->pool || !pr->head) return false;
+    pr->recs = sim_xcalloc(nissue ? nissue : 1, sizeof *pr->recs);
+    pr->dropped = sim_xcalloc(nissue ? nissue : 1, sizeof *pr->dropped);
+    pr->pool = sim_xcalloc(nissue ? nissue : 1, sizeof *pr->pool);
+    pr->head = sim_xmalloc(NBUCKETS * sizeof *pr->head);
     for (uint32_t b = 0; b < NBUCKETS; b++)
         pr->head[b] = UINT32_MAX;
-    return true;
 }
 
 /* An issue: a new record (its time from the first issue), pending at the end of its
@@ -320,8 +318,8 @@ static void end_issue(pairing *pr, const cap_event *e, bool data, uint32_t b, ca
     if (e->error) st->errors++;
 }
 
-int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
-             size_t *nout, cap_pair_stats *st)
+void cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_len, tr_record **out,
+              size_t *nout, cap_pair_stats *st)
 {
     memset(st, 0, sizeof *st);
     *out = NULL;
@@ -331,10 +329,7 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
     for (size_t i = 0; i < nev; i++)
         nissue += ev[i].kind == CAP_ISSUE;
     pairing pr;
-    if (!pairing_init(&pr, nissue, sector_base)) {
-        pairing_free(&pr);
-        return SIM_ERR;
-    }
+    pairing_init(&pr, nissue, sector_base);
     for (size_t i = 0; i < nev; i++) {
         const cap_event *e = &ev[i];
         bool data = e->op != TR_FLUSH;
@@ -366,5 +361,4 @@ int cap_pair(cap_event *ev, size_t nev, uint64_t sector_base, uint64_t sector_le
     *nout = k;
     pr.recs = NULL; /* the caller's now */
     pairing_free(&pr);
-    return SIM_OK;
 }

@@ -51,24 +51,17 @@ static int write_file(const char *dir, const char *name, const char *value, char
     return SIM_OK;
 }
 
-/* Reads a small text file into a malloc'd string; NULL on failure. */
+/* Reads a small text file into a malloc'd string; NULL when it cannot be opened. */
 static char *read_text(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
+    char *buf = sim_xmalloc(cap);
     for (;;) {
-        if (!buf) break;
         if (len + 1 >= cap) {
-            char *n = realloc(buf, cap * 2);
-            if (!n) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = n;
             cap *= 2;
+            buf = sim_xrealloc(buf, cap);
         }
         ssize_t r = read(fd, buf + len, cap - len - 1);
         if (r <= 0) {
@@ -193,14 +186,10 @@ static int open_cpu_pipes(cap_session *s, char *err, size_t errlen)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     if (ncpu < 1) ncpu = 1;
-    s->fds = malloc((size_t)ncpu * sizeof *s->fds);
+    s->fds = sim_xmalloc((size_t)ncpu * sizeof *s->fds);
     s->bufsize = (size_t)(s->layout.data.offset + s->layout.data.size);
     if (s->bufsize < (size_t)sysconf(_SC_PAGESIZE)) s->bufsize = (size_t)sysconf(_SC_PAGESIZE);
-    s->buf = malloc(s->bufsize);
-    if (!s->fds || !s->buf) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
-    }
+    s->buf = sim_xmalloc(s->bufsize);
     char path[1024];
     for (long c = 0; c < ncpu; c++) {
         snprintf(path, sizeof path, "%s/per_cpu/cpu%ld/trace_pipe_raw", s->inst, c);
@@ -242,6 +231,8 @@ static int add_event(void *ctx, const cap_event *ev)
     if (s->nev == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 65536;
         if (nc > s->max_events) nc = s->max_events;
+        /* appsim-alloc: the capture goes on; an event that finds no memory is counted lost
+         * (lost_over_max_events), as one over --max-events is */
         cap_event *n = realloc(s->ev, nc * sizeof *n);
         if (!n) {
             s->over_limit++;

@@ -80,11 +80,7 @@ int io_source_open(const io_spec *s, uint64_t length, uint64_t limit, uint64_t s
                  (unsigned long long)length);
         return SIM_EXIT_USAGE;
     }
-    io_gen *g = calloc(1, sizeof *g);
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    io_gen *g = sim_xcalloc(1, sizeof *g);
     g->spec = *s;
     g->length = length;
     g->limit = limit;
@@ -100,11 +96,7 @@ int io_source_open(const io_spec *s, uint64_t length, uint64_t limit, uint64_t s
 int io_source_scan(const io_spec *s, uint64_t length, tr_scan *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    out->volumes = calloc(1, sizeof *out->volumes);
-    if (!out->volumes) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    out->volumes = sim_xcalloc(1, sizeof *out->volumes);
     out->nvolumes = 1;
     out->volumes[0].volume = 0;
     out->volumes[0].end = length;

@@ -89,9 +89,8 @@ static int blkparse_line(tr_parse *p, char *line, size_t len, tr_record *r)
     r->volume = dev;
     r->offset = sector * 512;
     r->length = (uint32_t)(nsect * 512);
-    if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
-        return TR_PARSE_RECORD; /* no memory to pair: the record goes out without its response time
-                                 */
+    if (tr_pair_issue(tr_pair_get(&st->pair), r, sector) < 0)
+        return TR_PARSE_RECORD; /* too many held to pair: it goes out without its response time */
     return TR_PARSE_HELD;
 }
 

@@ -109,9 +109,8 @@ static int blktrace_parse(tr_parse *p, tr_record *r)
     if (r->offset > UINT64_MAX - r->length)
         return tr_parse_fail(p, "I/O of %u bytes at sector %llu is out of range", bytes,
                              (unsigned long long)sector);
-    if (!tr_pair_get(&st->pair) || tr_pair_issue(st->pair, r, sector) < 0)
-        return TR_PARSE_RECORD; /* no memory to pair: the record goes out without its response time
-                                 */
+    if (tr_pair_issue(tr_pair_get(&st->pair), r, sector) < 0)
+        return TR_PARSE_RECORD; /* too many held to pair: it goes out without its response time */
     return TR_PARSE_HELD;
 }
 

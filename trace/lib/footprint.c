@@ -67,7 +67,7 @@ static void halve(tr_footprint *f)
 {
     f->threshold >>= 1;
     uint64_t *old = f->set;
-    f->set = calloc(2 * SET_CAP, sizeof *f->set);
+    f->set = sim_xcalloc(2 * SET_CAP, sizeof *f->set);
     f->kept = 0;
     for (uint32_t i = 0; i < 2 * SET_CAP; i++)
         if (old[i] && old[i] <= f->threshold) set_put(f, old[i]);
@@ -85,27 +85,25 @@ static void add_blocks(tr_footprint *f, uint32_t volume, uint64_t start, uint64_
     }
 }
 
-int tr_footprint_init(tr_footprint *f)
+void tr_footprint_init(tr_footprint *f)
 {
     memset(f, 0, sizeof *f);
     f->cap = EXT_CAP;
-    f->ext = malloc((size_t)f->cap * sizeof *f->ext);
-    return f->ext ? SIM_OK : SIM_ERR;
+    f->ext = sim_xmalloc((size_t)f->cap * sizeof *f->ext);
 }
 
-int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len)
+void tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len)
 {
-    if (len == 0) return SIM_OK;
+    if (len == 0) return;
     if (f->set) {
         add_blocks(f, volume, off, off + len);
-        return SIM_OK;
+        return;
     }
     if (f->next == f->cap) {
         compact(f);
         if (f->next > f->cap / 2) {
             /* Too many separate extents to keep exactly: switch to the estimate. */
-            f->set = calloc(2 * SET_CAP, sizeof *f->set);
-            if (!f->set) return SIM_ERR;
+            f->set = sim_xcalloc(2 * SET_CAP, sizeof *f->set);
             f->threshold = UINT64_MAX;
             for (uint32_t i = 0; i < f->next; i++)
                 add_blocks(f, f->ext[i].volume, f->ext[i].start, f->ext[i].end);
@@ -113,11 +111,10 @@ int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t le
             f->ext = NULL;
             f->next = 0;
             add_blocks(f, volume, off, off + len);
-            return SIM_OK;
+            return;
         }
     }
     f->ext[f->next++] = (tr_extent){volume, off, off + len};
-    return SIM_OK;
 }
 
 json_t *tr_footprint_json(tr_footprint *f)

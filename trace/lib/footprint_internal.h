@@ -20,9 +20,8 @@ typedef struct tr_footprint {
     uint64_t threshold;
 } tr_footprint;
 
-int tr_footprint_init(tr_footprint *f);
-/* SIM_OK, or SIM_ERR when memory ran out. */
-int tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len);
+void tr_footprint_init(tr_footprint *f);
+void tr_footprint_add(tr_footprint *f, uint32_t volume, uint64_t off, uint64_t len);
 /* {"bytes", "method": "exact"|"estimated ...", "sampling_rate"} */
 json_t *tr_footprint_json(tr_footprint *f);
 void tr_footprint_free(tr_footprint *f);

@@ -58,7 +58,7 @@ static int size_bucket(uint32_t len)
     return b;
 }
 
-static int account(info *in, const tr_record *r)
+static void account(info *in, const tr_record *r)
 {
     in->records++;
     in->ops[r->op]++;
@@ -66,17 +66,12 @@ static int account(info *in, const tr_record *r)
     if (in->records > 1) sim_hist_record(in->gaps, r->time_ns - in->prev_time);
     in->prev_time = in->last_time = r->time_ns;
     uint32_t v = tr_volmap_get(&in->vols, r->volume);
-    if (v == UINT32_MAX) return SIM_ERR;
     if (v >= in->vol_cap) {
         uint32_t cap = in->vol_cap ? in->vol_cap * 2 : 64;
-        uint64_t *a = realloc(in->vol_ops, cap * sizeof *a);
-        if (!a) return SIM_ERR;
-        in->vol_ops = a;
-        uint64_t *b = realloc(in->vol_end, cap * sizeof *b);
-        if (!b) return SIM_ERR;
-        in->vol_end = b;
-        memset(in->vol_ops + in->vol_cap, 0, (cap - in->vol_cap) * sizeof *a);
-        memset(in->vol_end + in->vol_cap, 0xff, (cap - in->vol_cap) * sizeof *b);
+        in->vol_ops = sim_xrealloc(in->vol_ops, cap * sizeof *in->vol_ops);
+        in->vol_end = sim_xrealloc(in->vol_end, cap * sizeof *in->vol_end);
+        memset(in->vol_ops + in->vol_cap, 0, (cap - in->vol_cap) * sizeof *in->vol_ops);
+        memset(in->vol_end + in->vol_cap, 0xff, (cap - in->vol_cap) * sizeof *in->vol_end);
         in->vol_cap = cap;
     }
     in->vol_ops[v]++;
@@ -89,10 +84,8 @@ static int account(info *in, const tr_record *r)
         in->vol_end[v] = r->offset + r->length;
         if (r->latency_ns != TR_LATENCY_UNKNOWN) sim_hist_record(in->lat[r->op], r->latency_ns);
     }
-    if (r->op != TR_FLUSH && tr_footprint_add(&in->fp, r->volume, r->offset, r->length) < 0)
-        return SIM_ERR;
+    if (r->op != TR_FLUSH) tr_footprint_add(&in->fp, r->volume, r->offset, r->length);
     add_series(in, r->time_ns, r->op == TR_READ || r->op == TR_WRITE ? r->length : 0);
-    return SIM_OK;
 }
 
 static json_t *hist_json(const sim_hist *h)
@@ -255,30 +248,19 @@ static int info_main(int argc, char **argv)
     tr_source *src;
     if ((rc = tr_open_cli(pos[0], format, opts, volume, skip_bad, window, &src))) return rc;
     info in = {.width_ns = 1000000000ull};
-    int fprc = tr_footprint_init(&in.fp);
-    in.series_ops = calloc(SERIES_MAX, sizeof(uint64_t));
-    in.series_bytes = calloc(SERIES_MAX, sizeof(uint64_t));
+    tr_footprint_init(&in.fp);
+    in.series_ops = sim_xcalloc(SERIES_MAX, sizeof(uint64_t));
+    in.series_bytes = sim_xcalloc(SERIES_MAX, sizeof(uint64_t));
     in.gaps = sim_hist_new();
     in.lat[0] = sim_hist_new();
     in.lat[1] = sim_hist_new();
     tr_record r;
-    int got = 0;
-    if (fprc < 0 || !in.series_ops || !in.series_bytes) {
-        sim_error("out of memory");
-        rc = SIM_EXIT_FAIL;
-    } else {
-        while ((got = tr_next(src, &r)) == TR_NEXT_RECORD)
-            if (account(&in, &r) < 0) {
-                got = -2;
-                break;
-            }
-        if (got == -1) {
-            sim_error("%s", tr_error(src));
-            rc = SIM_EXIT_USAGE;
-        } else if (got == -2) {
-            sim_error("out of memory");
-            rc = SIM_EXIT_FAIL;
-        }
+    int got;
+    while ((got = tr_next(src, &r)) == TR_NEXT_RECORD)
+        account(&in, &r);
+    if (got == TR_NEXT_ERROR) {
+        sim_error("%s", tr_error(src));
+        rc = SIM_EXIT_USAGE;
     }
     if (rc == 0) {
         json_t *j = build(&in, src);

@@ -133,9 +133,9 @@ static int start(tr_input *in)
 
 static int open_common(tr_input *in, tr_input **out, char *err, size_t errlen)
 {
-    in->raw = malloc(RAW_CAP);
-    if (!in->raw || start(in) < 0) {
-        snprintf(err, errlen, "%s", in->raw ? in->err : "out of memory");
+    in->raw = sim_xmalloc(RAW_CAP);
+    if (start(in) < 0) {
+        snprintf(err, errlen, "%s", in->err);
         tr_input_close(in);
         return SIM_ERR;
     }
@@ -145,11 +145,7 @@ static int open_common(tr_input *in, tr_input **out, char *err, size_t errlen)
 
 int tr_input_open_file(const char *path, tr_input **out, char *err, size_t errlen)
 {
-    tr_input *in = calloc(1, sizeof *in);
-    if (!in) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
-    }
+    tr_input *in = sim_xcalloc(1, sizeof *in);
     in->fd = !strcmp(path, "-") ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -162,11 +158,7 @@ int tr_input_open_file(const char *path, tr_input **out, char *err, size_t errle
 
 int tr_input_open_mem(const void *buf, size_t len, tr_input **out, char *err, size_t errlen)
 {
-    tr_input *in = calloc(1, sizeof *in);
-    if (!in) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_ERR;
-    }
+    tr_input *in = sim_xcalloc(1, sizeof *in);
     in->fd = -1;
     in->mem = buf;
     in->memlen = len;

@@ -113,7 +113,7 @@ typedef struct tr_volmap {
     uint32_t *vals;
     uint32_t cap, n;
 } tr_volmap;
-/* Index of id (added when new); UINT32_MAX on allocation failure. */
+/* Index of id (added when new). */
 uint32_t tr_volmap_get(tr_volmap *m, uint32_t id);
 void tr_volmap_free(tr_volmap *m);
 

@@ -107,8 +107,7 @@ static int merge_main(int argc, char **argv)
         sim_error("--fio-file applies to --to fio-v3 only");
         return SIM_EXIT_USAGE;
     }
-    input *ins = calloc((size_t)npos, sizeof *ins);
-    if (!ins) return SIM_EXIT_FAIL;
+    input *ins = sim_xcalloc((size_t)npos, sizeof *ins);
     char err[1024];
     tr_writer *w = NULL;
     rc = open_inputs(pos, npos, ins, format, opts, volume, skip_bad, window);

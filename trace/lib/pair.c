@@ -31,7 +31,7 @@ struct tr_pair {
 
 tr_pair *tr_pair_get(tr_pair **slot)
 {
-    if (!*slot) *slot = calloc(1, sizeof **slot);
+    if (!*slot) *slot = sim_xcalloc(1, sizeof **slot);
     return *slot;
 }
 

@@ -10,7 +10,7 @@
 typedef struct tr_pair tr_pair;
 
 /* The pairing state of a parser, created on first use in *slot (a pointer kept in the
- * parser's state). NULL when memory ran out. */
+ * parser's state). */
 tr_pair *tr_pair_get(tr_pair **slot);
 /* An issue: the record is held until its completion or the horizon. SIM_OK, or SIM_ERR
  * when too many are held. */

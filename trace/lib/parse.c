@@ -67,13 +67,10 @@ uint32_t tr_parse_name_id(tr_parse *p, const char *name)
     if (p->nnames >= 65536) return UINT32_MAX;
     if (p->nnames == p->names_cap) {
         uint32_t cap = p->names_cap ? p->names_cap * 2 : 8;
-        char **n = realloc(p->names, cap * sizeof *n);
-        if (!n) return UINT32_MAX;
-        p->names = n;
+        p->names = sim_xrealloc(p->names, cap * sizeof *p->names);
         p->names_cap = cap;
     }
-    p->names[p->nnames] = strdup(name);
-    if (!p->names[p->nnames]) return UINT32_MAX;
+    p->names[p->nnames] = sim_xstrdup(name);
     return p->nnames++;
 }
 
@@ -176,12 +173,7 @@ uint32_t tr_volmap_get(tr_volmap *m, uint32_t id)
 {
     if (m->n * 2 >= m->cap) {
         uint32_t cap = m->cap ? m->cap * 2 : 64;
-        uint32_t *k = malloc(cap * sizeof *k), *v = malloc(cap * sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return UINT32_MAX;
-        }
+        uint32_t *k = sim_xmalloc(cap * sizeof *k), *v = sim_xmalloc(cap * sizeof *v);
         memset(v, 0xff, cap * sizeof *v);
         for (uint32_t i = 0; i < m->cap; i++) {
             if (m->vals[i] == UINT32_MAX) continue;

@@ -14,21 +14,18 @@ static int cmp_vol(const void *a, const void *b)
     return x->volume < y->volume ? -1 : x->volume > y->volume;
 }
 
-/* Volume index i of the scan (a new one gets its slot); false when memory ran out. */
-static bool volume_slot(tr_scan *out, tr_volmap *map, uint32_t *cap, uint32_t volume, uint32_t *i)
+/* The scan's index of a volume (a new one gets its slot). */
+static uint32_t volume_slot(tr_scan *out, tr_volmap *map, uint32_t *cap, uint32_t volume)
 {
-    *i = tr_volmap_get(map, volume);
-    if (*i == UINT32_MAX) return false;
-    if (*i < out->nvolumes) return true;
-    if (*i == *cap) {
+    uint32_t i = tr_volmap_get(map, volume);
+    if (i < out->nvolumes) return i;
+    if (i == *cap) {
         *cap = *cap ? *cap * 2 : 16;
-        tr_volume_span *v = realloc(out->volumes, *cap * sizeof *v);
-        if (!v) return false;
-        out->volumes = v;
+        out->volumes = sim_xrealloc(out->volumes, *cap * sizeof *out->volumes);
     }
-    out->volumes[*i] = (tr_volume_span){volume, 0, 0, 0};
+    out->volumes[i] = (tr_volume_span){volume, 0, 0, 0};
     out->nvolumes++;
-    return true;
+    return i;
 }
 
 /* Every record once: counts, the largest I/O, each volume's end. An exit status with
@@ -47,11 +44,8 @@ static int scan_records(tr_source *src, tr_scan *out, char *err, size_t errlen)
             out->max_pos = r.pos;
             out->max_n = out->records;
         }
-        uint32_t i;
-        if (!volume_slot(out, &map, &cap, r.volume, &i)) {
-            snprintf(err, errlen, "out of memory while scanning the trace");
-            rc = SIM_EXIT_FAIL;
-        } else if (r.op == TR_FLUSH) {
+        uint32_t i = volume_slot(out, &map, &cap, r.volume);
+        if (r.op == TR_FLUSH) {
             continue;
         } else if (r.offset > TR_MAX_EXTENT || r.length > TR_MAX_EXTENT - r.offset) {
             char at[600];

@@ -251,13 +251,7 @@ static int fs_next(tr_source *s, tr_record *out)
             fs->max_seen = r.time_ns;
         if (fs->nheap == fs->heap_cap) {
             uint32_t cap = fs->heap_cap * 2 < fs->window ? fs->heap_cap * 2 : fs->window;
-            heap_item *h = realloc(fs->heap, (size_t)cap * sizeof *h);
-            if (!h) {
-                snprintf(fs->err, sizeof fs->err, "out of memory for the sort window");
-                fs->failed = true;
-                return TR_NEXT_ERROR;
-            }
-            fs->heap = h;
+            fs->heap = sim_xrealloc(fs->heap, (size_t)cap * sizeof *fs->heap);
             fs->heap_cap = cap;
         }
         heap_push(fs, &r);
@@ -426,18 +420,13 @@ static int detect(file_source *fs, char *err, size_t errlen)
 static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, tr_source **out,
                       char *err, size_t errlen)
 {
-    file_source *fs = calloc(1, sizeof *fs);
-    if (!fs) {
-        tr_input_close(in);
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    file_source *fs = sim_xcalloc(1, sizeof *fs);
     fs->in = in;
     fs->p.in = in;
-    fs->name = strdup(name);
+    fs->name = sim_xstrdup(name);
     fs->p.name = fs->name;
     fs->p.cap = BUF_CAP;
-    fs->p.buf = malloc(BUF_CAP);
+    fs->p.buf = sim_xmalloc(BUF_CAP);
     if (opts)
         fs->opts = *opts;
     else
@@ -445,11 +434,6 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, 
     fs->window = fs->opts.sort_window ? fs->opts.sort_window : DEFAULT_WINDOW;
     fs->src.ops = &file_ops;
     fs->src.ctx = fs;
-    if (!fs->name || !fs->p.buf) {
-        snprintf(err, errlen, "out of memory");
-        fs_close(&fs->src);
-        return SIM_EXIT_FAIL;
-    }
     if (fs->opts.format) {
         fs->fmt = tr_find_format(fs->opts.format);
         if (!fs->fmt) {
@@ -469,12 +453,7 @@ static int open_input(tr_input *in, const char *name, const tr_open_opts *opts, 
     }
     if (!fs->fmt->sorted) {
         fs->heap_cap = fs->window < 1024 ? fs->window : 1024;
-        fs->heap = malloc((size_t)fs->heap_cap * sizeof *fs->heap);
-        if (!fs->heap) {
-            snprintf(err, errlen, "out of memory for a sort window of %u records", fs->window);
-            fs_close(&fs->src);
-            return SIM_EXIT_FAIL;
-        }
+        fs->heap = sim_xmalloc((size_t)fs->heap_cap * sizeof *fs->heap);
     }
     *out = &fs->src;
     return SIM_EXIT_OK;

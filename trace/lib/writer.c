@@ -108,11 +108,7 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
         snprintf(err, errlen, "cannot write format '%s'; writable formats: appsim, fio-v3", format);
         return SIM_EXIT_USAGE;
     }
-    tr_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    tr_writer *w = sim_xcalloc(1, sizeof *w);
     w->fmt = f;
     w->e.opts = o;
     bool to_stdout = !strcmp(path, "-");
@@ -129,12 +125,12 @@ int tr_writer_open(const char *path, const char *format, const tr_writer_opts *o
             return SIM_EXIT_USAGE;
         }
         bool in_place = sim_atomic_in_place(path);
-        w->path = strdup(path);
-        w->tmp = in_place ? NULL : malloc(4096);
-        if (!w->path || (!in_place && (!w->tmp || sim_atomic_tmp_name(path, w->tmp, 4096)))) {
+        w->path = sim_xstrdup(path);
+        w->tmp = in_place ? NULL : sim_xmalloc(4096);
+        if (!in_place && sim_atomic_tmp_name(path, w->tmp, 4096)) {
             free_writer(w);
-            snprintf(err, errlen, "out of memory");
-            return SIM_EXIT_FAIL;
+            snprintf(err, errlen, "%s: the path is too long for its temporary file", path);
+            return SIM_EXIT_USAGE;
         }
         w->raw = in_place ? fopen(path, "wb") : fopen(w->tmp, "wbx");
         if (!w->raw) {

@@ -41,10 +41,6 @@ static int point(tr_source *src, st_target *t, const tr_replay_opts *o, const tr
     cfg.report_interval_ns = c->report_interval_ns;
     cfg.quiet = c->quiet || !c->report_interval_ns;
     sim_run *run = sim_run_new(&cfg);
-    if (!run) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
     sim_run_add_probe(run, &st_device_io_probe, t);
     json_t *stats = NULL;
     int rc = tr_replay(run, src, t, o, &stats, err, errlen);

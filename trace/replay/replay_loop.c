@@ -448,11 +448,13 @@ static int open_slots(replay *rp, char *err, size_t errlen)
 {
     const tr_replay_opts *o = rp->o;
     rp->bufs = st_alloc_aligned((size_t)rp->slot_bytes * rp->qd);
-    rp->ios = calloc(rp->qd, sizeof *rp->ios);
-    rp->free_ios = calloc(rp->qd, sizeof *rp->free_ios);
+    rp->ios = sim_xcalloc(rp->qd, sizeof *rp->ios);
+    rp->free_ios = sim_xcalloc(rp->qd, sizeof *rp->free_ios);
     rp->lag = sim_hist_new();
-    if (!rp->bufs || !rp->ios || !rp->free_ios || !rp->lag) {
-        snprintf(err, errlen, "out of memory");
+    if (!rp->bufs) {
+        snprintf(err, errlen,
+                 "cannot allocate %u I/O buffers of %u bytes: lower --iodepth or the block size",
+                 rp->qd, rp->slot_bytes);
         return SIM_EXIT_FAIL;
     }
     sim_rng_seed(&rp->rng, o->seed, 7);

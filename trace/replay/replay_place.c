@@ -41,11 +41,7 @@ int tr_place_init(tr_place *pl, const tr_scan *scan, tr_map map, uint32_t block,
     pl->map = map;
     pl->block = block ? block : 1;
     uint32_t n = scan->nvolumes ? scan->nvolumes : 1;
-    pl->vols = calloc(n, sizeof *pl->vols);
-    if (!pl->vols) {
-        snprintf(err, errlen, "out of memory");
-        return SIM_EXIT_FAIL;
-    }
+    pl->vols = sim_xcalloc(n, sizeof *pl->vols);
     pl->nvol = n;
     if (region_offset % pl->block || region_length < pl->block) {
         snprintf(err, errlen,

@@ -34,12 +34,7 @@ int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *e
     tr_source *src = NULL;
     if (tr_open(path, &oo, &src, err, errlen) != 0) return SIM_ERR;
     size_t cap = 4096;
-    out->recs = malloc(cap * sizeof *out->recs);
-    if (!out->recs) {
-        snprintf(err, errlen, "out of memory reading %s", path);
-        src->ops->close(src);
-        return SIM_ERR;
-    }
+    out->recs = sim_xmalloc(cap * sizeof *out->recs);
     tr_record r;
     int rc;
     while ((rc = src->ops->next(src, &r)) == TR_NEXT_RECORD) {
@@ -53,13 +48,7 @@ int vdi_trace_load(const char *path, size_t max_records, vdi_trace *out, char *e
         }
         if (out->n == cap) {
             cap *= 2;
-            tr_record *n = realloc(out->recs, cap * sizeof *n);
-            if (!n) {
-                snprintf(err, errlen, "out of memory reading %s", path);
-                rc = -1;
-                break;
-            }
-            out->recs = n;
+            out->recs = sim_xrealloc(out->recs, cap * sizeof *out->recs);
         }
         out->recs[out->n++] = r;
     }
@@ -125,21 +114,18 @@ static size_t uniq(uint64_t *v, size_t n)
 }
 
 /* Appends the chunks [offset, offset+length) spans; grows *v as needed. */
-static int add_span(uint64_t **v, size_t *n, size_t *cap, uint64_t offset, uint32_t length)
+static void add_span(uint64_t **v, size_t *n, size_t *cap, uint64_t offset, uint32_t length)
 {
     uint64_t first = offset / VDI_CHUNK;
     uint64_t last = (offset + (length ? length : 1) - 1) / VDI_CHUNK;
     for (uint64_t c = first; c <= last; c++) {
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 1024;
-            uint64_t *p = realloc(*v, nc * sizeof *p);
-            if (!p) return SIM_ERR;
-            *v = p;
+            *v = sim_xrealloc(*v, nc * sizeof **v);
             *cap = nc;
         }
         (*v)[(*n)++] = c;
     }
-    return SIM_OK;
 }
 
 int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img, char *err,
@@ -152,11 +138,10 @@ int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img,
         for (size_t i = 0; i < traces[t]->n; i++) {
             const tr_record *r = &traces[t]->recs[i];
             if (r->op == TR_FLUSH) continue;
-            if (add_span(&img->chunks, &img->nchunks, &cap, r->offset, r->length) != 0) goto oom;
+            add_span(&img->chunks, &img->nchunks, &cap, r->offset, r->length);
             /* Reads may land in the delta too, but only on blocks that were written. */
-            if (r->op != TR_READ &&
-                add_span(&img->wchunks, &img->nwchunks, &wcap, r->offset, r->length) != 0)
-                goto oom;
+            if (r->op != TR_READ)
+                add_span(&img->wchunks, &img->nwchunks, &wcap, r->offset, r->length);
         }
         /* Keep memory at the number of distinct chunks, not of records. */
         img->nchunks = uniq(img->chunks, img->nchunks);
@@ -170,10 +155,6 @@ int vdi_image_build(const vdi_trace *const *traces, int ntraces, vdi_image *img,
     img->image_bytes = (uint64_t)img->nchunks * VDI_CHUNK;
     img->delta_bytes = (uint64_t)(img->nwchunks ? img->nwchunks : 1) * VDI_CHUNK;
     return SIM_OK;
-oom:
-    snprintf(err, errlen, "out of memory building the image geometry");
-    vdi_image_free(img);
-    return SIM_ERR;
 }
 
 void vdi_image_free(vdi_image *img)

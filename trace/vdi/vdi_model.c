@@ -50,11 +50,7 @@ int vdi_model_build(vdi_phase phase, const vdi_image *img, double seconds, uint6
         phase == VDI_INITIAL_LOGIN ? MODEL_INITIAL_READ_SHARE : MODEL_MONDAY_READ_SHARE;
     size_t n = (size_t)llround(seconds * MODEL_IOPS);
     if (n == 0) n = 1;
-    out->recs = calloc(n, sizeof *out->recs);
-    if (!out->recs) {
-        snprintf(err, errlen, "out of memory for a modeled trace of %zu records", n);
-        return SIM_ERR;
-    }
+    out->recs = sim_xcalloc(n, sizeof *out->recs);
     sim_rng rng;
     sim_rng_seed(&rng, seed, 1000 + (uint64_t)phase);
     uint64_t t = 0;

@@ -124,20 +124,13 @@ static void mark_written(storm *s, uint32_t d, uint64_t dpos, uint32_t len)
         s->written[d * s->words + g / 64] |= 1ull << (g % 64);
 }
 
-static int push_piece(storm *s, const tr_record *r)
+static void push_piece(storm *s, const tr_record *r)
 {
     if (s->npend == s->pendcap) {
-        size_t nc = s->pendcap ? s->pendcap * 2 : 16;
-        tr_record *p = realloc(s->pend, nc * sizeof *p);
-        if (!p) {
-            snprintf(s->err, sizeof s->err, "out of memory splitting a read");
-            return SIM_ERR;
-        }
-        s->pend = p;
-        s->pendcap = nc;
+        s->pendcap = s->pendcap ? s->pendcap * 2 : 16;
+        s->pend = sim_xrealloc(s->pend, s->pendcap * sizeof *s->pend);
     }
     s->pend[s->npend++] = *r;
-    return SIM_OK;
 }
 
 /* Linked clone read: replica for unwritten grains, delta for written ones, split
@@ -165,7 +158,7 @@ static int linked_read(storm *s, uint32_t d, const tr_record *in, const tr_recor
             s->st.delta_reads++;
         else
             s->st.replica_reads++;
-        if (push_piece(s, &p) != 0) return SIM_ERR;
+        push_piece(s, &p);
         if (in->length == 0) break;
         pos = stop;
     }
@@ -264,31 +257,21 @@ int vdi_storm_open(const vdi_trace *trace, const vdi_image *img, const vdi_storm
             return SIM_ERR;
         }
     }
-    storm *s = calloc(1, sizeof *s);
-    if (!s) goto oom;
+    storm *s = sim_xcalloc(1, sizeof *s);
     s->tr = trace;
     s->img = img;
     s->o = *opts;
-    s->d = calloc(opts->desktops, sizeof *s->d);
-    s->heap = calloc(opts->desktops, sizeof *s->heap);
-    if (!s->d || !s->heap) goto oom;
+    s->d = sim_xcalloc(opts->desktops, sizeof *s->d);
+    s->heap = sim_xcalloc(opts->desktops, sizeof *s->heap);
     if (opts->clones == VDI_LINKED) {
         s->words = (img->delta_bytes / VDI_GRAIN + 63) / 64;
-        s->written = calloc((size_t)opts->desktops * s->words, sizeof *s->written);
-        if (!s->written) goto oom;
+        s->written = sim_xcalloc((size_t)opts->desktops * s->words, sizeof *s->written);
     }
     reset(s);
     s->src.ops = &storm_ops;
     s->src.ctx = s;
     *out = &s->src;
     return SIM_OK;
-oom:
-    snprintf(err, errlen, "out of memory for a storm of %u desktops", opts->desktops);
-    if (s) {
-        s->src.ctx = s;
-        storm_close(&s->src);
-    }
-    return SIM_ERR;
 }
 
 void vdi_storm_stats_get(const tr_source *src, vdi_storm_stats *st)
