@@ -91,10 +91,11 @@ bool sim_quiet(void);
 
 /*
  * One allocation policy for the whole program: appsim's own memory comes from these
- * functions, never from malloc, calloc, realloc, strdup, strndup or asprintf directly.
- * They never return NULL, so callers do not check: a command that cannot get memory
- * cannot measure anything, and a check at every call would be an error path no test
- * reaches. Size 0 gives a real (1-byte) block. Out of memory:
+ * functions, never from malloc, calloc, realloc, strdup, strndup or asprintf directly
+ * (tests/integration/alloc_policy.sh fails on any other call, in CI as in
+ * scripts/test.sh). They never return NULL, so callers do not check: a command that
+ * cannot get memory cannot measure anything, and a check at every call would be an
+ * error path no test reaches. Size 0 gives a real (1-byte) block. Out of memory:
  *   - the first time, a reserve held since start-up is given back and the allocation
  *     retried; the shortage becomes the process's fault (sim_fault_noted() == ENOMEM),
  *     so a run in progress stops as after a storage fault (its writes stop; its result
