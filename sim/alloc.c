@@ -111,13 +111,11 @@ char *sim_xvasprintf_at(const char *file, int line, const char *fmt, va_list ap)
     va_list again;
     va_copy(again, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    if (n < 0) { /* glibc fails so on a text over INT_MAX bytes or no memory */
-        va_end(again);
-        out_of_memory(SIZE_MAX, file, line);
-    }
-    char *s = sim_xmalloc_at((size_t)n + 1, file, line);
-    vsnprintf(s, (size_t)n + 1, fmt, again);
+    /* n < 0: glibc fails so on a text over INT_MAX bytes, or without memory */
+    char *s = n < 0 ? NULL : sim_xmalloc_at((size_t)n + 1, file, line);
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, again);
     va_end(again);
+    if (!s) out_of_memory(SIZE_MAX, file, line);
     return s;
 }
 
