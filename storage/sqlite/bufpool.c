@@ -480,6 +480,18 @@ static int store_pinned(bp_shard *p, bp_span at, const void *src, const bp_loade
     return 0;
 }
 
+void bp_demote(bp_pool *pool, uint32_t file, uint64_t from_blk, uint64_t to_blk)
+{
+    for (uint64_t blk = from_blk; blk < to_blk; blk++) {
+        uint64_t key = make_key(file, blk);
+        bp_shard *p = shard_of(pool, key);
+        pthread_mutex_lock(&p->mu);
+        uint32_t f = lookup(p, key);
+        if (f != NIL && p->frames[f].state == F_VALID) p->frames[f].ref = 0;
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 int bp_write_back(bp_pool *pool, bp_span at, const void *src, const bp_loader *old)
 {
     bp_shard *p = shard_of(pool, make_key(at.file, at.blk));

@@ -95,6 +95,11 @@ void bp_unpin(bp_pool *p, uint32_t frame);
  * (returned in *frame) and returns true. The caller writes dst and then bp_unpin. */
 bool bp_take_dirty(bp_pool *p, uint32_t file, uint64_t blk, void *dst, uint32_t *frame);
 
+/* Blocks [from_blk, to_blk) of file, where cached, become the next victims (usage count
+ * zero): they hold page versions no new reader asks for. Nothing is dropped; a reader
+ * that still wants one (an older snapshot) finds it until the hand comes round. */
+void bp_demote(bp_pool *p, uint32_t file, uint64_t from_blk, uint64_t to_blk);
+
 /* Drops every block of file numbered >= from_blk (truncation, deletion). Waits for
  * pinned frames of those blocks. Dirty frames are dropped too. */
 void bp_invalidate(bp_pool *p, uint32_t file, uint64_t from_blk);
@@ -124,6 +129,16 @@ typedef struct vf_engine {
 } vf_engine;
 typedef struct vf_shm vf_shm;
 typedef struct vf_instance vf_instance;
+
+/* The WAL's newest frame of each page (wal_versions.c): open addressing, pgno 0 = empty. */
+typedef struct vf_wal_versions {
+    pthread_mutex_t mu;
+    uint32_t page_size; /* from the WAL header; 0 until one was written */
+    uint32_t cap, n;
+    uint64_t end; /* the end of the generation's furthest frame */
+    uint32_t *pgno;
+    uint64_t *off;
+} vf_wal_versions;
 
 /*
  * One VFS instance per database: its own sqlite3_vfs (registered under a unique name)
@@ -172,7 +187,16 @@ struct vf_instance {
      * and their blocks */
     atomic_bool gc_ahead_claimed;
     _Atomic uint64_t gc_writes_ahead, gc_blocks_ahead;
+    vf_wal_versions wal_versions;
 };
+
+/* A write to the WAL (pool file wal_file) at off: a frame header makes the versions of
+ * its page that it supersedes (the previous frame, the blocks in pool file db_file, or
+ * UINT32_MAX for none) the pool's next victims; the WAL header starts over.
+ * vf_wal_versions_free: at the instance's end. */
+void vf_wal_versions_note(vf_instance *vi, uint32_t wal_file, uint32_t db_file, const void *buf,
+                          int amt, uint64_t off);
+void vf_wal_versions_free(vf_instance *vi);
 
 /* An absolute path for name (relative to the working directory); SIM_OK or SIM_ERR (too long). */
 int vf_abs_path(const char *name, char *out, size_t n);

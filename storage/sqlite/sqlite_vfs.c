@@ -645,6 +645,10 @@ static int vf_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 of
         }
         done += n;
     }
+    if (wal) {
+        const vf_shared *db = vi->files[VF_MAIN];
+        vf_wal_versions_note(vi, sf->file_id, db ? db->file_id : UINT32_MAX, buf, amt, off);
+    }
     bool flush = false;
     pthread_mutex_lock(&sf->mu);
     if (off + (uint64_t)amt > sf->size)
@@ -1467,6 +1471,7 @@ static bool instance_alloc(vf_instance *vi, st_target *t, const char *name, uint
     atomic_init(&vi->db_depth, VF_DB_DEPTH_MIN);
     pthread_mutex_init(&vi->engines_mu, NULL);
     pthread_mutex_init(&vi->gc_mu, NULL);
+    pthread_mutex_init(&vi->wal_versions.mu, NULL);
     pthread_cond_init(&vi->gc_cv, NULL);
     pthread_cond_init(&vi->gc_flusher_cv, NULL);
     vi->shm = sim_xcalloc(1, sizeof *vi->shm);
@@ -1609,6 +1614,7 @@ void vf_instance_free(vf_instance *vi)
     free(vi->engines);
     pthread_mutex_destroy(&vi->engines_mu);
     pthread_mutex_destroy(&vi->gc_mu);
+    vf_wal_versions_free(vi);
     pthread_cond_destroy(&vi->gc_cv);
     pthread_cond_destroy(&vi->gc_flusher_cv);
     free(vi->main_name);
