@@ -3,7 +3,8 @@
 # grown to about 50 MB as a long run writes it. compare, report and export read it within
 # a 160 MB address-space limit (built whole, the document needs about 400 MB), compare
 # gives the same figures as for the original (it reads no series), export writes every
-# interval, and a result cut short is refused with its line, exit 2.
+# interval; in 50 MB report says the result is too large to load (exit 2), and a result
+# cut short is refused with its line, exit 2.
 set -uo pipefail
 : "${APPSIM:?}" "${APPSIM_TMP:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -37,6 +38,12 @@ limited "$APPSIM" report big.json -o big.html >/dev/null 2>rep.err || fail "repo
 grep -q 'data-chart="[^"]*time' big.html || fail "report: no chart over time"
 limited "$APPSIM" export big.json --csv big.csv 2>exp.err || fail "export: $(head -c 300 exp.err)"
 [ "$(grep -c '^run,' big.csv)" = "$n" ] || fail "export: $(grep -c '^run,' big.csv) rows for $n intervals"
+
+# Where even what is kept does not fit, the command says so (exit 2), never crashes.
+rc=0; (ulimit -v 50000; "$APPSIM" report big.json -o tight.html) >/dev/null 2>tight.err || rc=$?
+[ $rc = 2 ] && grep -q "big.json: too large to load: out of memory" tight.err ||
+  fail "report in 50 MB: exit $rc: $(head -c 300 tight.err)"
+[ ! -e tight.html ] || fail "report in 50 MB wrote a report"
 
 head -c 30000000 big.json >cut.json
 lines=$(wc -l <cut.json)
