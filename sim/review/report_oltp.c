@@ -228,7 +228,8 @@ static void merge_equal_limits(const json_t *limits, double *us, char (*text)[16
         cmp_percentile_key(pct[i], key, sizeof key);
         const char *lim = strstr(text[i], "<= ");
         char merged[160];
-        snprintf(merged, sizeof merged, "%s %s: %s", key, lim ? lim : "", who);
+        /* A label longer than the line's room is cut; the line itself is drawn whole. */
+        if (snprintf(merged, sizeof merged, "%s %s: %s", key, lim ? lim : "", who) < 0) continue;
         memcpy(text[i], merged, sizeof merged);
     }
 }
