@@ -12,7 +12,10 @@
 #   sysbench  oltp_read_write on SQLite (SB_TABLES x SB_ROWS, --rand-type special),
 #             prepared afresh per drive, then `sysbench run --curve` on THREADS threads;
 #             limit: SB_SLO
-# every curve with --curve-points POINTS, --point-warmup WARMUP, --point-duration
+# The p99 limits are loose enough for the write-capped drive to meet them at its lower
+# points (its p99 at a quarter of its saturation rate: 230-400 ms in docs/fidelity.md),
+# so that every drive has a service-level figure to rank.
+# Every curve with --curve-points POINTS, --point-warmup WARMUP, --point-duration
 # DURATION and --slo-refine REFINE. Each result is OUT_DIR/WORKLOAD-DRIVE.json (its log
 # beside it, .log); a result already there and complete is kept, so an interrupted
 # harness resumes. OUT_DIR/meta.json holds the date, the machine, the drives and the
@@ -24,8 +27,8 @@
 #   --workloads LIST  tpcc,sysbench
 # Environment: APPSIM (build/appsim), POINTS (25,50,75,90,100,110), WARMUP (5s),
 #   DURATION (10s), REFINE (2), THREADS (8), TPCC_SCALE (2), TPCC_BUFFER (32M),
-#   TPCC_SLO (p99<=500ms), SB_TABLES (4), SB_ROWS (100000), SB_BUFFER (16M),
-#   SB_SLO (p99<=100ms), UNIFORM (0; 1: evenly spaced arrivals, --uniform),
+#   TPCC_SLO (p99<=1s), SB_TABLES (4), SB_ROWS (100000), SB_BUFFER (16M),
+#   SB_SLO (p99<=500ms), UNIFORM (0; 1: evenly spaced arrivals, --uniform),
 #   OLTP_BACKING (OUT_DIR: where the loop devices' files live; on the disk under test),
 #   FID_KEEP_IMAGES (0; 1: keep those files for the next run), SLOWW_IOPS (400) and the
 #   drives' other settings (tests/bench/fidelity_drives.sh).
@@ -35,9 +38,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 APPSIM=$(realpath -m "${APPSIM:-$HERE/../../build/appsim}")
 POINTS=${POINTS:-25,50,75,90,100,110} WARMUP=${WARMUP:-5s} DURATION=${DURATION:-10s}
 REFINE=${REFINE:-2} THREADS=${THREADS:-8} UNIFORM=${UNIFORM:-0}
-TPCC_SCALE=${TPCC_SCALE:-2} TPCC_BUFFER=${TPCC_BUFFER:-32M} TPCC_SLO=${TPCC_SLO:-p99<=500ms}
+TPCC_SCALE=${TPCC_SCALE:-2} TPCC_BUFFER=${TPCC_BUFFER:-32M} TPCC_SLO=${TPCC_SLO:-p99<=1s}
 SB_TABLES=${SB_TABLES:-4} SB_ROWS=${SB_ROWS:-100000} SB_BUFFER=${SB_BUFFER:-16M}
-SB_SLO=${SB_SLO:-p99<=100ms}
+SB_SLO=${SB_SLO:-p99<=500ms}
 drives=ram,disk,sloww workloads=tpcc,sysbench
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 1 ]; do

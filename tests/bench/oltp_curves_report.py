@@ -11,8 +11,9 @@ names the drives, their order and the settings; without it a file's name is its 
 Per workload: a table per drive (every point: offered and achieved TPS, sustained, within
 the limits, mean and p99 latency), a ranking table (saturation TPS, service-level TPS and
 the order of both) and three checks, each computed from the results:
-  - the drives in the same order by service-level TPS as by saturation TPS (a drive
-    whose curve met no limit ranks last on service level);
+  - the drives in the same order by service-level TPS as by saturation TPS: no pair
+    that saturation separates reversed (a drive whose curve met no limit ranks below
+    every drive with a figure; two that met none, or equal figures, are a tie);
   - below the knee (open-loop points at offered rates under the lowest one that was not
     sustained), every point achieved its offered rate within --tolerance (2 %); and,
     since negative-exponential arrivals over a short point vary around the offered rate
@@ -144,15 +145,34 @@ def rank(drives, value):
     return with_v + [d for d in drives if value(d) is None]
 
 
+def place(drives, value, d):
+    """d's rank by value (1 = highest); equal values, and drives without one, share a rank."""
+    v = value(d)
+    return 1 + sum(1 for e in drives if value(e) is not None and (v is None or value(e) > v))
+
+
 def check_order(drives, res, differ):
-    by_sat = rank(drives, lambda d: saturation(res[d]))
-    by_sl = rank(drives, lambda d: service_tps(res[d]))
-    ok = by_sat == by_sl and not differ
-    text = (f"saturation: {' > '.join(f'{d} {fmt(saturation(res[d]))}' for d in by_sat)}; "
-            f"service level: {' > '.join(f'{d} ' + (fmt(service_tps(res[d])) if service_tps(res[d]) is not None else 'none met') for d in by_sl)}")
+    """Every pair of drives that saturation separates is in the same order by service
+    level (a drive with none ranks below every one with a figure); ties are not
+    reversals."""
+    sat = lambda d: saturation(res[d])  # noqa: E731
+    sl = lambda d: service_tps(res[d])  # noqa: E731
+    by_sat, by_sl = rank(drives, sat), rank(drives, sl)
+    reversed_pairs = []
+    for a in drives:
+        for b in drives:
+            if sat(a) is None or sat(b) is None or sat(a) <= sat(b):
+                continue
+            if sl(b) is not None and (sl(a) is None or sl(a) < sl(b)):
+                reversed_pairs.append(f"{a}/{b}")
+    ok = not reversed_pairs and not differ
+    text = (f"saturation: {' > '.join(f'{d} {fmt(sat(d))}' for d in by_sat)}; "
+            f"service level: {' > '.join(f'{d} ' + (fmt(sl(d)) if sl(d) is not None else 'none met') for d in by_sl)}")
+    if reversed_pairs:
+        text += f"; reversed: {', '.join(reversed_pairs)}"
     if differ:
         text += f"; not comparable: {', '.join(differ)} judged against other limits"
-    return ok, text, by_sat, by_sl
+    return ok, text
 
 
 def knee(res):
@@ -277,13 +297,14 @@ def section(wl, res, meta, args):
         out.append("")
         out += drive_table(res[d])
         out.append("")
-    ok_o, text_o, by_sat, by_sl = check_order(order, res, differ)
+    ok_o, text_o = check_order(order, res, differ)
     out += ["| drive | saturation TPS | service-level TPS | rank by saturation | rank by service level |",
             "|---|---|---|---|---|"]
     for d in order:
         sl = service_tps(res[d])
         out.append(f"| {d} | {fmt(saturation(res[d]))} | {fmt(sl) if sl is not None else 'none met'} | "
-                   f"{by_sat.index(d) + 1} | {by_sl.index(d) + 1} |")
+                   f"{place(order, lambda e: saturation(res[e]), d)} | "
+                   f"{place(order, lambda e: service_tps(res[e]), d)} |")
     out.append("")
     ok_a, ok_arr, parts_a = check_achieved(order, res, args.tolerance)
     ok_p, parts_p = check_p99(order, res, args.p99_noise, args.p99_noise_ms)

@@ -45,7 +45,9 @@ fi
 # sysbench user-step curve; loose was judged against another limit.
 mkdir fx
 cp "$APPSIM_SRC"/tests/integration/oltp_curve/{fast,slow,users}.json fx/
+jq '.curve.max_tps = 200' fx/slow.json >fx/slower.json
 python3 "$report" fx >r.md || fail "report exit $?"
+grep -q '^| slower | 200.0 | none met | 3 | 2 |$' r.md || fail "two drives without a service level tie"
 grep -q '^| fast | 812.4 | 650.0 | 1 | 1 |$' r.md || fail "fast's ranking row: $(grep '^| fast |' r.md)"
 grep -q '^| slow | 300.0 | none met | 2 | 2 |$' r.md || fail "slow's ranking row"
 grep -q '^| 3 | 100 % | 812.4 | 700.3 | 86.2 % | \*\*no\*\* | no | 310.0 | 900.0 |$' r.md || fail "fast's 100 % row"
@@ -59,6 +61,7 @@ jq '.service_level.tps = 700' fx/slow.json >fx/slow.tmp && mv fx/slow.tmp fx/slo
 jq '.curve.points[1].achieved_tps = 300' fx/fast.json >fx/fast.tmp && mv fx/fast.tmp fx/fast.json
 python3 "$report" fx >r.md
 grep -q '^| tpcc | no | no | no | yes |$' r.md || fail "broken order and rate: $(grep '^| tpcc |' r.md)"
+grep -q 'reversed: fast/slow)' r.md || fail "the reversed pair not named"
 grep -q 'against the offered rate 1 outside 2 %, largest -7.69 %' r.md || fail "the deviation that broke it"
 jq '.curve.points[2].latency_ms.p99 = 4' fx/fast.json >fx/fast.tmp && mv fx/fast.tmp fx/fast.json
 python3 "$report" fx >r.md
@@ -71,7 +74,7 @@ grep -q '^| tpcc | no | no | no | yes |$' r.md || fail "--p99-noise 40 allows a 
 jq '.curve.points[1].achieved_tps = 324.1 | .curve.points[1].open_loop = {arrived_tps: 330, arrivals: 990}
     | .curve.points[2].open_loop = {arrived_tps: 650, arrivals: 1950}' fx/fast.json >fx/fast.tmp
 mv fx/fast.tmp fx/fast.json
-rm fx/slow.json
+rm fx/slow.json fx/slower.json
 python3 "$report" fx >r.md
 grep -q '^| tpcc | yes | yes | yes | no |$' r.md || fail "kept up with the arrivals: $(grep '^| tpcc |' r.md)"
 grep -q 'against the arrivals drawn largest -1.79 %, the arrivals at most +0.5 standard deviations' r.md ||
