@@ -5,9 +5,8 @@
 # servers, `appsim tpcc` for appsim), each drive (tests/bench/fidelity_drives.sh), each
 # engine (tests/bench/fidelity_engines.sh) and each regime:
 #   1  saturation: FID_THREADS closed-loop clients without think time;
-#   2  the same offered load for every engine: sysbench --rate (open loop, latency from
-#      the arrival, queueing included) for the servers and appsim sysbench; for appsim
-#      tpcc, RATE x 10 users each waiting a negative-exponential 10 s between transactions
+#   2  the same offered load for every engine: --rate (open loop, latency from the
+#      arrival, queueing included) for the servers' sysbench and for appsim
 # it restores a pristine copy of the data (loaded once per engine and filesystem), drops
 # the page cache, starts the engine in the drive's cgroups with a buffer of RATIO x its
 # own data set, warms up WARMUP seconds and measures DURATION seconds: TPS, mean and
@@ -200,7 +199,8 @@ run_appsim() {
   local out=$OUT/logs/$eng-$wl-$drive-r$regime-$r.json args
   if [ "$wl" = tpcc ]; then
     args=(tpcc run --target "$fs/run/t" --keep-free 64M --scale "$TPCC_SCALE" --connections "$FID_THREADS" --buffer "${buf}M")
-    if [ "$regime" = 1 ]; then args+=(--pacing off --vusers "$FID_THREADS"); else args+=(--vusers $((RATE_TPCC * 10)) --cycle 10s); fi
+    args+=(--vusers "$FID_THREADS")
+    if [ "$regime" = 1 ]; then args+=(--pacing off); else args+=(--rate "$RATE_TPCC"); fi
   else
     local e=sqlite; [ "$eng" = appsim ] || e=lmdb
     args=(sysbench run --target "$fs/run/t" --keep-free 64M --engine $e --tables "$SB_TABLES" --table-size "$SB_ROWS"
