@@ -66,8 +66,8 @@ typedef struct oltp_slo {
 /* Appends the limits of `text` ("p99<=20ms,new_order:p90<=5s": [TYPE:]pNN<=TIME, comma
  * separated; p999 = 99.9; TIME needs a unit) to *out. SIM_OK, or SIM_ERR with a message
  * that says what is accepted. */
-int oltp_slo_parse(const char *text, const char *const *types, int ntypes, oltp_slo *out,
-                   char *err, size_t errlen);
+int oltp_slo_parse(const char *text, const char *const *types, int ntypes, oltp_slo *out, char *err,
+                   size_t errlen);
 /* [{"percentile", "type" (name or null), "limit_ms", "source"}, ...] */
 json_t *oltp_slo_limits_json(const oltp_slo *s, const char *const *types);
 /* Whether a point's latency (all: every type; per_type[t]: type t, in ns) meets every
@@ -109,11 +109,11 @@ bool oltp_service_level_bracket(const oltp_point_outcome *p, int n, double *lo, 
  */
 typedef struct oltp_curve_req {
     int index;
-    bool saturation;      /* point 0 of a rate curve: closed loop, no waits */
-    bool closed_loop;     /* saturation and user points */
-    uint64_t users;       /* user points: users (threads) per instance; else 0 */
-    double rate;          /* open loop: offered transactions/s over every instance */
-    bool uniform;         /* open loop: evenly spaced arrivals */
+    bool saturation;  /* point 0 of a rate curve: closed loop, no waits */
+    bool closed_loop; /* saturation and user points */
+    uint64_t users;   /* user points: users (threads) per instance; else 0 */
+    double rate;      /* open loop: offered transactions/s over every instance */
+    bool uniform;     /* open loop: evenly spaced arrivals */
     uint64_t warmup_ns, duration_ns, seed;
 } oltp_curve_req;
 
@@ -121,10 +121,10 @@ typedef struct oltp_curve_req {
 typedef struct oltp_point_run {
     sim_run *run; /* finished; the driver frees it */
     sim_vu_stats vs;
-    uint64_t vusers; /* users (tpcc) or threads (sysbench) per instance of the point */
-    uint64_t users;  /* closed loop: users over every instance (N of N = X (R + Z)) */
+    uint64_t vusers;  /* users (tpcc) or threads (sysbench) per instance of the point */
+    uint64_t users;   /* closed loop: users over every instance (N of N = X (R + Z)) */
     uint64_t workers; /* connections over every instance */
-    double think_s; /* closed loop: the users' mean wait between transactions (Z) */
+    double think_s;   /* closed loop: the users' mean wait between transactions (Z) */
 } oltp_point_run;
 
 typedef struct oltp_curve_ops {
@@ -189,7 +189,33 @@ typedef struct oltp_curve_cli {
 
 /* Option-table entries for a command's curve options into c (defaults set by
  * oltp_curve_cli_defaults). */
-#define OLTP_CURVE_OPTS(c)                                                                             {.name = "curve",                                                                                   .kind = SIM_OPT_FLAG,                                                                              .dst = &(c)->curve,                                                                                .help = "rate curve: a saturation run (closed loop, no waits), then open-loop points at "                  "percents of its rate (docs/result-schema.md, \"curve\")"},                                SIM_VOCAB_CURVE_POINTS(&(c)->points, NULL),                                                        {.name = "point-warmup",                                                                            .kind = SIM_OPT_DURATION,                                                                          .dst = &(c)->point_warmup_ns,                                                                      .help = "curve and user steps: warm-up of each point"},                                           {.name = "point-duration",                                                                          .kind = SIM_OPT_DURATION,                                                                          .dst = &(c)->point_duration_ns,                                                                    .min = 0.001,                                                                                      .help = "curve and user steps: measured interval of each point"},                                {.name = "slo",                                                                                     .kind = SIM_OPT_STRING,                                                                            .dst = &(c)->slo,                                                                                  .metavar = "LIMIT,...",                                                                            .help = "curve and user steps: latency limits, [TYPE:]pNN<=TIME, e.g. p99<=20ms; the "                     "result gives the highest rate served within them"},                                 {                                                                                                      .name = "slo-refine", .kind = SIM_OPT_U64, .dst = &(c)->slo_refine, .min = 0, .max = 32,           .help = "curve: most extra points bisecting the service level between the two points "                    "that bracket it (0 = none)"                                                           }
+#define OLTP_CURVE_OPTS(c)                                                                         \
+    {.name = "curve",                                                                              \
+     .kind = SIM_OPT_FLAG,                                                                         \
+     .dst = &(c)->curve,                                                                           \
+     .help = "rate curve: a saturation run (closed loop, no waits), then open-loop points at "     \
+             "percents of its rate (docs/result-schema.md, \"curve\")"},                           \
+        SIM_VOCAB_CURVE_POINTS(&(c)->points, NULL),                                                \
+        {.name = "point-warmup",                                                                   \
+         .kind = SIM_OPT_DURATION,                                                                 \
+         .dst = &(c)->point_warmup_ns,                                                             \
+         .help = "curve and user steps: warm-up of each point"},                                   \
+        {.name = "point-duration",                                                                 \
+         .kind = SIM_OPT_DURATION,                                                                 \
+         .dst = &(c)->point_duration_ns,                                                           \
+         .min = 0.001,                                                                             \
+         .help = "curve and user steps: measured interval of each point"},                         \
+        {.name = "slo",                                                                            \
+         .kind = SIM_OPT_STRING,                                                                   \
+         .dst = &(c)->slo,                                                                         \
+         .metavar = "LIMIT,...",                                                                   \
+         .help = "curve and user steps: latency limits, [TYPE:]pNN<=TIME, e.g. p99<=20ms; the "    \
+                 "result gives the highest rate served within them"},                              \
+    {                                                                                              \
+        .name = "slo-refine", .kind = SIM_OPT_U64, .dst = &(c)->slo_refine, .min = 0, .max = 32,   \
+        .help = "curve: most extra points bisecting the service level between the two points "     \
+                "that bracket it (0 = none)"                                                       \
+    }
 
 void oltp_curve_cli_defaults(oltp_curve_cli *c);
 /* Checks the combination and resolves the lists: `counts` is the --vusers/--threads
@@ -205,8 +231,8 @@ bool oltp_curve_cli_active(const oltp_curve_cli *c);
 /* The result's config: `name` as a count or, for steps, the list of counts. */
 void oltp_curve_cli_config(json_t *doc, const char *name, const oltp_curve_cli *c);
 /* The driver's configuration from the command line. */
-oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool uniform,
-                                  bool quiet, const char *json_path);
+oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool uniform, bool quiet,
+                                  const char *json_path);
 
 /* ===== TPC-C (oltp/tpcc_*.c) ===== */
 

@@ -27,7 +27,7 @@ typedef struct curve {
     oltp_point_outcome out[OLTP_CURVE_MAX_POINTS];
     int n;
     double max_tps;
-    bool stopped;        /* interrupted or failed: no more points */
+    bool stopped;          /* interrupted or failed: no more points */
     json_t *doc_for_first; /* the result, which point 0's run fills as a run's would */
 } curve;
 
@@ -48,12 +48,11 @@ static json_t *per_type_json(sim_hist *const *h, const char *const *names, int n
 {
     json_t *j = json_object();
     for (int t = 0; t < n; t++)
-        json_object_set_new(j, names[t],
-                            json_pack("{s:I, s:f, s:f, s:f}", "count",
-                                      (json_int_t)sim_hist_count(h[t]), "mean_ms",
-                                      sim_hist_mean(h[t]) / 1e6, "p90_ms",
-                                      ms(sim_hist_percentile(h[t], 90)), "p99_ms",
-                                      ms(sim_hist_percentile(h[t], 99))));
+        json_object_set_new(
+            j, names[t],
+            json_pack("{s:I, s:f, s:f, s:f}", "count", (json_int_t)sim_hist_count(h[t]), "mean_ms",
+                      sim_hist_mean(h[t]) / 1e6, "p90_ms", ms(sim_hist_percentile(h[t], 90)),
+                      "p99_ms", ms(sim_hist_percentile(h[t], 99))));
     return j;
 }
 
@@ -98,33 +97,34 @@ static json_t *point_json(curve *cv, const oltp_curve_req *req, const oltp_point
         per[t] = sim_run_merged_hist(run, t, -1);
     *o = (oltp_point_outcome){.offered = req->closed_loop ? 0 : req->rate,
                               .achieved = secs > 0 ? (double)done / secs : 0,
-                              .sustained = req->closed_loop || kept_up(&r->vs, done, r->workers, req->rate),
+                              .sustained =
+                                  req->closed_loop || kept_up(&r->vs, done, r->workers, req->rate),
                               .complete = !sim_run_interrupted(run) && !sim_run_failed(run)};
     bool limits = cv->cfg->slo && cv->cfg->slo->n;
     o->met = limits && oltp_slo_met(cv->cfg->slo, all, (const sim_hist *const *)per);
-    json_t *p = json_pack(
-        "{s:i, s:o, s:o, s:I, s:b, s:f, s:b, s:o, s:I, s:b, s:b, s:f}", "index", req->index,
-        "percent",
-        !cv->cfg->users_kind && !req->saturation && cv->max_tps > 0
-            ? json_real(req->rate / cv->max_tps * 100)
-            : json_null(),
-        "offered_tps", req->closed_loop ? json_null() : json_real(req->rate), "vusers",
-        (json_int_t)r->vusers, "closed_loop", req->closed_loop,
-        "achieved_tps", o->achieved, "sustained", o->sustained, "latency_ms", latency_json(all),
-        "errors", (json_int_t)sim_run_errors(run, -1, -1), "interrupted",
-        sim_run_interrupted(run), "failed", sim_run_failed(run), "measured_s", secs);
+    json_t *p =
+        json_pack("{s:i, s:o, s:o, s:I, s:b, s:f, s:b, s:o, s:I, s:b, s:b, s:f}", "index",
+                  req->index, "percent",
+                  !cv->cfg->users_kind && !req->saturation && cv->max_tps > 0
+                      ? json_real(req->rate / cv->max_tps * 100)
+                      : json_null(),
+                  "offered_tps", req->closed_loop ? json_null() : json_real(req->rate), "vusers",
+                  (json_int_t)r->vusers, "closed_loop", req->closed_loop, "achieved_tps",
+                  o->achieved, "sustained", o->sustained, "latency_ms", latency_json(all), "errors",
+                  (json_int_t)sim_run_errors(run, -1, -1), "interrupted", sim_run_interrupted(run),
+                  "failed", sim_run_failed(run), "measured_s", secs);
     if (req->saturation) json_object_set_new(p, "max_rate_run", json_true());
     if (!req->closed_loop)
-        json_object_set_new(
-            p, "open_loop",
-            json_pack("{s:f, s:I, s:I, s:I, s:I, s:f}", "arrived_tps",
-                      secs > 0 ? (double)r->vs.arrivals_measured / secs : 0.0, "arrivals",
-                      (json_int_t)r->vs.arrivals_measured, "backlog_at_start",
-                      (json_int_t)r->vs.backlog_at_start, "backlog_at_end",
-                      (json_int_t)r->vs.backlog_at_end, "connections", (json_int_t)r->workers,
-                      "harness_late_max_ms", (double)r->vs.wake_late_max_ns / 1e6));
-    if (ops->per_type) json_object_set_new(p, "per_type", per_type_json(per, ops->type_names,
-                                                                        ops->ntypes));
+        json_object_set_new(p, "open_loop",
+                            json_pack("{s:f, s:I, s:I, s:I, s:I, s:f}", "arrived_tps",
+                                      secs > 0 ? (double)r->vs.arrivals_measured / secs : 0.0,
+                                      "arrivals", (json_int_t)r->vs.arrivals_measured,
+                                      "backlog_at_start", (json_int_t)r->vs.backlog_at_start,
+                                      "backlog_at_end", (json_int_t)r->vs.backlog_at_end,
+                                      "connections", (json_int_t)r->workers, "harness_late_max_ms",
+                                      (double)r->vs.wake_late_max_ns / 1e6));
+    if (ops->per_type)
+        json_object_set_new(p, "per_type", per_type_json(per, ops->type_names, ops->ntypes));
     if (req->closed_loop)
         json_object_set_new(p, "response_time_law",
                             law_json(r, o->achieved, sim_hist_mean(all) / 1e9));
@@ -151,8 +151,8 @@ static int run_point(curve *cv, oltp_curve_req *req, json_t *doc)
             sim_info("curve: point %d, %llu users per instance", cv->n,
                      (unsigned long long)req->users);
         else
-            sim_info("curve: point %d, %.1f transactions/s offered (%.1f %% of the maximum)",
-                     cv->n, req->rate, req->rate / cv->max_tps * 100);
+            sim_info("curve: point %d, %.1f transactions/s offered (%.1f %% of the maximum)", cv->n,
+                     req->rate, req->rate / cv->max_tps * 100);
     }
     oltp_point_run r = {0};
     int rc = cv->ops->run_point(cv->ctx, req, doc, &r);
@@ -190,13 +190,12 @@ static json_t *service_level_json(const curve *cv, int refined)
     bool rate_kind = !cfg->users_kind;
     int best = oltp_service_level_pick(cv->out, cv->n, rate_kind);
     const oltp_point_outcome *b = best >= 0 ? &cv->out[best] : NULL;
-    return json_pack("{s:o, s:o, s:o, s:b, s:i, s:b}", "limits",
-                     oltp_slo_limits_json(cfg->slo, cv->ops->type_names), "tps",
-                     b ? json_real(best == 0 && rate_kind ? cv->max_tps : b->achieved)
-                       : json_null(),
-                     "point_index", best >= 0 ? json_integer(best) : json_null(), "refined",
-                     refined > 0, "refine_points", refined, "met_by_saturation",
-                     rate_kind && best == 0);
+    return json_pack(
+        "{s:o, s:o, s:o, s:b, s:i, s:b}", "limits",
+        oltp_slo_limits_json(cfg->slo, cv->ops->type_names), "tps",
+        b ? json_real(best == 0 && rate_kind ? cv->max_tps : b->achieved) : json_null(),
+        "point_index", best >= 0 ? json_integer(best) : json_null(), "refined", refined > 0,
+        "refine_points", refined, "met_by_saturation", rate_kind && best == 0);
 }
 
 static void print_limits(const oltp_slo *s, const char *const *types)
@@ -243,7 +242,7 @@ static void print_curve(const curve *cv, const json_t *sl)
                json_number_value(json_object_get(lat, "mean")),
                json_number_value(json_object_get(lat, "p90")),
                json_number_value(json_object_get(lat, "p99")),
-               !met             ? ""
+               !met                ? ""
                : json_is_true(met) ? "met"
                                    : "MISSED",
                json_is_true(json_object_get(p, "interrupted")) ? " (interrupted)" : "");
@@ -255,7 +254,7 @@ static void print_curve(const curve *cv, const json_t *sl)
         printf("%.1f (point %lld%s)", json_number_value(tps),
                (long long)json_integer_value(json_object_get(sl, "point_index")),
                json_is_true(json_object_get(sl, "met_by_saturation")) ? ", the saturation run"
-                                                                       : "");
+                                                                      : "");
     else
         printf("none: no point was sustained within the limits");
     printf("; limits ");
@@ -268,8 +267,8 @@ static int run_listed(curve *cv)
 {
     const oltp_curve_cfg *cfg = cv->cfg;
     const double *pct = cfg->npercents ? cfg->percents : default_percents;
-    int npct = cfg->npercents ? cfg->npercents
-                              : (int)(sizeof default_percents / sizeof *default_percents);
+    int npct =
+        cfg->npercents ? cfg->npercents : (int)(sizeof default_percents / sizeof *default_percents);
     int count = cfg->users_kind ? cfg->nusers : npct;
     for (int i = 0; i < count && !cv->stopped && cv->n < OLTP_CURVE_MAX_POINTS; i++) {
         oltp_curve_req req = {0};

@@ -60,8 +60,7 @@ static int check_modes(const char *command, const sim_opt *opts, const oltp_curv
             return SIM_EXIT_USAGE;
         }
     if (oltp_curve_cli_active(c) && sim_ranks_size() > 1) {
-        sim_error("%s: curves and user steps run in one process; run them without mpirun",
-                  command);
+        sim_error("%s: curves and user steps run in one process; run them without mpirun", command);
         return SIM_EXIT_USAGE;
     }
     return SIM_EXIT_OK;
@@ -108,8 +107,8 @@ void oltp_curve_cli_config(json_t *doc, const char *name, const oltp_curve_cli *
     json_object_set_new(cfg, name, a);
 }
 
-oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool uniform,
-                                  bool quiet, const char *json_path)
+oltp_curve_cfg oltp_curve_cli_cfg(const oltp_curve_cli *c, uint64_t seed, bool uniform, bool quiet,
+                                  const char *json_path)
 {
     return (oltp_curve_cfg){.users_kind = !c->curve,
                             .percents = c->percents,

@@ -91,8 +91,8 @@ static int parse_one(const char *s, const char *const *types, int ntypes, oltp_s
     return SIM_OK;
 }
 
-int oltp_slo_parse(const char *text, const char *const *types, int ntypes, oltp_slo *out,
-                   char *err, size_t errlen)
+int oltp_slo_parse(const char *text, const char *const *types, int ntypes, oltp_slo *out, char *err,
+                   size_t errlen)
 {
     char buf[1024];
     if (!text || !*text || strlen(text) >= sizeof buf) {
@@ -121,10 +121,10 @@ json_t *oltp_slo_limits_json(const oltp_slo *s, const char *const *types)
     json_t *a = json_array();
     for (int i = 0; i < s->n; i++) {
         const oltp_slo_limit *l = &s->lim[i];
-        json_array_append_new(
-            a, json_pack("{s:f, s:o, s:f, s:s}", "percentile", l->percentile, "type",
-                         l->type >= 0 ? json_string(types[l->type]) : json_null(), "limit_ms",
-                         l->limit_ms, "source", l->source));
+        json_array_append_new(a,
+                              json_pack("{s:f, s:o, s:f, s:s}", "percentile", l->percentile, "type",
+                                        l->type >= 0 ? json_string(types[l->type]) : json_null(),
+                                        "limit_ms", l->limit_ms, "source", l->source));
     }
     return a;
 }

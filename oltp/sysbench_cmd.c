@@ -396,8 +396,8 @@ static int run(sb_cmd *c, json_t *doc)
 /* --threads (a count or a list), the curve options, and --uniform. */
 static int check_load(sb_cmd *c, const sim_opt *opts)
 {
-    static const char *const single_only[] = {"duration", "warmup", "events", "rate",
-                                              "steady-round", "steady-max-rounds", NULL};
+    static const char *const single_only[] = {
+        "duration", "warmup", "events", "rate", "steady-round", "steady-max-rounds", NULL};
     const char *type_names[1] = {c->workload_name};
     int rc = oltp_curve_cli_resolve("sysbench", opts, &c->curve, c->threads_text, "threads", 4096,
                                     single_only, type_names, 1);

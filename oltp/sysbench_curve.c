@@ -46,8 +46,8 @@ int sb_action_curve(sb_cmd *c, json_t *doc)
         sb_curve sc = {.c = c, .dbs = dbs, .space = &space};
         const char *type_names[1] = {sb_workload_name(c->ev.workload)};
         oltp_curve_ops ops = {.type_names = type_names, .ntypes = 1, .run_point = run_point};
-        oltp_curve_cfg cfg = oltp_curve_cli_cfg(&c->curve, c->seed, c->uniform, c->quiet,
-                                                c->json_path);
+        oltp_curve_cfg cfg =
+            oltp_curve_cli_cfg(&c->curve, c->seed, c->uniform, c->quiet, c->json_path);
         rc = oltp_curve_run(&cfg, &ops, &sc, doc);
     }
     sb_close_run(c, dbs);

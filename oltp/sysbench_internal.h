@@ -30,7 +30,7 @@ typedef struct sb_cmd {
     bool uniform;             /* open loop: evenly spaced arrivals */
     const char *threads_text; /* --threads: a count, or a list of them (user steps) */
     oltp_curve_cli curve;     /* --curve, its points and limits; user steps */
-    char engine_help[160]; /* --engine's help text, naming the registered engines */
+    char engine_help[160];    /* --engine's help text, naming the registered engines */
 
     /* resolved */
     const sb_engine_ops *engine;

@@ -1002,19 +1002,20 @@ static int check_open_loop(const tpcc_options *o, const sim_opt *opts)
  * with TPC-C's 90th-percentile limits (clause 5.2.5.3), then --slo's. */
 static int check_curve(tpcc_options *o, const sim_opt *opts)
 {
-    static const char *const single_only[] = {
-        "duration", "warmup", "rate", "steady-round", "steady-max-rounds", NULL};
+    static const char *const single_only[] = {"duration",          "warmup", "rate", "steady-round",
+                                              "steady-max-rounds", NULL};
     oltp_curve_cli *c = &o->curve;
     for (int ty = 0; ty < TPCC_NTYPES; ty++)
-        c->limits.lim[c->limits.n++] = (oltp_slo_limit){
-            .percentile = 90, .type = ty, .limit_ms = tpcc_p90_limit_s[ty] * 1000,
-            .source = "TPC-C 5.2.5.3"};
+        c->limits.lim[c->limits.n++] = (oltp_slo_limit){.percentile = 90,
+                                                        .type = ty,
+                                                        .limit_ms = tpcc_p90_limit_s[ty] * 1000,
+                                                        .source = "TPC-C 5.2.5.3"};
     char deflt[32];
     snprintf(deflt, sizeof deflt, "%llu", (unsigned long long)(10 * o->scale));
     /* "--vusers 0" is the default, as it always was */
     const char *users = o->vusers_text && strcmp(o->vusers_text, "0") ? o->vusers_text : deflt;
-    int rc = oltp_curve_cli_resolve("tpcc", opts, c, users,
-                                    "vusers", 1000000, single_only, tpcc_type_names, TPCC_NTYPES);
+    int rc = oltp_curve_cli_resolve("tpcc", opts, c, users, "vusers", 1000000, single_only,
+                                    tpcc_type_names, TPCC_NTYPES);
     if (rc) return rc;
     if (c->curve && sim_opts_find(opts, "pacing")->set && strcmp(o->pacing, "off")) {
         sim_error("tpcc: a curve's saturation point runs without waits and its other points "

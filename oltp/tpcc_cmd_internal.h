@@ -16,10 +16,10 @@
 
 typedef struct tpcc_options {
     uint64_t scale;
-    uint64_t vusers;          /* per instance; 0 = 10 per warehouse */
-    const char *vusers_text;  /* --vusers: a count or a list (user steps); NULL = default */
-    bool connections_auto;    /* --connections 0: from the users of each run */
-    oltp_curve_cli curve;     /* --curve, its points and limits; user steps */
+    uint64_t vusers;         /* per instance; 0 = 10 per warehouse */
+    const char *vusers_text; /* --vusers: a count or a list (user steps); NULL = default */
+    bool connections_auto;   /* --connections 0: from the users of each run */
+    oltp_curve_cli curve;    /* --curve, its points and limits; user steps */
     uint64_t instances;
     uint64_t connections; /* per instance; 0 = automatic */
     uint64_t duration_ns;

@@ -21,7 +21,7 @@ static tpcc_options point_options(const tpcc_options *o, const oltp_curve_req *r
     if (req->users) {
         po.vusers = req->users;
         po.connections = 0; /* tpcc_connections_of: the default for this many users */
-        po.connections = o->connections_auto ? tpcc_connections_of(&po, req->users)
+        po.connections = o->connections_auto           ? tpcc_connections_of(&po, req->users)
                          : o->connections < req->users ? o->connections
                                                        : req->users;
     }

@@ -22,8 +22,8 @@ static void test_parse_forms(void **state)
     (void)state;
     oltp_slo s = {0};
     char err[512];
-    assert_int_equal(oltp_slo_parse("p99<=20ms,new_order:p90<=5s,p999<=1.5s,P50<=300us", types,
-                                    2, &s, err, sizeof err),
+    assert_int_equal(oltp_slo_parse("p99<=20ms,new_order:p90<=5s,p999<=1.5s,P50<=300us", types, 2,
+                                    &s, err, sizeof err),
                      SIM_OK);
     assert_int_equal(s.n, 4);
     assert_true(s.lim[0].percentile == 99 && s.lim[0].type == -1 && s.lim[0].limit_ms == 20);
@@ -109,7 +109,10 @@ static void test_met(void **state)
     sim_hist_free(slow);
 }
 
-#define P(off, ach, sus, met) {(off), (ach), (sus), (met), true}
+#define P(off, ach, sus, met)                                                                      \
+    {                                                                                              \
+        (off), (ach), (sus), (met), true                                                           \
+    }
 
 static void test_pick_and_bracket(void **state)
 {
@@ -142,8 +145,7 @@ static void test_pick_and_bracket(void **state)
     oltp_point_outcome e[] = {P(0, 1000, true, false), {400, 400, true, true, false}};
     assert_int_equal(oltp_service_level_pick(e, 2, true), -1);
     /* user steps: the highest achieved rate that met */
-    oltp_point_outcome u[] = {P(0, 100, true, true), P(0, 400, true, true),
-                              P(0, 450, true, false)};
+    oltp_point_outcome u[] = {P(0, 100, true, true), P(0, 400, true, true), P(0, 450, true, false)};
     assert_int_equal(oltp_service_level_pick(u, 3, false), 1);
 }
 
@@ -169,8 +171,8 @@ static void test_lists(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_forms),      cmocka_unit_test(test_parse_refusals),
-        cmocka_unit_test(test_met),              cmocka_unit_test(test_pick_and_bracket),
+        cmocka_unit_test(test_parse_forms), cmocka_unit_test(test_parse_refusals),
+        cmocka_unit_test(test_met),         cmocka_unit_test(test_pick_and_bracket),
         cmocka_unit_test(test_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
