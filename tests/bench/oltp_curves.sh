@@ -148,6 +148,7 @@ curve() {
   fi
   rm -f "$out"
   t=$fs/curves-$drive/$wl
+  mkdir -p "$(dirname "$t")"
   local curve_args=(--curve --curve-points "$POINTS" --point-warmup "$WARMUP" --point-duration "$DURATION"
     --slo-refine "$REFINE" --keep-free 64M --quiet --json "$out")
   [ "$UNIFORM" != 1 ] || curve_args+=(--uniform)
