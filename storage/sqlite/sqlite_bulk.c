@@ -27,7 +27,7 @@
  * corrupt. So when a level ends with one child on its last page, the held page before
  * it gives up its last cell.
  */
-#include "storage/sqlite/sqlite.h"
+#include "storage/sqlite/sqlite_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,11 +93,6 @@ struct st_sqlite_bulk {
 static uint32_t get_be16(const uint8_t *p)
 {
     return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static void put_be16(uint8_t *p, uint32_t v)
@@ -372,7 +367,7 @@ static void held_pop(bulk_level *l, uint32_t *child, bulk_key *key, bool index)
     const uint8_t *cell = l->held + l->held_content;
     uint32_t off = 0;
     if (!is_leaf(l->held)) {
-        *child = get_be32(cell);
+        *child = st_get_be32(cell);
         off = 4;
     }
     uint64_t v;
@@ -510,9 +505,9 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     const char *why = NULL;
     if (psz < 512 || psz > 65536 || (psz & (psz - 1)))
         why = "an invalid page size";
-    else if (get_be32(h + 52))
+    else if (st_get_be32(h + 52))
         why = "auto-vacuum (pointer-map pages)";
-    else if (get_be32(h + 56) != 1)
+    else if (st_get_be32(h + 56) != 1)
         why = "a text encoding other than UTF-8";
     else if (psz - h[20] < 480)
         why = "too many reserved bytes per page";
@@ -521,8 +516,8 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
         close(fd);
         return SIM_ERR;
     }
-    uint32_t pages = get_be32(h + 28);
-    if (!pages || get_be32(h + 24) != get_be32(h + 92)) pages = (uint32_t)(st.st_size / psz);
+    uint32_t pages = st_get_be32(h + 28);
+    if (!pages || st_get_be32(h + 24) != st_get_be32(h + 92)) pages = (uint32_t)(st.st_size / psz);
     st_sqlite_bulk *b = sim_xcalloc(1, sizeof *b);
     b->wcap = WRITE_BYTES / psz < WRITE_PAGES_MIN ? WRITE_PAGES_MIN : WRITE_BYTES / psz;
     b->wbuf = sim_xmalloc((size_t)b->wcap * psz);
@@ -536,7 +531,7 @@ int st_sqlite_bulk_open(const char *path, st_sqlite_bulk **out, char *err, size_
     b->usable = psz - h[20];
     b->first_new = b->next_pgno = pages + 1;
     st_sqlite_bulk_set_pending_byte(b, SQLITE_PENDING_BYTE);
-    b->format4 = get_be32(h + 44) >= 4;
+    b->format4 = st_get_be32(h + 44) >= 4;
     memcpy(b->header, h, sizeof h);
     *out = b;
     return SIM_OK;
@@ -698,7 +693,7 @@ int st_sqlite_bulk_close(st_sqlite_bulk *b, char *err, size_t errlen)
             rc = pwrite_all(b, b->roots[i], b->page_size,
                             (off_t)(b->root_pgno[i] - 1) * b->page_size, err, errlen);
         uint8_t *h = b->header;
-        uint32_t counter = get_be32(h + 24) + 1;
+        uint32_t counter = st_get_be32(h + 24) + 1;
         put_be32(h + 24, counter);
         put_be32(h + 92, counter);
         put_be32(h + 28, b->next_pgno - 1);

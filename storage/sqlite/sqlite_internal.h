@@ -130,6 +130,13 @@ typedef struct vf_engine {
 typedef struct vf_shm vf_shm;
 typedef struct vf_instance vf_instance;
 
+/* SQLite's file formats store integers big-endian (database header, b-tree cells, WAL
+ * headers). */
+static inline uint32_t st_get_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* The WAL's newest frame of each page (wal_versions.c): open addressing, pgno 0 = empty. */
 typedef struct vf_wal_versions {
     pthread_mutex_t mu;

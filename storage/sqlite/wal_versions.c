@@ -25,11 +25,6 @@
 #define WAL_HEADER 32
 #define FRAME_HEADER 24
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static uint32_t slot_of(const vf_wal_versions *v, uint32_t pgno)
 {
     return (pgno * 2654435761u) & (v->cap - 1);
@@ -75,9 +70,11 @@ void vf_wal_versions_note(vf_instance *vi, uint32_t wal_file, uint32_t db_file, 
     vf_wal_versions *v = &vi->wal_versions;
     const uint8_t *p = buf;
     uint32_t unit = vi->unit;
+    bool wal_header = off == 0 && amt >= WAL_HEADER;
+    if (!wal_header && amt != FRAME_HEADER) return; /* a page, or no frame at all */
     pthread_mutex_lock(&v->mu);
-    if (off == 0 && amt >= WAL_HEADER) { /* a new generation of frames */
-        v->page_size = be32(p + 8) == 1 ? 65536 : be32(p + 8);
+    if (wal_header) { /* a new generation of frames */
+        v->page_size = st_get_be32(p + 8) == 1 ? 65536 : st_get_be32(p + 8);
         if (v->cap) {
             memset(v->pgno, 0, v->cap * sizeof *v->pgno);
             v->n = 0;
@@ -91,7 +88,7 @@ void vf_wal_versions_note(vf_instance *vi, uint32_t wal_file, uint32_t db_file, 
         return;
     }
     uint32_t page = v->page_size;
-    uint32_t pgno = amt == FRAME_HEADER && off >= WAL_HEADER && page ? be32(p) : 0;
+    uint32_t pgno = off >= WAL_HEADER && page ? st_get_be32(p) : 0;
     uint64_t prev = pgno ? swap_newest(v, pgno, off) : 0;
     if (pgno && off + FRAME_HEADER + page > v->end) v->end = off + FRAME_HEADER + page;
     pthread_mutex_unlock(&v->mu);
