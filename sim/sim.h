@@ -748,7 +748,9 @@ int sim_steady_opts_check(const char *command, const sim_opt *opts, uint64_t war
  * instance. Closed loop (rate == 0): a user runs a unit of work, waits next_delay_ns
  * (its think/keying time), runs again; users whose delay is 0 go straight back to the
  * queue. Open loop (rate > 0): units arrive as a Poisson process of `rate` per second
- * per instance, whatever the completions; users are then only a partition of the
+ * per instance, whatever the completions (in a measured phase of known ends, exactly
+ * round(rate x seconds) of them, placed as such a process places that many: see
+ * next_arrival in vu.c), or evenly spaced (`uniform`); users are then only a partition of the
  * work (arrival k goes to user k % vusers) and the worker's rng is passed.
  * In both, the latency recorded is from the intended start (due time or arrival) to
  * the end of the unit, so waiting for a free worker (connection) counts.

@@ -16,17 +16,18 @@
 # points (its p99 at a quarter of its saturation rate: 230-400 ms in docs/fidelity.md),
 # so that every drive has a service-level figure to rank.
 # Every curve with --curve-points POINTS, --point-warmup WARMUP, --point-duration
-# DURATION and --slo-refine REFINE. Each result is OUT_DIR/WORKLOAD-DRIVE.json (its log
+# DURATION (DURATION_SLOWW on sloww: its checkpoints stall for seconds at 400 write IOPS,
+# so a 10-s point holds one stall or none and its p99 swings) and --slo-refine REFINE. Each result is OUT_DIR/WORKLOAD-DRIVE.json (its log
 # beside it, .log); a result already there and complete is kept, so an interrupted
 # harness resumes. OUT_DIR/meta.json holds the date, the machine, the drives and the
 # settings; `tests/bench/oltp_curves_report.py OUT_DIR` prints the Markdown section.
-# About 15 minutes with the defaults: each curve is the saturation point, the 6 listed
-# points and at most REFINE bisection points, 5 + 10 s each.
+# About 35 minutes with the defaults: each curve is the saturation point, the 6 listed
+# points and at most REFINE bisection points, 5 + 10 s each (5 + 60 s on sloww).
 # usage: sudo tests/bench/oltp_curves.sh [--drives LIST] [--workloads LIST] OUT_DIR
 #   --drives LIST     ram,disk,sloww (any of fidelity_drives.sh's drives)
 #   --workloads LIST  tpcc,sysbench
 # Environment: APPSIM (build/appsim), POINTS (25,50,75,90,100,110), WARMUP (5s),
-#   DURATION (10s), REFINE (2), THREADS (8), TPCC_SCALE (2), TPCC_BUFFER (32M),
+#   DURATION (10s), DURATION_SLOWW (60s), REFINE (2), THREADS (8), TPCC_SCALE (2), TPCC_BUFFER (32M),
 #   TPCC_SLO (p99<=1s), SB_TABLES (4), SB_ROWS (100000), SB_BUFFER (16M),
 #   SB_SLO (p99<=500ms), UNIFORM (0; 1: evenly spaced arrivals, --uniform),
 #   OLTP_BACKING (OUT_DIR: where the loop devices' files live; on the disk under test),
@@ -37,6 +38,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 APPSIM=$(realpath -m "${APPSIM:-$HERE/../../build/appsim}")
 POINTS=${POINTS:-25,50,75,90,100,110} WARMUP=${WARMUP:-5s} DURATION=${DURATION:-10s}
+DURATION_SLOWW=${DURATION_SLOWW:-60s}
 REFINE=${REFINE:-2} THREADS=${THREADS:-8} UNIFORM=${UNIFORM:-0}
 TPCC_SCALE=${TPCC_SCALE:-2} TPCC_BUFFER=${TPCC_BUFFER:-32M} TPCC_SLO=${TPCC_SLO:-p99<=1s}
 SB_TABLES=${SB_TABLES:-4} SB_ROWS=${SB_ROWS:-100000} SB_BUFFER=${SB_BUFFER:-16M}
@@ -100,12 +102,12 @@ write_meta() {
     descs=$(jq -c --arg d "$d" --arg t "$(drive_describe "$d")" '. + {($d): $t}' <<<"$descs")
   done
   jq -n --arg date "$(date -u '+%F %H:%M UTC')" --arg machine "$MACHINE" --argjson drives "$descs" \
-    --arg order "${drives}" --arg points "$POINTS" --arg warm "$WARMUP" --arg dur "$DURATION" \
+    --arg order "${drives}" --arg points "$POINTS" --arg warm "$WARMUP" --arg dur "$DURATION" --arg dur_sloww "$DURATION_SLOWW" \
     --argjson refine "$REFINE" --argjson threads "$THREADS" --argjson uniform "$UNIFORM" \
     --argjson scale "$TPCC_SCALE" --arg tbuf "$TPCC_BUFFER" --arg tslo "$TPCC_SLO" \
     --argjson sbt "$SB_TABLES" --argjson sbr "$SB_ROWS" --arg sbuf "$SB_BUFFER" --arg sslo "$SB_SLO" \
     '{date: $date, machine: $machine, drive_order: ($order | split(",")), drives: $drives,
-      curve_points: $points, point_warmup: $warm, point_duration: $dur, slo_refine: $refine,
+      curve_points: $points, point_warmup: $warm, point_duration: $dur, point_duration_sloww: $dur_sloww, slo_refine: $refine,
       threads: $threads, arrivals: (if $uniform == 1 then "uniform" else "exponential" end),
       tpcc: {scale: $scale, buffer: $tbuf, slo: $tslo, limits: "TPC-C 90th-percentile limits per type and \($tslo)"},
       sysbench: {workload: "oltp_read_write", engine: "sqlite", tables: $sbt, table_size: $sbr,
@@ -139,7 +141,8 @@ mebibytes() {
 # curve WORKLOAD DRIVE: prepares the drive's database (outside the cgroups: the load is
 # not measured, and on sloww it would take minutes) and runs the curve in them.
 curve() {
-  local wl=$1 drive=$2 fs out t buf
+  local wl=$1 drive=$2 fs out t buf dur=$DURATION
+  [ "$drive" != sloww ] || dur=$DURATION_SLOWW
   fs=$(drive_fs "$drive")
   out=$OUT/$wl-$drive.json
   if complete "$out"; then
@@ -149,7 +152,7 @@ curve() {
   rm -f "$out"
   t=$fs/curves-$drive/$wl
   mkdir -p "$(dirname "$t")"
-  local curve_args=(--curve --curve-points "$POINTS" --point-warmup "$WARMUP" --point-duration "$DURATION"
+  local curve_args=(--curve --curve-points "$POINTS" --point-warmup "$WARMUP" --point-duration "$dur"
     --slo-refine "$REFINE" --keep-free 64M --quiet --json "$out")
   [ "$UNIFORM" != 1 ] || curve_args+=(--uniform)
   local args
@@ -172,7 +175,7 @@ curve() {
   fi
   drop_cache
   drive_cgroups "$drive" $((($(mebibytes "$buf") + 512) * 1048576))
-  echo "$(date +%T) $wl on $drive: curve (points $POINTS, $WARMUP + $DURATION each)" >&2
+  echo "$(date +%T) $wl on $drive: curve (points $POINTS, $WARMUP + $dur each)" >&2
   local rc=0
   in_cgroups "$out.log" "$APPSIM" "${args[@]}" "${curve_args[@]}" || rc=$?
   if [ $rc -ne 0 ]; then

@@ -265,6 +265,15 @@ def word(ok):
     return "n/a" if ok is None else ("yes" if ok else "no")
 
 
+def own_timing(r, first_curve):
+    """A drive's point timing when it differs from the section's first drive."""
+    c = r["curve"]
+    if (c.get("point_warmup_s"), c.get("point_duration_s")) == (first_curve.get("point_warmup_s"),
+                                                               first_curve.get("point_duration_s")):
+        return ""
+    return f"; each point {c.get('point_warmup_s'):g} s warm-up + {c.get('point_duration_s'):g} s measured"
+
+
 def section(wl, res, meta, args):
     order = [d for d in meta.get("drive_order", []) if d in res] + sorted(d for d in res if d not in meta.get("drive_order", []))
     out = [f"### {wl}", ""]
@@ -293,7 +302,8 @@ def section(wl, res, meta, args):
         desc = (meta.get("drives") or {}).get(d)
         out.append(f"**{d}**" + (f" ({desc})" if desc else "") + f": saturation {fmt(saturation(res[d]))} TPS, "
                    f"service level {fmt(service_tps(res[d])) if service_tps(res[d]) is not None else 'none met'}"
-                   + (" (refined)" if (res[d].get("service_level") or {}).get("refined") else ""))
+                   + (" (refined)" if (res[d].get("service_level") or {}).get("refined") else "")
+                   + own_timing(res[d], c))
         out.append("")
         out += drive_table(res[d])
         out.append("")

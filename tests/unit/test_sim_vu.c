@@ -313,6 +313,28 @@ static void test_uniform_arrivals_counted(void **state)
     sim_run_free(run);
 }
 
+static void test_exponential_arrivals_counted(void **state)
+{
+    /* Exponential arrivals, 200/s on each of two instances, 1 s measured: the measured
+     * phase holds exactly the offered 400 (a free Poisson count would be 400 +- 20 at one
+     * standard deviation), while the gaps stay irregular: some arrivals queue behind
+     * others on one worker per instance, where evenly spaced ones 5 ms apart with 2 ms of
+     * service never would. */
+    (void)state;
+    wl_t w = {.service_ns = 2000000};
+    sim_run *run = new_run_n(300, 1000, 2);
+    sim_vu_config cfg = {.instances = 2, .vusers = 8, .workers = 1, .rate = 200, .seed = 9};
+    sim_run_start(run);
+    sim_vu_stats st;
+    assert_int_equal(sim_vu_run(run, &cfg, &ops, &w, &st), 0);
+    sim_run_finish(run);
+    printf("exponential: %llu arrivals measured, largest queue %llu\n",
+           (unsigned long long)st.arrivals_measured, (unsigned long long)st.max_queue);
+    assert_int_equal(st.arrivals_measured, 400);
+    assert_true(st.max_queue >= 2);
+    sim_run_free(run);
+}
+
 static void test_warmup_kept_apart(void **state)
 {
     wl_t w = {.service_ns = 100000, .think_ns = 1000000};
@@ -379,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_wakeup_accuracy),
         cmocka_unit_test(test_open_loop_counts_queueing),
         cmocka_unit_test(test_uniform_arrivals_counted),
+        cmocka_unit_test(test_exponential_arrivals_counted),
         cmocka_unit_test(test_warmup_kept_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
