@@ -753,7 +753,9 @@ int sim_steady_opts_check(const char *command, const sim_opt *opts, uint64_t war
  * next_arrival in vu.c), or evenly spaced (`uniform`); users are then only a partition of the
  * work (arrival k goes to user k % vusers) and the worker's rng is passed.
  * In both, the latency recorded is from the intended start (due time or arrival) to
- * the end of the unit, so waiting for a free worker (connection) counts.
+ * the end of the unit, so waiting for a free worker (connection) counts. An open-loop
+ * unit counts in the phase it arrived in (sim_meter_record_arrival), a closed-loop one
+ * in the phase it ended in.
  */
 typedef struct sim_vu_ops {
     /* Open worker `worker` of `instance` (e.g. a database connection); NULL = fail. */

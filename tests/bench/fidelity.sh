@@ -10,8 +10,11 @@
 # it restores a pristine copy of the data (loaded once per engine and filesystem), drops
 # the page cache, starts the engine in the drive's cgroups with a buffer of RATIO x its
 # own data set, warms up WARMUP seconds and measures DURATION seconds: TPS, mean and
-# p99 latency, and the drive's reads, writes, bytes and flushes per transaction from
-# /proc/diskstats of the drive's own device (appsim: its result's device_io). With
+# p99 latency, the drive's reads, writes, bytes and flushes per transaction from
+# /proc/diskstats of the drive's own device (appsim: its result's device_io), and the
+# cores the machine kept busy over the measured phase (/proc/stat: the engine, its client
+# and the kernel's I/O threads; appsim's own process is recorded beside it): with nearly
+# all of them busy, a run is bound by the CPU, not the drive. With
 # --io-ratios, regime-1 runs on the disk at more cache ratios add the per-transaction
 # I/O at those ratios, and every disk run also records the sizes of its reads and writes
 # (`appsim trace capture` of the device over the measured phase).
@@ -145,12 +148,12 @@ run_server() {
   (cd "$SYSBENCH_TPCC" && exec sysbench $(sb_shape "$wl") $(sb_conn "$eng" $db) --threads="$FID_THREADS" \
     "${rate[@]}" --time=$((warm + DURATION)) --report-checkpoints="$warm" --percentile=99 \
     --report-interval=0 run) >"$log" 2>&1 &
-  local pid=$! s0 s1 t0 t1 cap=() capj=$OUT/logs/$eng-$wl-$drive-r$regime-$r.capture.json
+  local pid=$! s0 s1 t0 t1 c0 c1 cap=() capj=$OUT/logs/$eng-$wl-$drive-r$regime-$r.capture.json
   sleep "$warm"
-  s0=$(diskstats "$dev"); t0=$(date +%s%N)
+  s0=$(diskstats "$dev"); t0=$(date +%s%N); c0=$(cpu_jiffies)
   if [ "$drive" = disk ] && [ "$regime" = 1 ]; then capture_start "$dev" "$capj"; cap=($!); fi
   wait "$pid" || { echo "sysbench failed: $log" >&2; tail -5 "$log" >&2; server_stop "$eng" "$fs/run/data"; return 1; }
-  s1=$(diskstats "$dev"); t1=$(date +%s%N)
+  s1=$(diskstats "$dev"); t1=$(date +%s%N); c1=$(cpu_jiffies)
   [ ${#cap[@]} -eq 0 ] || wait "${cap[0]}" || true
   local cache rss fail
   cache=$(awk '$1 == "total_cache" {print $2}' "$FID_CG_MEM/memory.stat")
@@ -172,13 +175,14 @@ run_server() {
     --argjson rd $((b_r - a_r)) --argjson rb $(((b_rs - a_rs) * 512)) --argjson wr $((b_w - a_w)) \
     --argjson wb $(((b_ws - a_ws) * 512)) --argjson fl $((b_f - a_f)) --argjson sizes "$sizes" \
     --argjson cache "${cache:-0}" --argjson rss "${rss:-0}" --argjson fail "${fail:-0}" \
-    --arg offered "${rate[*]:-}" \
+    --arg offered "${rate[*]:-}" --argjson cores_busy "$(cores_busy "$c0" "$c1")" --argjson cores "$(nproc)" \
     '{engine: $eng, workload: $wl, drive: $drive, regime: $regime, cache_ratio: $ratio,
       data_bytes: $data, buffer_bytes: $buf, memory_limit_bytes: $limit,
       offered_tps: (if $offered == "" then null else ($offered | sub("--rate="; "") | tonumber) end),
       tps: $tps, mean_ms: $mean, p99_ms: $p99, transactions: $n, errors: $err,
       device: {seconds: $secs, reads: $rd, read_bytes: $rb, writes: $wr, write_bytes: $wb, flushes: $fl},
       per_txn: {reads: ($rd / $n), read_bytes: ($rb / $n), writes: ($wr / $n), write_bytes: ($wb / $n), flushes: ($fl / $n)},
+      cpu: {cores_busy: $cores_busy, cores: $cores, of: "machine"},
       io_sizes: $sizes, page_cache_at_end_bytes: $cache, rss_at_end_bytes: $rss, memory_limit_hits: $fail}'
 }
 
@@ -211,13 +215,15 @@ run_appsim() {
   local cap=() capj=$OUT/logs/$eng-$wl-$drive-r$regime-$r.capture.json
   sh -c 'echo $$ >"$1/cgroup.procs"; echo $$ >"$2/cgroup.procs"; shift 2; exec "$@"' sh \
     "$FID_CG_BLKIO" "$FID_CG_MEM" "$APPSIM" "${args[@]}" >"$out.log" 2>&1 &
-  local pid=$!
+  local pid=$! c0 c1
+  sleep "$(warmup_of "$regime")"
+  c0=$(cpu_jiffies)
   if [ "$drive" = disk ] && [ "$regime" = 1 ]; then
-    sleep "$(warmup_of "$regime")"
     capture_start "$dev" "$capj"
     cap=($!)
   fi
   wait "$pid" || { echo "appsim failed: $out.log" >&2; tail -5 "$out.log" >&2; return 1; }
+  c1=$(cpu_jiffies)
   [ ${#cap[@]} -eq 0 ] || wait "${cap[0]}" || true
   local sizes; sizes=$(capture_sizes "$capj")
   local offered=null
@@ -226,6 +232,7 @@ run_appsim() {
   fi
   jq -c --arg eng "$eng" --arg wl "$wl" --arg drive "$drive" --argjson regime "$regime" --argjson ratio "$r" \
     --argjson data "$data" --argjson buf $((buf * 1048576)) --argjson offered "$offered" --argjson sizes "$sizes" \
+    --argjson cores "$(nproc)" --argjson machine_busy "$(cores_busy "$c0" "$c1")" \
     '.device_io as $d | .summary as $s |
      {engine: $eng, workload: $wl, drive: $drive, regime: $regime, cache_ratio: $ratio,
       data_bytes: $data, buffer_bytes: $buf, memory_limit_bytes: null, offered_tps: $offered,
@@ -236,6 +243,7 @@ run_appsim() {
       per_txn: {reads: ($d.reads / $s.count), read_bytes: ($d.read_bytes / $s.count),
                 writes: ($d.writes / $s.count), write_bytes: ($d.write_bytes / $s.count),
                 flushes: (($d.flushes // 0) / $s.count)},
+      cpu: {cores_busy: $machine_busy, cores: $cores, of: "machine", appsim_process: .cpu.cores_busy},
       io_sizes: $sizes, appsim_cache: .cache}' "$out"
 }
 

@@ -26,9 +26,13 @@ FID_DRIVES_ALL="ram disk slowr sloww bw qd4"
 
 # drives_setup BACKING_DIR MOUNT_ROOT: makes the zram and the two loop devices, ext4 on
 # each, mounted at MOUNT_ROOT/{ram,disk,qd}. Sets FID_DEV_{RAM,DISK,QD} (device names).
+# Each device is recorded as soon as it exists, so that drives_teardown (the callers' EXIT
+# trap) removes what a setup that failed halfway had made; the images are the harness's
+# own only once it knows no other harness has them attached.
 drives_setup() {
   local backing=$1 root=$2
   mkdir -p "$backing" "$root/ram" "$root/disk" "$root/qd"
+  FID_ROOT=$root FID_IMAGES=
   FID_ZID=$(cat /sys/class/zram-control/hot_add)
   echo "$FID_ZRAM_SIZE" >"/sys/block/zram$FID_ZID/disksize"
   FID_DEV_RAM=zram$FID_ZID
@@ -41,6 +45,7 @@ drives_setup() {
       exit 2
     fi
   done
+  FID_IMAGES=$backing
   for img in disk qd; do
     [ -s "$backing/fidelity-$img.img" ] || { truncate -s "$FID_DISK_SIZE" "$backing/fidelity-$img.img"; touch "$backing/fidelity-$img.new"; }
   done
@@ -55,7 +60,6 @@ drives_setup() {
   for d in "$FID_DEV_RAM:ram" "$FID_DEV_DISK:disk" "$FID_DEV_QD:qd"; do
     mount "/dev/${d%%:*}" "$root/${d#*:}"
   done
-  FID_ROOT=$root FID_BACKING=$backing
 }
 
 drives_teardown() {
@@ -65,7 +69,8 @@ drives_teardown() {
   [ -z "${FID_DEV_DISK:-}" ] || losetup -d "/dev/$FID_DEV_DISK" 2>/dev/null || true
   [ -z "${FID_DEV_QD:-}" ] || losetup -d "/dev/$FID_DEV_QD" 2>/dev/null || true
   [ -z "${FID_ZID:-}" ] || echo "$FID_ZID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
-  [ "${FID_KEEP_IMAGES:-0}" = 1 ] || rm -f "$FID_BACKING/fidelity-disk.img" "$FID_BACKING/fidelity-qd.img"
+  [ "${FID_KEEP_IMAGES:-0}" = 1 ] || [ -z "${FID_IMAGES:-}" ] ||
+    rm -f "$FID_IMAGES/fidelity-disk.img" "$FID_IMAGES/fidelity-qd.img"
 }
 
 # drive_fs DRIVE: the filesystem (mount point) a drive's engine works on.
@@ -136,6 +141,14 @@ drives_cgroups_remove() {
 }
 
 # diskstats DEV: reads read_sectors writes write_sectors flushes busy_ms
+# cpu_jiffies: the machine's busy and total CPU time so far ("busy total", in clock ticks;
+# iowait counts as idle: a core waiting for the drive could run something else).
+cpu_jiffies() { awk '$1 == "cpu" {b = $2 + $3 + $4 + $7 + $8 + $9; print b, b + $5 + $6}' /proc/stat; }
+# cores_busy "B0 T0" "B1 T1": the cores kept busy on average between the two readings.
+cores_busy() {
+  awk -v a="$1" -v b="$2" -v n="$(nproc)" 'BEGIN {split(a, x); split(b, y);
+    printf "%.3f", (y[2] > x[2] ? (y[1] - x[1]) / (y[2] - x[2]) * n : 0)}'
+}
 diskstats() { awk -v d="$1" '$3 == d {print $4, $6, $8, $10, ($19 == "" ? 0 : $19), $13}' /proc/diskstats; }
 
 drop_cache() { sync; echo 3 >/proc/sys/vm/drop_caches; }

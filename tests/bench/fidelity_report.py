@@ -171,6 +171,56 @@ def ratio_table(out, runs, wl, regime, ratio, metric, label, better_high):
     out.append("")
 
 
+CPU_BOUND = 0.9  # share of the machine's cores busy at which a run is bound by the CPU
+CPU_NOTES = []  # (workload, sentence): peers bound by the CPU on the disk at saturation
+
+
+def cpu_table(out, runs, wl, ratio):
+    """Regime 1: the cores the machine kept busy on each drive, per engine; a run with
+    nearly all of them busy is bound by the CPU, so its TPS is not the drive's."""
+    engs = engines_of(runs, wl)
+    drives = drives_of(runs, wl, 1, ratio)
+    cpu = {(d, e): (runs.get((wl, 1, ratio, d, e)) or {}).get("cpu") for d in drives for e in engs}
+    known = [c for c in cpu.values() if c and c.get("cores_busy") is not None]
+    if not known:
+        return
+    cores = known[0]["cores"]
+    out.append(f"Cores the machine kept busy over the measured phase (of {cores}; the engine, the "
+               f"servers' sysbench client and the kernel's I/O threads), and in brackets CPU ms per "
+               f"transaction. {CPU_BOUND:.0%} of the cores or more: the run is bound by the CPU, "
+               f"marked **bold**.")
+    out.append("")
+    out.append("| drive | " + " | ".join(NAMES[e] for e in engs) + " |")
+    out.append("|---|" + "---|" * len(engs))
+    for d in drives:
+        cells = []
+        for e in engs:
+            c, r = cpu[(d, e)], runs.get((wl, 1, ratio, d, e))
+            if not c or c.get("cores_busy") is None or not r or not r["tps"]:
+                cells.append("—")
+                continue
+            busy = c["cores_busy"]
+            text = f"{busy:.2f} ({fmt(busy / r['tps'] * 1000)})"
+            cells.append(f"**{text}**" if busy >= CPU_BOUND * c["cores"] else text)
+        out.append(f"| {d} | " + " | ".join(cells) + " |")
+    out.append("")
+    bound = [e for e in PEERS if cpu.get(("disk", e)) and
+             cpu[("disk", e)]["cores_busy"] >= CPU_BOUND * cpu[("disk", e)]["cores"]]
+    free = [e for e in APPSIM if cpu.get(("disk", e)) and
+            cpu[("disk", e)]["cores_busy"] < CPU_BOUND * cpu[("disk", e)]["cores"]]
+    if bound and free:
+        def names_busy(engines):
+            return " and ".join(f"{NAMES[e]} {cpu[('disk', e)]['cores_busy']:.2f}" for e in engines)
+        text = (f"On the disk the machine kept {names_busy(bound)} of its {cores} cores busy, "
+                f"{names_busy(free)}: the servers' TPS on the disk is set by this machine's CPU, and it "
+                f"is the denominator of every ratio to the disk, so a faster drive cannot raise theirs "
+                f"much and a slower one lowers theirs less. There, appsim's ratios leave the servers' "
+                f"band by what the machine allows the servers, not by what the drives do.")
+        out.append(text)
+        out.append("")
+        CPU_NOTES.append((wl, text))
+
+
 def io_table(out, runs, wl, ratio, regime=1):
     engs = [e for e in engines_of(runs, wl) if (wl, regime, ratio, "disk", e) in runs]
     if not engs:
@@ -294,6 +344,7 @@ def main():
                    f"or within {BAND}x of the nearer one.")
         out.append("")
         ratio_table(out, runs, wl, 1, ratio, "tps", "TPS", True)
+        cpu_table(out, runs, wl, ratio)
         if any(k[0] == wl and k[1] == 2 for k in runs):
             offered = next((r["offered_tps"] for r in runs.values()
                             if r["workload"] == wl and r["regime"] == 2), None)
@@ -324,6 +375,8 @@ def main():
     for wl, q, regime, a, yes, no in IO_SUMMARY:
         head.append(f"| {wl} | {q} | {regime} | {NAMES[a]} | {', '.join(yes) or '—'} | {', '.join(no) or '—'} |")
     head.append("")
+    for wl, text in CPU_NOTES:
+        head += [f"CPU, {wl}: {text}", ""]
     at = out.index("The drives:")
     out[at:at] = head
     print("\n".join(out))

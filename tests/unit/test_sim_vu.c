@@ -53,6 +53,7 @@ typedef struct {
     uint64_t service_ns; /* how long a unit takes */
     uint64_t think_ns;   /* closed-loop delay */
     bool exact_think;    /* fixed delay instead of exponential */
+    uint64_t stall_until_ns; /* no unit ends before this (a drive that stalls) */
     /* What the service really took (a sleep overshoots on a busy core). */
     _Atomic uint64_t served, served_ns;
 } wl_t;
@@ -65,6 +66,7 @@ static void w_close(void *wl, void *conn) {}
 static int w_run(void *wl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
 {
     wl_t *w = wl;
+    if (w->stall_until_ns && sim_now_ns() < w->stall_until_ns) sim_sleep_until_ns(w->stall_until_ns);
     if (w->service_ns) {
         uint64_t t0 = sim_now_ns();
         sim_sleep_until_ns(t0 + w->service_ns);
@@ -335,6 +337,32 @@ static void test_exponential_arrivals_counted(void **state)
     sim_run_free(run);
 }
 
+static void test_warmup_backlog_not_measured(void **state)
+{
+    /* The drive stalls from the start until 50 ms into the measured phase: the warm-up's
+     * 60 arrivals queue and are served early in the measured phase. They belong to the
+     * warm-up: the measured phase counts its own 200 arrivals served, not 260. */
+    (void)state;
+    wl_t w = {.service_ns = 500000};
+    sim_run *run = new_run_n(300, 1000, 1);
+    sim_vu_config cfg = {.instances = 1, .vusers = 8, .workers = 2, .rate = 200, .seed = 3};
+    sim_run_start(run);
+    w.stall_until_ns = sim_run_measure_start_ns(run) + 50000000ull;
+    sim_vu_stats st;
+    assert_int_equal(sim_vu_run(run, &cfg, &ops, &w, &st), 0);
+    sim_run_finish(run);
+    uint64_t done = sim_run_count(run, -1, -1);
+    printf("warm-up backlog: %llu arrivals measured, %llu served in the phase, backlog %llu -> "
+           "%llu\n",
+           (unsigned long long)st.arrivals_measured, (unsigned long long)done,
+           (unsigned long long)st.backlog_at_start, (unsigned long long)st.backlog_at_end);
+    assert_int_equal(st.arrivals_measured, 200);
+    assert_true(st.backlog_at_start >= 20);
+    assert_true(done <= st.arrivals_measured);
+    assert_true(done + st.backlog_at_end + 2 >= st.arrivals_measured);
+    sim_run_free(run);
+}
+
 static void test_warmup_kept_apart(void **state)
 {
     wl_t w = {.service_ns = 100000, .think_ns = 1000000};
@@ -402,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_open_loop_counts_queueing),
         cmocka_unit_test(test_uniform_arrivals_counted),
         cmocka_unit_test(test_exponential_arrivals_counted),
+        cmocka_unit_test(test_warmup_backlog_not_measured),
         cmocka_unit_test(test_warmup_kept_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
