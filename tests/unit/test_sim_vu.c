@@ -50,9 +50,9 @@ static void test_think_time_distribution(void **state)
 }
 
 typedef struct {
-    uint64_t service_ns; /* how long a unit takes */
-    uint64_t think_ns;   /* closed-loop delay */
-    bool exact_think;    /* fixed delay instead of exponential */
+    uint64_t service_ns;     /* how long a unit takes */
+    uint64_t think_ns;       /* closed-loop delay */
+    bool exact_think;        /* fixed delay instead of exponential */
     uint64_t stall_until_ns; /* no unit ends before this (a drive that stalls) */
     /* What the service really took (a sleep overshoots on a busy core). */
     _Atomic uint64_t served, served_ns;
@@ -66,7 +66,8 @@ static void w_close(void *wl, void *conn) {}
 static int w_run(void *wl, void *conn, int instance, uint32_t vu, sim_rng *rng, sim_meter *m)
 {
     wl_t *w = wl;
-    if (w->stall_until_ns && sim_now_ns() < w->stall_until_ns) sim_sleep_until_ns(w->stall_until_ns);
+    if (w->stall_until_ns && sim_now_ns() < w->stall_until_ns)
+        sim_sleep_until_ns(w->stall_until_ns);
     if (w->service_ns) {
         uint64_t t0 = sim_now_ns();
         sim_sleep_until_ns(t0 + w->service_ns);
