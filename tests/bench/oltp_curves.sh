@@ -16,18 +16,20 @@
 # points (its p99 at a quarter of its saturation rate: 230-400 ms in docs/fidelity.md),
 # so that every drive has a service-level figure to rank.
 # Every curve with --curve-points POINTS, --point-warmup WARMUP, --point-duration
-# DURATION (DURATION_SLOWW on sloww: its checkpoints stall for seconds at 400 write IOPS,
-# so a 10-s point holds one stall or none and its p99 swings) and --slo-refine REFINE. Each result is OUT_DIR/WORKLOAD-DRIVE.json (its log
+# DURATION (DURATION_SLOWW on sloww: its checkpoints stall for seconds at 400 write IOPS)
+# and --slo-refine REFINE. A point's p99 rests on its slowest 1 %: a 10-s point holds one
+# checkpoint stall or none, and near the knee one burst of queueing, so its p99 swings
+# from point to point; 30 s (60 s on sloww) hold several. Each result is OUT_DIR/WORKLOAD-DRIVE.json (its log
 # beside it, .log); a result already there and complete is kept, so an interrupted
 # harness resumes. OUT_DIR/meta.json holds the date, the machine, the drives and the
 # settings; `tests/bench/oltp_curves_report.py OUT_DIR` prints the Markdown section.
-# About 35 minutes with the defaults: each curve is the saturation point, the 6 listed
-# points and at most REFINE bisection points, 5 + 10 s each (5 + 60 s on sloww).
+# About 45 minutes with the defaults: each curve is the saturation point, the 6 listed
+# points and at most REFINE bisection points, 5 + 30 s each (5 + 60 s on sloww).
 # usage: sudo tests/bench/oltp_curves.sh [--drives LIST] [--workloads LIST] OUT_DIR
 #   --drives LIST     ram,disk,sloww (any of fidelity_drives.sh's drives)
 #   --workloads LIST  tpcc,sysbench
 # Environment: APPSIM (build/appsim), POINTS (25,50,75,90,100,110), WARMUP (5s),
-#   DURATION (10s), DURATION_SLOWW (60s), REFINE (2), THREADS (8), TPCC_SCALE (2), TPCC_BUFFER (32M),
+#   DURATION (30s), DURATION_SLOWW (60s), REFINE (2), THREADS (8), TPCC_SCALE (2), TPCC_BUFFER (32M),
 #   TPCC_SLO (p99<=1s), SB_TABLES (4), SB_ROWS (100000), SB_BUFFER (16M),
 #   SB_SLO (p99<=500ms), UNIFORM (0; 1: evenly spaced arrivals, --uniform),
 #   OLTP_BACKING (OUT_DIR: where the loop devices' files live; on the disk under test),
@@ -37,7 +39,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 APPSIM=$(realpath -m "${APPSIM:-$HERE/../../build/appsim}")
-POINTS=${POINTS:-25,50,75,90,100,110} WARMUP=${WARMUP:-5s} DURATION=${DURATION:-10s}
+POINTS=${POINTS:-25,50,75,90,100,110} WARMUP=${WARMUP:-5s} DURATION=${DURATION:-30s}
 DURATION_SLOWW=${DURATION_SLOWW:-60s}
 REFINE=${REFINE:-2} THREADS=${THREADS:-8} UNIFORM=${UNIFORM:-0}
 TPCC_SCALE=${TPCC_SCALE:-2} TPCC_BUFFER=${TPCC_BUFFER:-32M} TPCC_SLO=${TPCC_SLO:-p99<=1s}
