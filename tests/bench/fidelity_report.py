@@ -212,10 +212,11 @@ def cpu_table(out, runs, wl, ratio):
         def names_busy(engines):
             return " and ".join(f"{NAMES[e]} {cpu[('disk', e)]['cores_busy']:.2f}" for e in engines)
         text = (f"On the disk the machine kept {names_busy(bound)} of its {cores} cores busy, "
-                f"{names_busy(free)}: the servers' TPS on the disk is set by this machine's CPU, and it "
-                f"is the denominator of every ratio to the disk, so a faster drive cannot raise theirs "
-                f"much and a slower one lowers theirs less. There, appsim's ratios leave the servers' "
-                f"band by what the machine allows the servers, not by what the drives do.")
+                f"{names_busy(free)}: there the servers' TPS is set by this machine's CPU as much as by "
+                f"the drive, and it is the denominator of every ratio to the disk, so a faster drive "
+                f"cannot raise theirs much and a slower one lowers theirs less than the drive alone "
+                f"would. A ratio of appsim's outside their band says as much about this machine's "
+                f"cores as about appsim; the per-transaction I/O below is what separates the two.")
         out.append(text)
         out.append("")
         CPU_NOTES.append((wl, text))
