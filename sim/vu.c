@@ -266,21 +266,18 @@ static uint64_t next_arrival(engine *e, int inst, uint64_t due)
 {
     const sim_vu_config *cfg = e->cfg;
     if (cfg->uniform) return due + (uint64_t)(1e9 / cfg->rate);
-    uint64_t next = due + sim_rng_exp_ns(&e->arrival_rng, cfg->rate);
     uint64_t start = sim_run_measure_start_ns(e->run), end = sim_run_measure_end_ns(e->run);
-    if (end == UINT64_MAX || start >= end || due >= end) return next;
+    if (end == UINT64_MAX || start >= end || due >= end)
+        return due + sim_rng_exp_ns(&e->arrival_rng, cfg->rate);
     int64_t *left = &e->window_left[inst];
-    if (*left < 0) {
+    if (*left < 0) { /* not in the phase yet: enter it when the next arrival would */
+        uint64_t next = due + sim_rng_exp_ns(&e->arrival_rng, cfg->rate);
         if (next < start) return next;
-        uint64_t from = due > start ? due : start;
-        *left = llround(cfg->rate * (double)(end - from) / 1e9);
-        if (*left == 0) return end + sim_rng_exp_ns(&e->arrival_rng, cfg->rate);
-        (*left)--;
-        return next_of_known_count(e, from, end, *left + 1);
+        if (due < start) due = start;
+        *left = llround(cfg->rate * (double)(end - due) / 1e9);
     }
     if (*left == 0) return end + sim_rng_exp_ns(&e->arrival_rng, cfg->rate);
-    (*left)--;
-    return next_of_known_count(e, due, end, *left + 1);
+    return next_of_known_count(e, due, end, (*left)--);
 }
 
 /* Units released and not yet started, over every instance. */

@@ -63,8 +63,8 @@ static void test_noisy_fails_on_range(void **state)
 
 static void test_step_settles_after_window(void **state)
 {
-    /* The rate drops from 1000 to 400 after round 6 (a throttle): steady at first,
-     * not while the window straddles the step, steady again five rounds after it. */
+    /* The rate drops from 1000 to 400 after the sixth sample (a throttle): steady at
+     * first, not while the window straddles the step, steady again five samples after. */
     double x[12] = {1000, 1000, 1000, 1000, 1000, 1000, 400, 400, 400, 400, 400, 400};
     assert_true(sim_steady_judge(x, 6, &pts).steady);
     for (size_t n = 7; n <= 10; n++)
