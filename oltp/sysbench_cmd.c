@@ -249,7 +249,8 @@ static void database_opts(sb_cmd *c, sim_opt *opts, size_t n, size_t *at)
          .kind = SIM_OPT_SIZE,
          .dst = &c->wal_limit,
          .help = "the SQLite WAL's bound per database: restarted from half of it on, writers held "
-                 "back from 7/8 (0 = 256 MiB, four times the 64 MiB checkpoint trigger; e.g. 1T "
+                 "back from 7/8 (0 = four checkpoint triggers, at least 64 MiB: the trigger is a "
+                 "sixteenth of the buffer, 4-64 MiB; e.g. 1T "
                  "for practically none)"},
         {.name = "load-via",
          .kind = SIM_OPT_CHOICE,

@@ -214,7 +214,7 @@ static int open_file(sq_db *d, uint32_t fn, bool create, char *err, size_t errle
     st_db_opts so = {
         .buffer_bytes = d->file_buffer,
         .sync = d->o.loading ? "off" : d->o.sync,
-        .checkpoint_wal_bytes = 64ull << 20,
+        .checkpoint_wal_bytes = st_db_checkpoint_bytes_for(d->file_buffer, d->o.wal_limit),
         .checkpoint_mode = "passive",
         .max_connections = d->o.max_connections + 2,
         .engine = d->o.io_engine,

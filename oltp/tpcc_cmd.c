@@ -288,16 +288,6 @@ int tpcc_delivery_workers(const tpcc_options *o)
     return (int)n;
 }
 
-/* The background checkpoint's trigger (TPCC_CHECKPOINT_SHARE); 0 leaves storage's
- * default (SQLite's 4 MiB), which is also the floor. */
-static uint64_t checkpoint_bytes_of(uint64_t wal_limit, uint64_t buffer_bytes)
-{
-    uint64_t share = wal_limit < buffer_bytes ? wal_limit : buffer_bytes;
-    share /= TPCC_CHECKPOINT_SHARE;
-    if (share > TPCC_MAX_CHECKPOINT_BYTES) share = TPCC_MAX_CHECKPOINT_BYTES;
-    return share > ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES ? share : 0;
-}
-
 void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
 {
     memset(dbo, 0, sizeof *dbo);
@@ -318,7 +308,7 @@ void tpcc_db_opts(const tpcc_options *o, st_db_opts *dbo)
     dbo->max_connections = (int)tpcc_connections_of(o, o->vusers) + tpcc_delivery_workers(o) + 1;
     dbo->engine = o->engine;
     dbo->wal_limit_bytes = wal_limit_of(o, buf);
-    dbo->checkpoint_wal_bytes = checkpoint_bytes_of(dbo->wal_limit_bytes, buf);
+    dbo->checkpoint_wal_bytes = st_db_checkpoint_bytes_for(buf, dbo->wal_limit_bytes);
     dbo->checkpoint_taper = true;
 }
 

@@ -89,15 +89,6 @@ typedef struct tpcc_dq_item {
  * than the buffer is therefore read back by the checkpoints, which then fall behind and
  * hold writers at the bound (docs/tpcc.md, "The WAL and its checkpoints"). */
 #define TPCC_MIN_WAL_LIMIT (16ull << 20)
-/* The background checkpoint's trigger: a sixteenth of the WAL bound and of the buffer
- * (uncopied frames stay in the pool), from SQLite's own 1000 pages (4 MiB) to 64 MiB
- * (what sysbench on SQLite uses); storage lowers it as the WAL nears its restart. A
- * checkpoint writes each page it copies once, however many commits changed it since the
- * last one, as a database's checkpoint interval does; a small trigger writes every hot
- * page (district, warehouse, the ends of the insert-only tables) back after nearly every
- * change (docs/tpcc.md, "The WAL and its checkpoints"). */
-#define TPCC_CHECKPOINT_SHARE 16
-#define TPCC_MAX_CHECKPOINT_BYTES (64ull << 20)
 #define TPCC_MAX_DELIVERY_WORKERS 16
 
 typedef struct tpcc_instance {

@@ -41,6 +41,18 @@ extern "C" {
 /* The background checkpoint's trigger when none is asked for (checkpoint_wal_bytes):
  * SQLite's own 1000-page default. */
 #define ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES (4ull << 20)
+/* The trigger that fits the buffer (st_db_checkpoint_bytes_for): a sixteenth of the
+ * buffer and of the WAL bound, at most 64 MiB. SQLite's checkpoint reads every WAL
+ * frame it copies; with a trigger that is a small share of the pool, the frames a
+ * checkpoint copies are still resident, as a server's dirty pages are until it writes
+ * them. A trigger as large as the pool has each frame read back from the drive, and
+ * then the drive's read rate, not the workload's, sets how far checkpoints fall behind
+ * (docs/sqlite-vfs.md, "The checkpoint trigger fits the buffer"). Within that, a larger
+ * trigger writes a hot page once for the many commits that changed it since the last
+ * checkpoint, as a server's checkpoint interval does; SQLite's 4 MiB rewrites the hot
+ * pages (tpcc's district and warehouse rows) after nearly every change. */
+#define ST_DB_CHECKPOINT_SHARE 16
+#define ST_DB_MAX_CHECKPOINT_BYTES (64ull << 20)
 
 typedef struct st_db_opts {
     uint64_t buffer_bytes; /* the database's memory (--buffer) */
@@ -63,6 +75,12 @@ typedef struct st_db_opts {
 } st_db_opts;
 
 typedef struct st_db st_db;
+
+/* The background checkpoint's trigger for a database with buffer_bytes of buffer and a
+ * WAL bound of wal_limit_bytes (0 = none given): ST_DB_CHECKPOINT_SHARE of the smaller,
+ * at most ST_DB_MAX_CHECKPOINT_BYTES; 0 (storage's default, SQLite's 4 MiB) where that
+ * is under the default. For st_db_opts.checkpoint_wal_bytes. */
+uint64_t st_db_checkpoint_bytes_for(uint64_t buffer_bytes, uint64_t wal_limit_bytes);
 
 /* Opens (create = true: creates and records in the manifest) database `name`. */
 int st_db_open(st_target *t, const char *name, const st_db_opts *opts, bool create, st_db **out,

@@ -145,6 +145,15 @@ static int find_name(const char *const *names, int n, const char *s)
     return -1;
 }
 
+uint64_t st_db_checkpoint_bytes_for(uint64_t buffer_bytes, uint64_t wal_limit_bytes)
+{
+    uint64_t base =
+        wal_limit_bytes && wal_limit_bytes < buffer_bytes ? wal_limit_bytes : buffer_bytes;
+    uint64_t share = base / ST_DB_CHECKPOINT_SHARE;
+    if (share > ST_DB_MAX_CHECKPOINT_BYTES) share = ST_DB_MAX_CHECKPOINT_BYTES;
+    return share > ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES ? share : 0;
+}
+
 uint64_t st_db_min_buffer(const st_db_opts *opts, uint32_t page_size)
 {
     int conns = opts->max_connections > 0 ? opts->max_connections : 1;

@@ -13,6 +13,10 @@
 # 2.0 to 3.7 requests per transaction, the same bytes, from a fast to a loaded disk). A
 # model change moves them further: 4 KiB pages instead of 8 KiB halve the bytes per read;
 # sysbench's tables in a file each (a WAL each) make 1.8 syncs per transaction, not 1.
+# The runs below vary by under 5 % between zram and the disk, and a change to the model
+# moves them by more: a checkpoint trigger larger than the pool (a fixed 64 MiB here)
+# reads WAL frames back from the drive, and sysbench then makes 9.5-10.4 reads and 1.5
+# writes per transaction instead of 7.7 and 2.7.
 # The pins are the middle of runs on zram and on the disk of the 2-core test machine.
 # APPSIM_TEST_RUN_SERIAL: the checkpointer's cadence depends on the run's pace.
 set -euo pipefail
@@ -20,7 +24,7 @@ set -euo pipefail
 command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
 rm -rf "$APPSIM_TMP"; mkdir -p "$APPSIM_TMP"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-TOLERANCE=0.35 WRITES_TOLERANCE=0.6
+TOLERANCE=0.2 WRITES_TOLERANCE=0.6
 
 # check NAME RESULT_JSON TABLES_JQ  "reads read_KiB writes write_KiB syncs" (pins)
 check() {
@@ -56,7 +60,7 @@ jq -e '.database[0].page_size == 8192' "$APPSIM_TMP/t.json" >/dev/null ||
   --buffer 11M --duration 1s --warmup 0s --keep-free 0 --quiet --json "$APPSIM_TMP/t2.json" >/dev/null
 jq -e '.database[0].page_size == 8192 and .summary.count > 0' "$APPSIM_TMP/t2.json" >/dev/null ||
   fail "tpcc: the reopened database's page size or run is wrong"
-check tpcc "$APPSIM_TMP/t.json" '.database[0].db_file, .database[0].wal_file' "12.0 96 7.8 152 0.96"
+check tpcc "$APPSIM_TMP/t.json" '.database[0].db_file, .database[0].wal_file' "8.3 66.4 7.85 150.8 0.968"
 
 # sysbench oltp_read_write: two tables of 50,000 rows (20 MB), 3 MiB of buffer (0.15).
 "$APPSIM" sysbench --target "$APPSIM_TMP/s" --tables 2 --table-size 50000 --threads 1 \
@@ -67,5 +71,5 @@ jq -e '.cache.ratio > 0.14 and .cache.ratio < 0.17' "$APPSIM_TMP/s.json" >/dev/n
 # Both tables in one file: one WAL write and sync per transaction, as a server's one log.
 jq -e '.engine.instances[0].table_files == "shared"' "$APPSIM_TMP/s.json" >/dev/null ||
   fail "sysbench: the tables are not in one file by default"
-check sysbench "$APPSIM_TMP/s.json" '.engine.instances[0].files[] | .db_file, .wal_file' "10.4 83 1.6 58.5 1.0"
+check sysbench "$APPSIM_TMP/s.json" '.engine.instances[0].files[] | .db_file, .wal_file' "7.7 61.7 2.73 67.3 1.017"
 echo "I/O per transaction within its pins"

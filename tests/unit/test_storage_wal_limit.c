@@ -7,7 +7,7 @@
  * bound, so the first case can fail. Every committed update is in the database after
  * the run and after close and reopen, and the restarts wrote at the checkpointer's full
  * depth. A bound below 64 frames is refused. The checkpointer's write depth follows its
- * backlog (adaptive flushing).
+ * backlog (adaptive flushing). The trigger both OLTP workloads ask for fits the buffer.
  */
 #include "storage/sqlite/sqlite.h"
 #include "storage/sqlite/sqlite_internal.h"
@@ -409,6 +409,29 @@ static void write_depth_follows_backlog(void **state)
     assert_int_equal(vf_ck_write_depth(false, 5, 0), vf_ck_write_depth(false, 5, 1));
 }
 
+/* The trigger that fits the buffer (st_db_checkpoint_bytes_for): a sixteenth of the
+ * smaller of the buffer and the WAL bound, so the frames a checkpoint copies are still in
+ * the pool; never over 64 MiB; storage's default (0) where the share is under SQLite's
+ * 4 MiB. A 58-MiB pool, which a fixed 64-MiB trigger used to exceed, gets 3.6 MiB. */
+static void checkpoint_trigger_fits_the_buffer(void **state)
+{
+    (void)state;
+    const uint64_t mib = 1ull << 20, gib = 1ull << 30;
+    assert_int_equal(st_db_checkpoint_bytes_for(256 * mib, 0), 16 * mib);
+    assert_int_equal(st_db_checkpoint_bytes_for(256 * mib, 1ull << 40), 16 * mib);
+    assert_int_equal(st_db_checkpoint_bytes_for(256 * mib, 128 * mib), 8 * mib); /* the bound */
+    assert_int_equal(st_db_checkpoint_bytes_for(4 * gib, 0), 64 * mib);          /* the cap */
+    assert_int_equal(st_db_checkpoint_bytes_for(58 * mib, 0), 0);
+    assert_int_equal(st_db_checkpoint_bytes_for(64 * mib, 0), 0); /* == the default */
+    assert_int_equal(st_db_checkpoint_bytes_for(65 * mib, 0), 65 * mib / 16);
+    assert_int_equal(st_db_checkpoint_bytes_for(0, 0), 0);
+    for (uint64_t b = mib; b < 8 * gib; b += b / 3) {
+        uint64_t t = st_db_checkpoint_bytes_for(b, 0);
+        assert_true(t == 0 || (t > ST_DB_DEFAULT_CHECKPOINT_WAL_BYTES && t <= b / 16 &&
+                               t <= ST_DB_MAX_CHECKPOINT_BYTES));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +441,7 @@ int main(void)
         cmocka_unit_test(tiny_bound_refused),
         cmocka_unit_test(write_depth_follows_backlog),
         cmocka_unit_test(checkpoint_trigger_tapers_to_restart),
+        cmocka_unit_test(checkpoint_trigger_fits_the_buffer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
