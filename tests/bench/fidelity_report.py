@@ -222,6 +222,54 @@ def cpu_table(out, runs, wl, ratio):
         CPU_NOTES.append((wl, text))
 
 
+ABS_SUMMARY = []  # (workload, appsim engine, drives in band, drives compared)
+
+
+def absolute_table(out, runs, wl, ratio):
+    """Regime 1 on the drives where no engine kept the CPU at CPU_BOUND: there every
+    engine's TPS is the drive's cap over what the engine asks of it per transaction, with
+    no CPU-bound denominator in between, so appsim's TPS itself is compared with the
+    servers' (in band: between them or within BAND of the nearer)."""
+    engs = engines_of(runs, wl)
+    apps = [a for a in APPSIM if a in engs]
+    peers = [p for p in PEERS if p in engs]
+    if not apps or not peers:
+        return
+    rows, tally = [], {a: [0, 0] for a in apps}
+    for d in drives_of(runs, wl, 1, ratio):
+        rs = {e: runs.get((wl, 1, ratio, d, e)) for e in engs}
+        if any(r is None for r in rs.values()):
+            continue
+        busy = [r["cpu"]["cores_busy"] / r["cpu"]["cores"] for r in rs.values()
+                if r.get("cpu") and r["cpu"].get("cores_busy") is not None]
+        if len(busy) != len(rs) or max(busy) >= CPU_BOUND:
+            continue
+        verdicts = []
+        for a in apps:
+            ok = in_band(rs[a]["tps"], [rs[p]["tps"] for p in peers])
+            if ok is None:
+                continue
+            tally[a][0] += bool(ok)
+            tally[a][1] += 1
+            short = "" if len(apps) < 2 else NAMES[a].split("(")[1][:-1] + " "
+            verdicts.append(f"{short}{'yes' if ok else 'no'}")
+        rows.append(f"| {d} | " + " | ".join(fmt(rs[e]["tps"]) for e in engs) + " | "
+                    + ", ".join(verdicts) + f" | {max(busy) * 100:.0f} % |")
+    if not rows:
+        return
+    out.append("**Where the drive is the limit** (regime 1, the drives on which every engine kept "
+               f"the machine's cores under {CPU_BOUND:.0%} busy): TPS itself, no ratio to a disk on "
+               f"which a server may be short of CPU. \"In band\": between the servers' TPS or "
+               f"within {BAND}x of the nearer.")
+    out.append("")
+    out.append("| drive | " + " | ".join(NAMES[e] for e in engs) + " | appsim in band | most cores busy |")
+    out.append("|---|" + "---|" * (len(engs) + 2))
+    out += rows
+    out.append("")
+    for a in apps:
+        ABS_SUMMARY.append((wl, a, tally[a][0], tally[a][1]))
+
+
 def io_table(out, runs, wl, ratio, regime=1):
     engs = [e for e in engines_of(runs, wl) if (wl, regime, ratio, "disk", e) in runs]
     if not engs:
@@ -346,6 +394,7 @@ def main():
         out.append("")
         ratio_table(out, runs, wl, 1, ratio, "tps", "TPS", True)
         cpu_table(out, runs, wl, ratio)
+        absolute_table(out, runs, wl, ratio)
         if any(k[0] == wl and k[1] == 2 for k in runs):
             offered = next((r["offered_tps"] for r in runs.values()
                             if r["workload"] == wl and r["regime"] == 2), None)
@@ -371,6 +420,11 @@ def main():
     for wl, regime, label, a, ok, bad, (k, n) in SUMMARY:
         head.append(f"| {wl} | {regime} | {label} | {NAMES[a]} | {'yes' if ok else 'no: ' + ', '.join(bad)} "
                     f"| {k} of {n} drives |")
+    if ABS_SUMMARY:
+        head += ["", "| workload | appsim | TPS in band where the drive is the limit (regime 1) |",
+                 "|---|---|---|"]
+        for wl, a, k, n in ABS_SUMMARY:
+            head.append(f"| {wl} | {NAMES[a]} | {k} of {n} drives |")
     head += ["", "| workload | cache ratio | regime | appsim | I/O per transaction in band | not |",
              "|---|---|---|---|---|---|"]
     for wl, q, regime, a, yes, no in IO_SUMMARY:

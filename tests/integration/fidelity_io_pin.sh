@@ -46,6 +46,15 @@ check() {
     exit bad }' || fail "$name moved off its pinned I/O per transaction"
 }
 
+# trigger_fits NAME RESULT_JSON FILES_JQ: each file's checkpoint trigger is at most a
+# sixteenth of its pool (or SQLite's 4 MiB), so a checkpoint copies frames the pool
+# still holds instead of reading them back from the drive (docs/sqlite-vfs.md).
+trigger_fits() {
+  jq -e "[$3] | length > 0 and all(.checkpoint.wal_bytes_trigger <= ([4194304, .buffer_bytes / 16] | max))" \
+    "$2" >/dev/null || fail "$1: a checkpoint trigger is larger than a sixteenth of its pool: \
+$(jq -c "[$3 | {buffer_bytes, trigger: .checkpoint.wal_bytes_trigger}]" "$2")"
+}
+
 # One connection each: how many commits share a WAL write and a sync depends on the
 # machine's timing, not on appsim's model, and would make the pins flaky.
 # TPC-C: one warehouse (74.5 MB), 11 MiB of buffer (ratio 0.15).
@@ -60,6 +69,7 @@ jq -e '.database[0].page_size == 8192' "$APPSIM_TMP/t.json" >/dev/null ||
   --buffer 11M --duration 1s --warmup 0s --keep-free 0 --quiet --json "$APPSIM_TMP/t2.json" >/dev/null
 jq -e '.database[0].page_size == 8192 and .summary.count > 0' "$APPSIM_TMP/t2.json" >/dev/null ||
   fail "tpcc: the reopened database's page size or run is wrong"
+trigger_fits tpcc "$APPSIM_TMP/t.json" '.database[]'
 check tpcc "$APPSIM_TMP/t.json" '.database[0].db_file, .database[0].wal_file' "8.3 66.4 7.85 150.8 0.968"
 
 # sysbench oltp_read_write: two tables of 50,000 rows (20 MB), 3 MiB of buffer (0.15).
@@ -71,5 +81,6 @@ jq -e '.cache.ratio > 0.14 and .cache.ratio < 0.17' "$APPSIM_TMP/s.json" >/dev/n
 # Both tables in one file: one WAL write and sync per transaction, as a server's one log.
 jq -e '.engine.instances[0].table_files == "shared"' "$APPSIM_TMP/s.json" >/dev/null ||
   fail "sysbench: the tables are not in one file by default"
+trigger_fits sysbench "$APPSIM_TMP/s.json" '.engine.instances[0].files[]'
 check sysbench "$APPSIM_TMP/s.json" '.engine.instances[0].files[] | .db_file, .wal_file' "7.7 61.7 2.73 67.3 1.017"
 echo "I/O per transaction within its pins"
