@@ -412,7 +412,7 @@ static void write_depth_follows_backlog(void **state)
 /* The trigger that fits the buffer (st_db_checkpoint_bytes_for): a sixteenth of the
  * smaller of the buffer and the WAL bound, so the frames a checkpoint copies are still in
  * the pool; never over 64 MiB; storage's default (0) where the share is under SQLite's
- * 4 MiB. A 58-MiB pool, which a fixed 64-MiB trigger used to exceed, gets 3.6 MiB. */
+ * 4 MiB. A 58-MiB pool, smaller than a fixed 64-MiB trigger, gets SQLite's 4 MiB. */
 static void checkpoint_trigger_fits_the_buffer(void **state)
 {
     (void)state;
