@@ -121,6 +121,12 @@ def in_band(x, peer_values):
     return min(max(x / v, v / x) for v in vals) <= BAND
 
 
+def verdict_label(a, apps):
+    """The appsim engine's short name before its verdict ("SQLite "), where a table has
+    more than one appsim engine; nothing where it has one."""
+    return "" if len(apps) < 2 else NAMES[a].split("(")[1][:-1] + " "
+
+
 def ratio_table(out, runs, wl, regime, ratio, metric, label, better_high):
     engs = engines_of(runs, wl)
     drives = drives_of(runs, wl, regime, ratio)
@@ -153,7 +159,7 @@ def ratio_table(out, runs, wl, regime, ratio, metric, label, better_high):
                 band[a] = band.get(a, [0, 0])
                 band[a][0] += bool(ok)
                 band[a][1] += 1
-            short = "" if len([e for e in APPSIM if e in engs]) < 2 else NAMES[a].split("(")[1][:-1] + " "
+            short = verdict_label(a, [e for e in APPSIM if e in engs])
             verdicts.append(f"{short}{'yes' if ok else 'no' if ok is not None else '—'}")
         out.append(f"| {d} | " + " | ".join(cells) + " | " + (", ".join(verdicts) or "—") + " |")
     out.append("")
@@ -173,6 +179,13 @@ def ratio_table(out, runs, wl, regime, ratio, metric, label, better_high):
 
 CPU_BOUND = 0.9  # share of the machine's cores busy at which a run is bound by the CPU
 CPU_NOTES = []  # (workload, sentence): peers bound by the CPU on the disk at saturation
+
+
+def busy_share(cpu):
+    """The share of the machine's cores a run kept busy, or None where not recorded."""
+    if not cpu or cpu.get("cores_busy") is None:
+        return None
+    return cpu["cores_busy"] / cpu["cores"]
 
 
 def cpu_table(out, runs, wl, ratio):
@@ -201,13 +214,12 @@ def cpu_table(out, runs, wl, ratio):
                 continue
             busy = c["cores_busy"]
             text = f"{busy:.2f} ({fmt(busy / r['tps'] * 1000)})"
-            cells.append(f"**{text}**" if busy >= CPU_BOUND * c["cores"] else text)
+            cells.append(f"**{text}**" if busy_share(c) >= CPU_BOUND else text)
         out.append(f"| {d} | " + " | ".join(cells) + " |")
     out.append("")
-    bound = [e for e in PEERS if cpu.get(("disk", e)) and
-             cpu[("disk", e)]["cores_busy"] >= CPU_BOUND * cpu[("disk", e)]["cores"]]
-    free = [e for e in APPSIM if cpu.get(("disk", e)) and
-            cpu[("disk", e)]["cores_busy"] < CPU_BOUND * cpu[("disk", e)]["cores"]]
+    share = {e: busy_share(cpu.get(("disk", e))) for e in engs}
+    bound = [e for e in PEERS if share.get(e) is not None and share[e] >= CPU_BOUND]
+    free = [e for e in APPSIM if share.get(e) is not None and share[e] < CPU_BOUND]
     if bound and free:
         def names_busy(engines):
             return " and ".join(f"{NAMES[e]} {cpu[('disk', e)]['cores_busy']:.2f}" for e in engines)
@@ -240,9 +252,8 @@ def absolute_table(out, runs, wl, ratio):
         rs = {e: runs.get((wl, 1, ratio, d, e)) for e in engs}
         if any(r is None for r in rs.values()):
             continue
-        busy = [r["cpu"]["cores_busy"] / r["cpu"]["cores"] for r in rs.values()
-                if r.get("cpu") and r["cpu"].get("cores_busy") is not None]
-        if len(busy) != len(rs) or max(busy) >= CPU_BOUND:
+        busy = [busy_share(r.get("cpu")) for r in rs.values()]
+        if None in busy or max(busy) >= CPU_BOUND:
             continue
         verdicts = []
         for a in apps:
@@ -251,7 +262,7 @@ def absolute_table(out, runs, wl, ratio):
                 continue
             tally[a][0] += bool(ok)
             tally[a][1] += 1
-            short = "" if len(apps) < 2 else NAMES[a].split("(")[1][:-1] + " "
+            short = verdict_label(a, apps)
             verdicts.append(f"{short}{'yes' if ok else 'no'}")
         rows.append(f"| {d} | " + " | ".join(fmt(rs[e]["tps"]) for e in engs) + " | "
                     + ", ".join(verdicts) + f" | {max(busy) * 100:.0f} % |")
